@@ -1,0 +1,267 @@
+// Allocators: aligned host memory (pinned on request) and the CUDA stream-ordered pool
+// (cudaMallocAsync with a high release threshold, so freed memory stays cached for reuse).
+// This file is the only place in baton that allocates device memory.
+#include "runtime/core/storage.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "runtime/core/build_config.h"
+#include "runtime/core/error.h"
+#include "runtime/core/log.h"
+#include "runtime/core/memory_stats.h"
+#include "runtime/core/stream_state.h"
+
+#if BATON_HAVE_CUDA
+#include "runtime/core/cuda/cuda_check.h"
+#endif
+
+namespace baton {
+namespace {
+
+constexpr size_t kHostAlignment = 64;
+
+// Per-device byte counters; the same accounting serves CPU (virtual) and CUDA devices.
+struct DeviceCounters {
+  std::atomic<size_t> current{0};
+  std::atomic<size_t> peak{0};
+  std::atomic<size_t> allocations{0};
+  bool pool_configured = false;  // CUDA: release threshold set on the device's pool
+
+  void add(size_t bytes) {
+    const size_t now = current.fetch_add(bytes) + bytes;
+    size_t seen = peak.load();
+    while (now > seen && !peak.compare_exchange_weak(seen, now)) {
+    }
+    allocations.fetch_add(1);
+  }
+  void remove(size_t bytes) {
+    current.fetch_sub(bytes);
+    allocations.fetch_sub(1);
+  }
+};
+
+std::mutex& counters_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+DeviceCounters& counters(Device device) {
+  static std::map<std::pair<int, int>, DeviceCounters> all;  // (type, index) -> counters; nodes never move
+  std::lock_guard<std::mutex> lock(counters_mutex());
+  return all[{static_cast<int>(device.type()), device.index()}];
+}
+
+std::string mib(size_t bytes) {
+  return detail::concat(static_cast<double>(bytes) / (1024.0 * 1024.0), " MiB");
+}
+
+#if BATON_HAVE_CUDA
+cudaMemPool_t device_pool(int index) {
+  cudaMemPool_t pool = nullptr;
+  BATON_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, index));
+  return pool;
+}
+
+size_t pool_reserved_bytes(int index) {
+  uint64_t reserved = 0;
+  BATON_CUDA_CHECK(cudaMemPoolGetAttribute(device_pool(index), cudaMemPoolAttrReservedMemCurrent, &reserved));
+  return static_cast<size_t>(reserved);
+}
+
+void configure_pool_once(Device device, DeviceCounters& c) {
+  std::lock_guard<std::mutex> lock(counters_mutex());
+  if (c.pool_configured) return;
+  uint64_t keep_everything = UINT64_MAX;
+  BATON_CUDA_CHECK(cudaMemPoolSetAttribute(device_pool(device.index()), cudaMemPoolAttrReleaseThreshold,
+                                           &keep_everything));
+  c.pool_configured = true;
+}
+
+[[noreturn]] void throw_cuda_oom(Device device, size_t bytes, DeviceCounters& c) {
+  size_t free_bytes = 0, total_bytes = 0;
+  cudaMemGetInfo(&free_bytes, &total_bytes);
+  cudaGetLastError();
+  const size_t in_use = c.current.load();
+  const size_t reserved = pool_reserved_bytes(device.index());
+  throw OutOfMemoryError(detail::concat("out of memory on ", device.str(), ": tried to allocate ", mib(bytes), " (",
+                                        bytes, " bytes); ", mib(in_use), " in use by baton, ",
+                                        mib(reserved > in_use ? reserved - in_use : 0), " cached in the pool, ",
+                                        mib(free_bytes), " free of ", mib(total_bytes), " on the device"),
+                         __FILE__, __LINE__);
+}
+#endif
+
+}  // namespace
+
+std::shared_ptr<Storage> Storage::allocate(size_t bytes, const Stream& stream) {
+  const Device device = stream.device();
+  std::shared_ptr<Storage> storage(new Storage());
+  storage->bytes_ = bytes;
+  storage->device_ = device;
+  DeviceCounters& c = counters(device);
+  if (device.is_cpu()) {
+    if (bytes > 0) {
+      const size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
+      storage->data_ = rounded >= bytes ? std::aligned_alloc(kHostAlignment, rounded) : nullptr;
+      if (storage->data_ == nullptr) {
+        throw OutOfMemoryError(detail::concat("out of memory on ", device.str(), ": tried to allocate ", mib(bytes),
+                                              " (", bytes, " bytes); ", mib(c.current.load()), " in use by baton"),
+                               __FILE__, __LINE__);
+      }
+    }
+    c.add(bytes);
+    return storage;
+  }
+#if BATON_HAVE_CUDA
+  CudaDeviceGuard guard(device.index());
+  configure_pool_once(device, c);
+  storage->stream_ = stream.state();
+  if (bytes > 0) {
+    auto cuda_stream = static_cast<cudaStream_t>(stream.native_handle());
+    cudaError_t status = cudaMallocAsync(&storage->data_, bytes, cuda_stream);
+    if (status == cudaErrorMemoryAllocation) {
+      // Return cached blocks to the driver once and retry before giving up.
+      cudaGetLastError();
+      BATON_CUDA_CHECK(cudaDeviceSynchronize());
+      BATON_CUDA_CHECK(cudaMemPoolTrimTo(device_pool(device.index()), 0));
+      status = cudaMallocAsync(&storage->data_, bytes, cuda_stream);
+    }
+    if (status == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      storage->data_ = nullptr;
+      throw_cuda_oom(device, bytes, c);
+    }
+    BATON_CUDA_CHECK(status);
+  }
+  c.add(bytes);
+  return storage;
+#else
+  BATON_FAIL("cannot allocate on ", device.str(), ": this baton was built without CUDA");
+#endif
+}
+
+std::shared_ptr<Storage> Storage::allocate_host(size_t bytes, HostMemory kind) {
+#if BATON_HAVE_CUDA
+  if (kind == HostMemory::pinned && bytes > 0) {
+    void* data = nullptr;
+    const cudaError_t status = cudaHostAlloc(&data, bytes, cudaHostAllocPortable);
+    if (status == cudaSuccess) {
+      std::shared_ptr<Storage> storage(new Storage());
+      storage->data_ = data;
+      storage->bytes_ = bytes;
+      storage->device_ = Device::cpu(0);
+      storage->pinned_ = true;
+      counters(storage->device_).add(bytes);
+      return storage;
+    }
+    cudaGetLastError();
+    if (status == cudaErrorMemoryAllocation) {
+      throw OutOfMemoryError(detail::concat("out of pinned host memory: tried to allocate ", mib(bytes)), __FILE__,
+                             __LINE__);
+    }
+    log_debug("pinned host memory unavailable (", cudaGetErrorString(status), "); using pageable memory");
+  }
+#else
+  if (kind == HostMemory::pinned) log_debug("pinned host memory needs CUDA; using pageable memory");
+#endif
+  return allocate(bytes, Stream::create(Device::cpu(0)));
+}
+
+void Storage::record_stream(const Stream& stream) {
+  BATON_CHECK(stream.device() == device_, "record_stream: memory on ", device_.str(), " cannot be used by a stream on ",
+              stream.device().str());
+  if (device_.is_cpu() || stream.state() == stream_) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const Stream& s : other_streams_) {
+    if (s == stream) return;
+  }
+  other_streams_.push_back(stream);
+}
+
+Storage::~Storage() {
+  DeviceCounters& c = counters(device_);
+  c.remove(bytes_);
+  if (data_ == nullptr) return;
+  if (device_.is_cpu()) {
+#if BATON_HAVE_CUDA
+    if (pinned_) {
+      const cudaError_t status = cudaFreeHost(data_);
+      if (status != cudaSuccess) log_error("cudaFreeHost: ", cudaGetErrorString(status));
+      return;
+    }
+#endif
+    std::free(data_);
+    return;
+  }
+#if BATON_HAVE_CUDA
+  // Destructors must not throw: failures are logged.
+  const int previous = [] {
+    int d = 0;
+    cudaGetDevice(&d);
+    return d;
+  }();
+  cudaSetDevice(device_.index());
+  auto owner = static_cast<cudaStream_t>(stream_->cuda_stream);
+  for (const Stream& other : other_streams_) {
+    // The free is ordered after the other stream's work up to now.
+    cudaEvent_t event = nullptr;
+    if (cudaEventCreateWithFlags(&event, cudaEventDisableTiming) == cudaSuccess) {
+      cudaEventRecord(event, static_cast<cudaStream_t>(other.native_handle()));
+      cudaStreamWaitEvent(owner, event, 0);
+      cudaEventDestroy(event);
+    }
+  }
+  const cudaError_t status = cudaFreeAsync(data_, owner);
+  if (status != cudaSuccess) log_error("cudaFreeAsync on ", device_.str(), ": ", cudaGetErrorString(status));
+  cudaSetDevice(previous);
+#endif
+}
+
+MemoryStats memory_stats(Device device) {
+  DeviceCounters& c = counters(device);
+  MemoryStats stats;
+  stats.current_bytes = c.current.load();
+  stats.peak_bytes = c.peak.load();
+  stats.allocations = c.allocations.load();
+#if BATON_HAVE_CUDA
+  if (device.is_cuda() && c.pool_configured) {
+    CudaDeviceGuard guard(device.index());
+    const size_t reserved = pool_reserved_bytes(device.index());
+    stats.cached_bytes = reserved > stats.current_bytes ? reserved - stats.current_bytes : 0;
+  }
+#endif
+  return stats;
+}
+
+void reset_peak_memory_stats(Device device) {
+  DeviceCounters& c = counters(device);
+  c.peak.store(c.current.load());
+}
+
+void set_pool_release_threshold(Device device, uint64_t bytes) {
+  if (device.is_cpu()) return;
+  check_device(device);
+#if BATON_HAVE_CUDA
+  CudaDeviceGuard guard(device.index());
+  DeviceCounters& c = counters(device);
+  configure_pool_once(device, c);
+  BATON_CUDA_CHECK(cudaMemPoolSetAttribute(device_pool(device.index()), cudaMemPoolAttrReleaseThreshold, &bytes));
+#else
+  (void)bytes;
+#endif
+}
+
+void release_cached_memory(Device device) {
+  if (device.is_cpu()) return;
+  check_device(device);
+#if BATON_HAVE_CUDA
+  CudaDeviceGuard guard(device.index());
+  BATON_CUDA_CHECK(cudaDeviceSynchronize());
+  BATON_CUDA_CHECK(cudaMemPoolTrimTo(device_pool(device.index()), 0));
+#endif
+}
+
+}  // namespace baton

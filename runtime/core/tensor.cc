@@ -1,0 +1,162 @@
+// Tensor implementation: allocation, views, copies between devices, fill and the debug print.
+#include "runtime/core/tensor.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "runtime/core/build_config.h"
+#include "runtime/core/fill_pattern.h"
+
+#if BATON_HAVE_CUDA
+#include "runtime/core/cuda/cuda_check.h"
+#endif
+
+namespace baton {
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, const Stream& stream) {
+  const size_t bytes = static_cast<size_t>(shape.numel()) * dtype_size(dtype);
+  return Tensor(Storage::allocate(bytes, stream), 0, shape, dtype);
+}
+
+Tensor Tensor::empty_host(const Shape& shape, DType dtype, HostMemory kind) {
+  const size_t bytes = static_cast<size_t>(shape.numel()) * dtype_size(dtype);
+  return Tensor(Storage::allocate_host(bytes, kind), 0, shape, dtype);
+}
+
+Device Tensor::device() const {
+  check_defined("device");
+  return storage_->device();
+}
+
+void Tensor::check_defined(const char* what) const {
+  BATON_CHECK(storage_ != nullptr, "Tensor::", what, " called on an undefined tensor");
+}
+
+void* Tensor::data_ptr() const {
+  check_defined("data_ptr");
+  return static_cast<char*>(storage_->data()) + offset_bytes_;
+}
+
+Tensor Tensor::slice(int64_t begin, int64_t end) const {
+  check_defined("slice");
+  BATON_CHECK(rank() >= 1, "slice: a scalar tensor has no dimension 0");
+  BATON_CHECK(0 <= begin && begin <= end && end <= shape_[0], "slice [", begin, ", ", end,
+              ") is out of range for dimension 0 of shape ", shape_.str());
+  const size_t row_bytes = static_cast<size_t>(shape_.stride(0)) * dtype_size(dtype_);
+  return Tensor(storage_, offset_bytes_ + static_cast<size_t>(begin) * row_bytes, shape_.with_dim0(end - begin),
+                dtype_);
+}
+
+std::vector<Tensor> Tensor::split(int64_t parts) const {
+  check_defined("split");
+  BATON_CHECK(rank() >= 1, "split: a scalar tensor has no dimension 0");
+  BATON_CHECK(parts >= 1 && parts <= shape_[0], "split into ", parts, " parts: expected 1..", shape_[0],
+              " (dimension 0 of shape ", shape_.str(), ")");
+  std::vector<Tensor> views;
+  const int64_t base = shape_[0] / parts, extra = shape_[0] % parts;
+  int64_t begin = 0;
+  for (int64_t i = 0; i < parts; ++i) {
+    const int64_t rows = base + (i < extra ? 1 : 0);
+    views.push_back(slice(begin, begin + rows));
+    begin += rows;
+  }
+  return views;
+}
+
+Tensor Tensor::reshape(const Shape& shape) const {
+  check_defined("reshape");
+  BATON_CHECK(shape.numel() == numel(), "reshape from ", shape_.str(), " (", numel(), " elements) to ", shape.str(),
+              " (", shape.numel(), " elements)");
+  return Tensor(storage_, offset_bytes_, shape, dtype_);
+}
+
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes, const Stream& stream) {
+  if (bytes == 0) return;
+  if (dst_device.is_cpu() && src_device.is_cpu()) {
+    stream.synchronize();  // a CUDA stream given for a host copy: keep its order
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+#if BATON_HAVE_CUDA
+  const Device s = stream.device();
+  BATON_CHECK(s.is_cuda() && (s == dst_device || s == src_device), "copy from ", src_device.str(), " to ",
+              dst_device.str(), " must be issued on a stream of the CUDA device involved, not ", s.str());
+  CudaDeviceGuard guard(s.index());
+  auto cuda_stream = static_cast<cudaStream_t>(stream.native_handle());
+  if (dst_device.is_cuda() && src_device.is_cuda() && dst_device != src_device) {
+    BATON_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_device.index(), src, src_device.index(), bytes, cuda_stream));
+  } else {
+    BATON_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cuda_stream));
+  }
+#else
+  (void)stream;
+  BATON_FAIL("copy from ", src_device.str(), " to ", dst_device.str(), ": this baton was built without CUDA");
+#endif
+}
+
+void Tensor::copy_from(const Tensor& src, const Stream& stream) {
+  check_defined("copy_from");
+  src.check_defined("copy_from (source)");
+  BATON_CHECK(src.shape_ == shape_ && src.dtype_ == dtype_, "copy_from: source ", src.shape_.str(), " ",
+              dtype_name(src.dtype_), " into destination ", shape_.str(), " ", dtype_name(dtype_));
+  copy_bytes(data_ptr(), device(), src.data_ptr(), src.device(), nbytes(), stream);
+}
+
+Tensor Tensor::to(Device device, const Stream& stream) const {
+  check_defined("to");
+  Tensor out;
+  if (device.is_cpu()) {
+    out = Tensor(Storage::allocate(nbytes(), Stream::create(device)), 0, shape_, dtype_);
+  } else {
+    BATON_CHECK(stream.device() == device || stream.device() == this->device(), "Tensor::to(", device.str(),
+                "): the stream (", stream.device().str(), ") must be on the source or destination device");
+    // Allocate on the destination device; when the stream is the source's, use a fresh ordering
+    // point on the destination (the copy waits for nothing else there).
+    out = Tensor(Storage::allocate(nbytes(), stream.device() == device ? stream : Stream::create(device)), 0, shape_,
+                 dtype_);
+  }
+  out.copy_from(*this, stream);
+  return out;
+}
+
+void Tensor::copy_to_host(void* dst, const Stream& stream) const {
+  copy_bytes(dst, Device::cpu(), data_ptr(), device(), nbytes(), stream);
+  stream.synchronize();
+}
+
+void Tensor::copy_from_host(const void* src, const Stream& stream) {
+  copy_bytes(data_ptr(), device(), src, Device::cpu(), nbytes(), stream);
+  // Pageable sources are staged before cudaMemcpyAsync returns; waiting keeps the caller's buffer
+  // free to reuse in every case.
+  stream.synchronize();
+}
+
+void Tensor::fill(double value, const Stream& stream) {
+  check_defined("fill");
+  const uint64_t pattern = detail::element_bits(value, dtype_);
+  detail::fill_pattern(data_ptr(), device(), numel(), dtype_size(dtype_), pattern, stream);
+}
+
+void Tensor::record_stream(const Stream& stream) const {
+  check_defined("record_stream");
+  storage_->record_stream(stream);
+}
+
+std::string Tensor::debug_string(const Stream& stream, int64_t max_elements) const {
+  if (!defined()) return "Tensor(undefined)";
+  std::ostringstream out;
+  out << "Tensor(" << device().str() << ", " << dtype_name(dtype_) << ", " << shape_.str() << ") [";
+  const int64_t shown = std::min(numel(), max_elements);
+  std::vector<unsigned char> host(nbytes());
+  copy_to_host(host.data(), stream);
+  const size_t esize = dtype_size(dtype_);
+  for (int64_t i = 0; i < shown; ++i) {
+    if (i > 0) out << ", ";
+    out << detail::element_value(host.data() + static_cast<size_t>(i) * esize, dtype_);
+  }
+  if (shown < numel()) out << ", ... (" << numel() - shown << " more)";
+  out << "]";
+  return out.str();
+}
+
+}  // namespace baton

@@ -1,0 +1,10 @@
+// The subcommands of the `baton` command line; each registers itself on the CLI11 app.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace baton::cli {
+
+void add_devices_command(CLI::App& app);
+
+}  // namespace baton::cli

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs the Debian packages baton needs to build and test; safe to run again (idempotent).
+# Usage: tools/install-deps.sh [--with-mpi]
+set -euo pipefail
+
+packages=(build-essential cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev
+          libcli11-dev libgtest-dev libgmock-dev)
+if [[ "${1:-}" == "--with-mpi" ]]; then
+  packages+=(libopenmpi-dev openmpi-bin)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "install-deps: apt-get not found; install these packages (or their equivalents) by hand:" >&2
+  echo "  ${missing[*]}" >&2
+  echo "  then point CMAKE_PREFIX_PATH at them if they are not in a standard location." >&2
+  exit 1
+fi
+
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then
+    sudo_cmd=(sudo)
+  else
+    echo "install-deps: not root and sudo is missing; as root run: apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"
