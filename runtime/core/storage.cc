@@ -171,9 +171,7 @@ std::shared_ptr<Storage> Storage::allocate_host(size_t bytes, HostMemory kind) {
 }
 
 void Storage::record_stream(const Stream& stream) {
-  BATON_CHECK(stream.device() == device_, "record_stream: memory on ", device_.str(), " cannot be used by a stream on ",
-              stream.device().str());
-  if (device_.is_cpu() || stream.state() == stream_) return;
+  if (device_.is_cpu() || stream.state() == stream_ || stream.device().is_cpu()) return;
   std::lock_guard<std::mutex> lock(mutex_);
   for (const Stream& s : other_streams_) {
     if (s == stream) return;
@@ -206,13 +204,17 @@ Storage::~Storage() {
   cudaSetDevice(device_.index());
   auto owner = static_cast<cudaStream_t>(stream_->cuda_stream);
   for (const Stream& other : other_streams_) {
-    // The free is ordered after the other stream's work up to now.
+    // The free is ordered after the other stream's work up to now (the stream may be on another
+    // device, for peer copies: the event is created there).
+    cudaSetDevice(other.device().index());
     cudaEvent_t event = nullptr;
     if (cudaEventCreateWithFlags(&event, cudaEventDisableTiming) == cudaSuccess) {
       cudaEventRecord(event, static_cast<cudaStream_t>(other.native_handle()));
+      cudaSetDevice(device_.index());
       cudaStreamWaitEvent(owner, event, 0);
       cudaEventDestroy(event);
     }
+    cudaSetDevice(device_.index());
   }
   const cudaError_t status = cudaFreeAsync(data_, owner);
   if (status != cudaSuccess) log_error("cudaFreeAsync on ", device_.str(), ": ", cudaGetErrorString(status));

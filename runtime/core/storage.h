@@ -25,8 +25,8 @@ class Storage {
   bool pinned() const { return pinned_; }
   // The stream the memory was allocated on (and is freed on); empty for host memory.
   const std::shared_ptr<detail::StreamState>& stream() const { return stream_; }
-  // Declares that `stream` (another stream on the same device) uses this memory: the free waits
-  // for the work issued on it up to the moment the storage is released.
+  // Declares that `stream` (another CUDA stream, on this device or a peer) uses this memory: the
+  // free waits for the work issued on it up to the moment the storage is released.
   void record_stream(const Stream& stream);
 
   // Device memory: CPU devices get aligned host memory; CUDA devices get memory from the device's

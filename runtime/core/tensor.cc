@@ -110,10 +110,18 @@ Tensor Tensor::to(Device device, const Stream& stream) const {
   } else {
     BATON_CHECK(stream.device() == device || stream.device() == this->device(), "Tensor::to(", device.str(),
                 "): the stream (", stream.device().str(), ") must be on the source or destination device");
-    // Allocate on the destination device; when the stream is the source's, use a fresh ordering
-    // point on the destination (the copy waits for nothing else there).
-    out = Tensor(Storage::allocate(nbytes(), stream.device() == device ? stream : Stream::create(device)), 0, shape_,
-                 dtype_);
+    if (stream.device() == device) {
+      out = Tensor(Storage::allocate(nbytes(), stream), 0, shape_, dtype_);
+    } else {
+      // Peer copy issued on the source's stream: allocate on the destination, then order the copy
+      // after the allocation and the eventual free after the copy.
+      const Stream destination = Stream::create(device);
+      out = Tensor(Storage::allocate(nbytes(), destination), 0, shape_, dtype_);
+      Event allocated(device, /*timing=*/false);
+      allocated.record(destination);
+      stream.wait(allocated);
+      out.record_stream(stream);
+    }
   }
   out.copy_from(*this, stream);
   return out;
