@@ -3,7 +3,7 @@
 # P/lib/cmake/baton/batonConfig.cmake, so other projects can find_package(baton) and link baton::baton.
 include(CMakePackageConfigHelpers)
 
-# Libraries in the export set (a new library floor appends itself here) and the folders whose
+# Libraries in the export set (a new library floor is added here) and the folders whose
 # headers are public: every *.h under them is installed, found when installing (no list to edit).
 set(BATON_EXPORTED_LIBRARIES baton_core baton_kernels)
 set(BATON_PUBLIC_HEADER_DIRS runtime kernels)
