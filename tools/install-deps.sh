@@ -9,6 +9,14 @@ if [[ "${1:-}" == "--with-mpi" ]]; then
   packages+=(libopenmpi-dev openmpi-bin)
 fi
 
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "install-deps: not a Debian-based system (no dpkg-query/apt-get); cannot check or install packages." >&2
+  echo "  Install the equivalents of: ${packages[*]}" >&2
+  echo "  (CMake >= 3.24, Ninja, a C++20 compiler, Eigen 3, nlohmann-json, CLI11, GoogleTest) and point" >&2
+  echo "  CMAKE_PREFIX_PATH at them if they are not in a standard location; continuing." >&2
+  exit 0
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -27,7 +35,8 @@ fi
 sudo_cmd=()
 if [[ $(id -u) -ne 0 ]]; then
   if command -v sudo >/dev/null 2>&1; then
-    sudo_cmd=(sudo)
+    # Without a terminal (CI) sudo must not wait for a password: -n fails at once instead.
+    if [[ -t 0 ]]; then sudo_cmd=(sudo); else sudo_cmd=(sudo -n); fi
   else
     echo "install-deps: not root and sudo is missing; as root run: apt-get install ${missing[*]}" >&2
     exit 1

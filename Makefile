@@ -1,0 +1,71 @@
+# baton's front end over CMake + Ninja. Quick start: `make demo`, then `make test`.
+# Build options are make variables, passed to CMake only when given (later runs keep them in the
+# build folder's cache), e.g. `make build CUDA=OFF`, `make test CUDA_ARCHS="80;90"`:
+#   CUDA=AUTO|ON|OFF (BATON_CUDA)   CUDA_ARCHS=90 (BATON_CUDA_ARCHS)   MPI=AUTO|ON|OFF (BATON_MPI)
+#   WERROR=ON|OFF (BATON_WERROR)    BUILD_TYPE=Release (CMAKE_BUILD_TYPE)
+#   CMAKE_ARGS="-D..." (anything else)   BUILD_DIR=build   JOBS=2   CTEST_ARGS="-L cpu"
+# CUDNN_ROOT, NCCL_ROOT and CMAKE_PREFIX_PATH are read from the environment by CMake.
+
+BUILD_DIR ?= build
+JOBS ?= 2
+CUDA ?= $(BATON_CUDA)
+CUDA_ARCHS ?= $(BATON_CUDA_ARCHS)
+MPI ?= $(BATON_MPI)
+WERROR ?= $(BATON_WERROR)
+BUILD_TYPE ?=
+CMAKE_ARGS ?=
+CTEST_ARGS ?=
+CLANG_FORMAT ?= clang-format
+
+BATON := $(BUILD_DIR)/bin/baton
+# -D<name>=<value> when value is not empty (quoted: CUDA_ARCHS may hold a ';').
+cmake_option = $(if $(strip $(2)),'-D$(1)=$(strip $(2))')
+CONFIGURE_ARGS := $(call cmake_option,BATON_CUDA,$(CUDA)) $(call cmake_option,BATON_CUDA_ARCHS,$(CUDA_ARCHS)) \
+  $(call cmake_option,BATON_MPI,$(MPI)) $(call cmake_option,BATON_WERROR,$(WERROR)) \
+  $(call cmake_option,CMAKE_BUILD_TYPE,$(BUILD_TYPE)) $(CMAKE_ARGS)
+
+define configure_and_build
+cmake -S . -B $(BUILD_DIR) -G Ninja $(CONFIGURE_ARGS)
+cmake --build $(BUILD_DIR) -j $(JOBS)
+endef
+
+.DEFAULT_GOAL := build
+.PHONY: help deps build demo test bench gpu-check format clean
+
+help:
+	@echo "make demo       install missing packages, build, list devices, run a short kernel benchmark"
+	@echo "make test       install missing packages, build, run every test (ctest -j$(JOBS))"
+	@echo "make build      configure and build in $(BUILD_DIR)/ (options: CUDA= CUDA_ARCHS= MPI= WERROR= BUILD_TYPE= CMAKE_ARGS=)"
+	@echo "make deps       install missing Debian packages (tools/install-deps.sh)"
+	@echo "make bench      kernel benchmark, JSON in $(BUILD_DIR)/bench-kernels.json"
+	@echo "make gpu-check  on a GPU machine: CUDA build in build-gpu/, gpu tests, devices, benchmark"
+	@echo "make format     clang-format the project's sources in place"
+	@echo "make clean      remove build/, build-cpu/ and build-gpu/"
+
+deps:
+	tools/install-deps.sh $(if $(filter ON,$(MPI)),--with-mpi)
+
+build:
+	$(configure_and_build)
+
+demo: deps
+	$(configure_and_build)
+	$(BATON) devices
+	$(BATON) bench kernels --quick
+
+test: deps
+	$(configure_and_build)
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+bench: build
+	$(BATON) bench kernels --json $(BUILD_DIR)/bench-kernels.json
+
+gpu-check:
+	$(if $(strip $(CUDA_ARCHS)),BATON_CUDA_ARCHS='$(strip $(CUDA_ARCHS))') tools/gpu-check.sh
+
+format:
+	@command -v $(CLANG_FORMAT) >/dev/null || { echo "make format: $(CLANG_FORMAT) not found (apt-get install clang-format)" >&2; exit 1; }
+	git ls-files -z --cached --others --exclude-standard -- '*.h' '*.cc' '*.cu' '*.cuh' | xargs -0 -r $(CLANG_FORMAT) -i
+
+clean:
+	rm -rf $(BUILD_DIR) build-cpu build-gpu

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Package test: installs a baton build into a temporary prefix, checks the installed files and the
+# `baton` binary's RPATH, then configures, builds and runs the out-of-tree project in consumer/
+# (find_package(baton), baton::baton) with every installed header compiled on its own.
+# Usage: run_package_test.sh <build-dir> [cmake] [generator] [c++ compiler] [config]
+set -euo pipefail
+
+build_dir=$1
+cmake=${2:-cmake}
+generator=${3:-Ninja}
+cxx=${4:-}
+config=${5:-}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/baton-package.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+
+# Runs a command, keeping its output for when it fails.
+step() {
+  echo "package-test: $*"
+  if ! "$@" >"$work/step.log" 2>&1; then
+    cat "$work/step.log"
+    echo "package-test: FAILED: $*" >&2
+    exit 1
+  fi
+}
+check() {
+  local what=$1
+  shift
+  if ! "$@"; then
+    echo "package-test: FAILED: $what" >&2
+    exit 1
+  fi
+}
+
+step "$cmake" --install "$build_dir" --prefix "$prefix" ${config:+--config "$config"}
+
+include_dir=$prefix/include/baton
+check "runtime/core/tensor.h installed" test -f "$include_dir/runtime/core/tensor.h"
+check "the generated runtime/core/build_config.h installed" test -f "$include_dir/runtime/core/build_config.h"
+check "batonConfig.cmake installed" test -n "$(find "$prefix" -name batonConfig.cmake)"
+check "no nvcc-only .cuh header installed" test -z "$(find "$include_dir" -name '*.cuh')"
+if grep -q '^#define BATON_HAVE_CUDA 0' "$include_dir/runtime/core/build_config.h"; then
+  check "no CUDA header installed in a CPU-only build" test -z "$(find "$include_dir" -path '*/cuda/*')"
+fi
+
+# The installed CLI finds its libraries through its RPATH alone.
+step env -u LD_LIBRARY_PATH "$prefix/bin/baton" --version
+step env -u LD_LIBRARY_PATH "$prefix/bin/baton" devices
+
+consumer_build=$work/consumer-build
+step "$cmake" -S "$here/consumer" -B "$consumer_build" -G "$generator" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$prefix" -DBATON_CHECK_HEADERS=ON ${cxx:+-DCMAKE_CXX_COMPILER="$cxx"}
+found_dir=$(sed -n 's/^baton_DIR:PATH=//p' "$consumer_build/CMakeCache.txt")
+check "baton found in the temporary prefix (found in '$found_dir')" test "${found_dir#"$prefix"/}" != "$found_dir"
+sed -n 's/^-- checking/package-test: checking/p' "$work/step.log"
+step "$cmake" --build "$consumer_build"
+
+echo "package-test: $consumer_build/baton_consumer"
+env -u LD_LIBRARY_PATH "$consumer_build/baton_consumer" | tee "$work/consumer.log"
+check "consumer printed ok" grep -q '^consumer: ok$' "$work/consumer.log"
+echo "package-test: passed"
