@@ -1,0 +1,207 @@
+// CUDA elementwise kernels. One grid-stride map kernel serves every op: out[i] = op(in[i]...).
+// When every pointer is 16-byte aligned each thread moves chunks of V elements as whole 16-byte
+// packs (V = 16 / the smallest element size, so the smallest type takes one pack per chunk and a
+// wider one, in cast, several), then the last n % V elements go through the scalar loop; otherwise
+// (a view starting anywhere) the scalar loop does everything.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/cuda/elementwise_cuda.h"
+#include "kernels/cuda/scalar.cuh"
+#include "runtime/core/cuda/cuda_check.h"
+#include "runtime/core/cuda/launch.h"
+
+namespace baton::kernels::cuda {
+namespace {
+
+using baton::detail::grid_for;
+using baton::detail::kBlockSize;
+
+// V consecutive elements of T held as whole 16-byte packs (V·sizeof(T) is a multiple of 16).
+template <typename T, int V>
+struct Chunk {
+  static constexpr int kPacks = V * static_cast<int>(sizeof(T)) / 16;
+  static_assert(kPacks >= 1 && kPacks * 16 == V * static_cast<int>(sizeof(T)));
+  Pack<T> packs[kPacks];
+
+  __device__ T& operator[](int k) { return packs[k / Pack<T>::kSize].v[k % Pack<T>::kSize]; }
+  __device__ const T& operator[](int k) const { return packs[k / Pack<T>::kSize].v[k % Pack<T>::kSize]; }
+};
+
+// Chunk number c of p (16-byte aligned), one 16-byte load per pack.
+template <int V, typename T>
+__device__ __forceinline__ Chunk<T, V> load_chunk(const T* p, int64_t c) {
+  Chunk<T, V> chunk;
+  const Pack<T>* packs = reinterpret_cast<const Pack<T>*>(p) + c * Chunk<T, V>::kPacks;
+#pragma unroll
+  for (int k = 0; k < Chunk<T, V>::kPacks; ++k) chunk.packs[k] = packs[k];
+  return chunk;
+}
+
+template <int V, typename T>
+__device__ __forceinline__ void store_chunk(T* p, int64_t c, const Chunk<T, V>& chunk) {
+  Pack<T>* packs = reinterpret_cast<Pack<T>*>(p) + c * Chunk<T, V>::kPacks;
+#pragma unroll
+  for (int k = 0; k < Chunk<T, V>::kPacks; ++k) packs[k] = chunk.packs[k];
+}
+
+// out[i] = op(in[i]...) for i in [0, n). No __restrict__: out may be one of the inputs (each
+// element is read before it is written, by the same thread).
+template <bool kVector, int V, typename Op, typename Out, typename... In>
+__global__ void map_kernel(int64_t n, Op op, Out* out, const In*... in) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  int64_t done = 0;
+  if constexpr (kVector) {
+    const int64_t chunks = n / V;
+    for (int64_t c = first; c < chunks; c += stride) {
+      Chunk<Out, V> result;
+      [&](const auto&... args) {
+#pragma unroll
+        for (int k = 0; k < V; ++k) result[k] = op(args[k]...);
+      }(load_chunk<V>(in, c)...);
+      store_chunk<V>(out, c, result);
+    }
+    done = chunks * V;
+  }
+  for (int64_t i = done + first; i < n; i += stride) out[i] = op(in[i]...);
+}
+
+template <typename Op, typename Out, typename... In>
+void launch_map(const char* kernel_name, int device_index, void* stream, int64_t n, Op op, Out* out, const In*... in) {
+  if (n == 0) return;
+  CudaDeviceGuard guard(device_index);
+  const auto s = static_cast<cudaStream_t>(stream);
+  constexpr int V = static_cast<int>(16 / std::min({sizeof(Out), sizeof(In)...}));
+  if (aligned16(out) && (aligned16(in) && ...)) {
+    map_kernel<true, V><<<grid_for(n / V), kBlockSize, 0, s>>>(n, op, out, in...);
+  } else {
+    map_kernel<false, V><<<grid_for(n), kBlockSize, 0, s>>>(n, op, out, in...);
+  }
+  BATON_KERNEL_CHECK(s, kernel_name);
+}
+
+template <typename T>
+struct AddOp {
+  __device__ T operator()(T a, T b) const { return store<T>(load(a) + load(b)); }
+};
+template <typename T>
+struct SubOp {
+  __device__ T operator()(T a, T b) const { return store<T>(load(a) - load(b)); }
+};
+template <typename T>
+struct MulOp {
+  __device__ T operator()(T a, T b) const { return store<T>(load(a) * load(b)); }
+};
+template <typename T>
+struct ScaleOp {
+  Acc<T> alpha;
+  __device__ T operator()(T x) const { return store<T>(alpha * load(x)); }
+};
+template <typename T>
+struct AxpbyOp {
+  Acc<T> alpha, beta;
+  __device__ T operator()(T x, T y) const { return store<T>(alpha * load(x) + beta * load(y)); }
+};
+// x where x > 0 or x is NaN (bit for bit), else +0; as the CPU reference.
+template <typename T>
+struct ReluForwardOp {
+  __device__ T operator()(T x) const {
+    const Acc<T> v = load(x);
+    return v > Acc<T>(0) || isnan(v) ? x : store<T>(Acc<T>(0));
+  }
+};
+// dy (bit for bit) where y > 0, else +0.
+template <typename T>
+struct ReluBackwardOp {
+  __device__ T operator()(T y, T dy) const { return load(y) > Acc<T>(0) ? dy : store<T>(Acc<T>(0)); }
+};
+
+// f64 -> f32 rounding to odd, the same float as the CPU's double_to_float_round_odd: truncate,
+// then set the last mantissa bit when the truncation was inexact. Rounding it once more to f16 or
+// bf16 gives the correctly rounded result (no double rounding).
+__device__ __forceinline__ float double_to_float_round_odd(double v) {
+  const float truncated = __double2float_rz(v);
+  if (isnan(v) || static_cast<double>(truncated) == v) return truncated;
+  return __int_as_float(__float_as_int(truncated) | 1);
+}
+
+template <typename D, typename S>
+struct CastOp {
+  __device__ D operator()(S v) const {
+    if constexpr (std::is_same_v<D, double>) {
+      return static_cast<double>(load(v));  // exact
+    } else if constexpr (std::is_same_v<S, double>) {
+      if constexpr (std::is_same_v<D, float>)
+        return __double2float_rn(v);
+      else
+        return store<D>(double_to_float_round_odd(v));
+    } else {
+      return store<D>(load(v));  // f16/bf16 -> float is exact; one rounding to D
+    }
+  }
+};
+
+template <template <typename> class Op>
+void binary(const char* op, const char* kernel_name, DType dtype, const void* a, const void* b, void* out, int64_t n,
+            int device_index, void* stream) {
+  dispatch_floating(op, dtype, [&]<typename T>() {
+    launch_map(kernel_name, device_index, stream, n, Op<T>{}, static_cast<T*>(out), static_cast<const T*>(a),
+               static_cast<const T*>(b));
+  });
+}
+
+}  // namespace
+
+void add(DType dtype, const void* a, const void* b, void* out, int64_t n, int device_index, void* stream) {
+  binary<AddOp>("add", "add_kernel", dtype, a, b, out, n, device_index, stream);
+}
+
+void sub(DType dtype, const void* a, const void* b, void* out, int64_t n, int device_index, void* stream) {
+  binary<SubOp>("sub", "sub_kernel", dtype, a, b, out, n, device_index, stream);
+}
+
+void mul(DType dtype, const void* a, const void* b, void* out, int64_t n, int device_index, void* stream) {
+  binary<MulOp>("mul", "mul_kernel", dtype, a, b, out, n, device_index, stream);
+}
+
+void relu_backward(DType dtype, const void* y, const void* dy, void* dx, int64_t n, int device_index, void* stream) {
+  binary<ReluBackwardOp>("relu_backward", "relu_backward_kernel", dtype, y, dy, dx, n, device_index, stream);
+}
+
+void scale(DType dtype, const void* x, double alpha, void* out, int64_t n, int device_index, void* stream) {
+  dispatch_floating("scale", dtype, [&]<typename T>() {
+    launch_map("scale_kernel", device_index, stream, n, ScaleOp<T>{static_cast<Acc<T>>(alpha)}, static_cast<T*>(out),
+               static_cast<const T*>(x));
+  });
+}
+
+void axpby(DType dtype, double alpha, const void* x, double beta, const void* y, void* out, int64_t n, int device_index,
+           void* stream) {
+  dispatch_floating("axpby", dtype, [&]<typename T>() {
+    const AxpbyOp<T> op{static_cast<Acc<T>>(alpha), static_cast<Acc<T>>(beta)};
+    launch_map("axpby_kernel", device_index, stream, n, op, static_cast<T*>(out), static_cast<const T*>(x),
+               static_cast<const T*>(y));
+  });
+}
+
+void relu_forward(DType dtype, const void* x, void* out, int64_t n, int device_index, void* stream) {
+  dispatch_floating("relu_forward", dtype, [&]<typename T>() {
+    launch_map("relu_forward_kernel", device_index, stream, n, ReluForwardOp<T>{}, static_cast<T*>(out),
+               static_cast<const T*>(x));
+  });
+}
+
+void cast(DType src_dtype, const void* src, DType out_dtype, void* out, int64_t n, int device_index, void* stream) {
+  dispatch_floating("cast", src_dtype, [&]<typename S>() {
+    dispatch_floating("cast", out_dtype, [&]<typename D>() {
+      launch_map("cast_kernel", device_index, stream, n, CastOp<D, S>{}, static_cast<D*>(out),
+                 static_cast<const S*>(src));
+    });
+  });
+}
+
+}  // namespace baton::kernels::cuda

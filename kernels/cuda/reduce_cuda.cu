@@ -1,0 +1,265 @@
+// CUDA reductions, deterministic: every launch shape depends only on the sizes, each block writes
+// its partial result to the workspace, and a second kernel combines the partials in a fixed order
+// (no floating-point atomics). Accumulation in float (double for f64).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/cuda/reduce_cuda.h"
+#include "kernels/cuda/scalar.cuh"
+#include "runtime/core/cuda/cuda_check.h"
+#include "runtime/core/cuda/launch.h"
+
+namespace baton::kernels::cuda {
+namespace {
+
+constexpr int kThreads = 256;  // every reduction kernel runs with this many threads per block
+constexpr int kWarps = kThreads / 32;
+// Whole-tensor reductions: about this many elements per thread, at most kMaxPartials blocks.
+constexpr int64_t kElementsPerThread = 16;
+constexpr int64_t kMaxPartials = 1024;
+// Channel reductions: about this many (row slice, column) work items in the first pass, each
+// covering at least kMinRowsPerSlice rows of the batch.
+constexpr int64_t kChannelTargetItems = int64_t{1} << 20;
+constexpr int64_t kMinRowsPerSlice = 32;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Sum (of squares when kSquare) and max as (identity, element, combine) over Acc values.
+template <typename A, bool kSquare>
+struct AddOf {
+  __device__ A identity() const { return A(0); }
+  __device__ A element(A v) const { return kSquare ? v * v : v; }
+  __device__ A combine(A a, A b) const { return a + b; }
+};
+template <typename A>
+struct MaxOf {
+  __device__ A identity() const { return -INFINITY; }
+  __device__ A element(A v) const { return v; }
+  __device__ A combine(A a, A b) const { return a > b || isnan(a) ? a : b; }  // NaN wins
+};
+
+// The block's combined value (in thread 0): warp shuffles, then the first warp over the warps'
+// results. A fixed tree, so the same inputs give the same bits. Every thread must call it.
+template <typename A, typename R>
+__device__ A block_reduce(A v, const R& r) {
+  __shared__ A warp_values[kWarps];
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) v = r.combine(v, __shfl_down_sync(0xffffffffu, v, offset));
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0) warp_values[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < kWarps ? warp_values[lane] : r.identity();
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) v = r.combine(v, __shfl_down_sync(0xffffffffu, v, offset));
+  }
+  __syncthreads();  // warp_values may be reused by the next call
+  return v;
+}
+
+// partials[block] = the reduction of the block's grid-stride share of x[0, n). With kVector (x
+// 16-byte aligned) threads read whole packs, then the n % pack tail element by element.
+template <bool kVector, typename T, typename R>
+__global__ void reduce_partials_kernel(const T* x, int64_t n, R r, Acc<T>* partials) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  Acc<T> acc = r.identity();
+  int64_t done = 0;
+  if constexpr (kVector) {
+    constexpr int V = Pack<T>::kSize;
+    const int64_t packs = n / V;
+    const Pack<T>* xp = reinterpret_cast<const Pack<T>*>(x);
+#pragma unroll 4
+    for (int64_t p = first; p < packs; p += stride) {
+      const Pack<T> pack = xp[p];
+#pragma unroll
+      for (int k = 0; k < V; ++k) acc = r.combine(acc, r.element(load(pack.v[k])));
+    }
+    done = packs * V;
+  }
+  for (int64_t i = done + first; i < n; i += stride) acc = r.combine(acc, r.element(load(x[i])));
+  acc = block_reduce(acc, r);
+  if (threadIdx.x == 0) partials[blockIdx.x] = acc;
+}
+
+enum class Finish { none, divide, sqrt };
+
+// *out = finish(the reduction of partials[0, count)), in one block.
+template <typename A, typename R>
+__global__ void reduce_finish_kernel(const A* partials, int64_t count, R r, Finish finish, int64_t n, A* out) {
+  A acc = r.identity();
+  for (int64_t i = threadIdx.x; i < count; i += blockDim.x) acc = r.combine(acc, partials[i]);
+  acc = block_reduce(acc, r);
+  if (threadIdx.x == 0) {
+    if (finish == Finish::divide) acc = acc / static_cast<A>(n);
+    if (finish == Finish::sqrt) acc = sqrt(acc);
+    *out = acc;
+  }
+}
+
+int64_t partial_count(int64_t n) {
+  return std::clamp<int64_t>(ceil_div(n, kThreads * kElementsPerThread), 1, kMaxPartials);
+}
+
+size_t acc_size(DType dtype) { return dtype == DType::f64 ? sizeof(double) : sizeof(float); }
+
+template <typename T, typename R>
+void run_reduce(R r, Finish finish, const T* x, int64_t n, Acc<T>* out, Acc<T>* partials, cudaStream_t s) {
+  const int64_t blocks = partial_count(n);
+  if (aligned16(x)) {
+    reduce_partials_kernel<true><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(x, n, r, partials);
+  } else {
+    reduce_partials_kernel<false><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(x, n, r, partials);
+  }
+  BATON_KERNEL_CHECK(s, "reduce_partials_kernel");
+  reduce_finish_kernel<<<1, kThreads, 0, s>>>(partials, blocks, r, finish, n, out);
+  BATON_KERNEL_CHECK(s, "reduce_finish_kernel");
+}
+
+// The first pass of a channel reduction sees x as a [batch, columns] matrix (columns = channels·hw)
+// and cuts the batch into `slices` runs of `rows` rows: partials[slice, column] = Σ over the
+// slice's rows of x (· y). Threads walk consecutive columns (coalesced for every hw, 1 included).
+struct ChannelPlan {
+  int64_t slices = 1;
+  int64_t rows = 1;
+};
+
+ChannelPlan channel_plan(int64_t batch, int64_t columns) {
+  ChannelPlan plan;
+  const int64_t wanted = columns > 0 ? ceil_div(kChannelTargetItems, columns) : 1;
+  plan.slices = std::clamp<int64_t>(wanted, 1, std::max<int64_t>(1, ceil_div(batch, kMinRowsPerSlice)));
+  plan.rows = std::max<int64_t>(1, ceil_div(batch, plan.slices));
+  plan.slices = std::max<int64_t>(1, ceil_div(batch, plan.rows));
+  return plan;
+}
+
+// With kVector (x, y 16-byte aligned and columns a multiple of the pack size) a work item is a
+// group of one pack's columns; otherwise a single column. Rows are added in order.
+template <bool kVector, bool kDot, typename T>
+__global__ void channel_partials_kernel(const T* x, const T* y, int64_t batch, int64_t columns, ChannelPlan plan,
+                                        Acc<T>* partials) {
+  using A = Acc<T>;
+  constexpr int V = kVector ? Pack<T>::kSize : 1;
+  const int64_t groups = columns / V;
+  const int64_t items = plan.slices * groups;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t item = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; item < items; item += stride) {
+    const int64_t slice = item / groups, column = (item - slice * groups) * V;
+    const int64_t row_end = (slice + 1) * plan.rows < batch ? (slice + 1) * plan.rows : batch;
+    A acc[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) acc[k] = A(0);
+#pragma unroll 4
+    for (int64_t row = slice * plan.rows; row < row_end; ++row) {
+      const int64_t at = row * columns + column;
+      if constexpr (kVector) {
+        const Pack<T> xs = *reinterpret_cast<const Pack<T>*>(x + at);
+        if constexpr (kDot) {
+          const Pack<T> ys = *reinterpret_cast<const Pack<T>*>(y + at);
+#pragma unroll
+          for (int k = 0; k < V; ++k) acc[k] += load(xs.v[k]) * load(ys.v[k]);
+        } else {
+#pragma unroll
+          for (int k = 0; k < V; ++k) acc[k] += load(xs.v[k]);
+        }
+      } else if constexpr (kDot) {
+        acc[0] += load(x[at]) * load(y[at]);
+      } else {
+        acc[0] += load(x[at]);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < V; ++k) partials[slice * columns + column + k] = acc[k];
+  }
+}
+
+// out[c] = Σ over slices s and i < hw of partials[s, c·hw + i], one block per channel.
+template <typename A>
+__global__ void channel_finish_kernel(const A* partials, int64_t slices, int64_t channels, int64_t hw, A* out) {
+  const AddOf<A, false> add;
+  for (int64_t c = blockIdx.x; c < channels; c += gridDim.x) {  // uniform across the block
+    A acc = A(0);
+    for (int64_t i = threadIdx.x; i < slices * hw; i += blockDim.x) {
+      const int64_t slice = i / hw, j = i - slice * hw;
+      acc += partials[(slice * channels + c) * hw + j];
+    }
+    acc = block_reduce(acc, add);
+    if (threadIdx.x == 0) out[c] = acc;
+  }
+}
+
+template <bool kDot, typename T>
+void run_channel(const T* x, const T* y, int64_t batch, int64_t channels, int64_t hw, Acc<T>* out, Acc<T>* partials,
+                 cudaStream_t s) {
+  const int64_t columns = channels * hw;
+  const ChannelPlan plan = channel_plan(batch, columns);
+  constexpr int V = Pack<T>::kSize;
+  const bool vector = aligned16(x) && aligned16(y) && columns % V == 0;
+  const unsigned grid = baton::detail::grid_for(plan.slices * (vector ? columns / V : columns), kThreads);
+  if (vector) {
+    channel_partials_kernel<true, kDot><<<grid, kThreads, 0, s>>>(x, y, batch, columns, plan, partials);
+  } else {
+    channel_partials_kernel<false, kDot><<<grid, kThreads, 0, s>>>(x, y, batch, columns, plan, partials);
+  }
+  BATON_KERNEL_CHECK(s, "channel_partials_kernel");
+  const auto blocks = static_cast<unsigned>(std::min<int64_t>(channels, baton::detail::kMaxBlocks));
+  channel_finish_kernel<<<blocks, kThreads, 0, s>>>(partials, plan.slices, channels, hw, out);
+  BATON_KERNEL_CHECK(s, "channel_finish_kernel");
+}
+
+}  // namespace
+
+size_t reduce_workspace_bytes(DType dtype, int64_t n) {
+  return static_cast<size_t>(partial_count(n)) * acc_size(dtype);
+}
+
+void reduce(Reduction reduction, DType dtype, const void* x, int64_t n, void* out, void* workspace, int device_index,
+            void* stream) {
+  CudaDeviceGuard guard(device_index);
+  const auto s = static_cast<cudaStream_t>(stream);
+  dispatch_floating("reduce", dtype, [&]<typename T>() {
+    using A = Acc<T>;
+    const auto* xs = static_cast<const T*>(x);
+    auto* result = static_cast<A*>(out);
+    auto* partials = static_cast<A*>(workspace);
+    switch (reduction) {
+      case Reduction::sum:
+        return run_reduce(AddOf<A, false>{}, Finish::none, xs, n, result, partials, s);
+      case Reduction::mean:
+        return run_reduce(AddOf<A, false>{}, Finish::divide, xs, n, result, partials, s);
+      case Reduction::max:
+        return run_reduce(MaxOf<A>{}, Finish::none, xs, n, result, partials, s);
+      case Reduction::sum_squares:
+        return run_reduce(AddOf<A, true>{}, Finish::none, xs, n, result, partials, s);
+      case Reduction::l2_norm:
+        return run_reduce(AddOf<A, true>{}, Finish::sqrt, xs, n, result, partials, s);
+    }
+  });
+}
+
+size_t channel_workspace_bytes(DType dtype, int64_t batch, int64_t channels, int64_t hw) {
+  const int64_t columns = channels * hw;
+  return static_cast<size_t>(channel_plan(batch, columns).slices * columns) * acc_size(dtype);
+}
+
+void channel_reduce(DType dtype, const void* x, const void* y, int64_t batch, int64_t channels, int64_t hw, void* out,
+                    void* workspace, int device_index, void* stream) {
+  if (channels == 0) return;
+  CudaDeviceGuard guard(device_index);
+  const auto s = static_cast<cudaStream_t>(stream);
+  dispatch_floating("channel_reduce", dtype, [&]<typename T>() {
+    using A = Acc<T>;
+    const auto* xs = static_cast<const T*>(x);
+    const auto* ys = static_cast<const T*>(y);
+    if (y == nullptr) {
+      run_channel<false>(xs, ys, batch, channels, hw, static_cast<A*>(out), static_cast<A*>(workspace), s);
+    } else {
+      run_channel<true>(xs, ys, batch, channels, hw, static_cast<A*>(out), static_cast<A*>(workspace), s);
+    }
+  });
+}
+
+}  // namespace baton::kernels::cuda

@@ -1,0 +1,130 @@
+// Reductions: argument checks, then the CPU reference (double accumulation) or the CUDA launchers.
+#include "kernels/reduce.h"
+
+#include <cmath>
+#include <initializer_list>
+#include <string_view>
+
+#include "kernels/cpu/reduce_cpu.h"
+#include "kernels/op_checks.h"
+#include "runtime/core/build_config.h"
+
+#if BATON_HAVE_CUDA
+#include "kernels/cuda/reduce_cuda.h"
+#endif
+
+namespace baton::kernels {
+namespace {
+
+constexpr std::initializer_list<DType> kFloating = {DType::f32, DType::f64, DType::f16, DType::bf16};
+
+std::string_view reduction_name(Reduction reduction) {
+  switch (reduction) {
+    case Reduction::sum:
+      return "sum";
+    case Reduction::mean:
+      return "mean";
+    case Reduction::max:
+      return "max";
+    case Reduction::sum_squares:
+      return "sum_squares";
+    case Reduction::l2_norm:
+      return "l2_norm";
+  }
+  BATON_FAIL("invalid Reduction value ", static_cast<int>(reduction));
+}
+
+// x floating on the context's device; out on it too, with the reduction dtype of x.
+void check_reduction(std::string_view op, const Context& ctx, const Tensor& x, const Tensor& out) {
+  check_on_context(op, ctx, {{"x", x}, {"out", out}});
+  check_dtype_in(op, {"x", x}, kFloating);
+  const DType expected = reduction_dtype(x.dtype());
+  BATON_CHECK(out.dtype() == expected, op, ": argument 'out' has dtype ", dtype_name(out.dtype()), ", expected ",
+              dtype_name(expected), " (the result dtype for 'x' of dtype ", dtype_name(x.dtype()), ")");
+}
+
+// The result of a reduction over doubles, stored as Acc<T> (float, or double for f64).
+template <typename T>
+void store_result(double value, const Tensor& out) {
+  *out.data<cpu::Acc<T>>() = static_cast<cpu::Acc<T>>(value);
+}
+
+}  // namespace
+
+DType reduction_dtype(DType input) { return input == DType::f64 ? DType::f64 : DType::f32; }
+
+void reduce(Context& ctx, const Tensor& x, Reduction reduction, const Tensor& out) {
+  const std::string_view op = reduction_name(reduction);
+  check_reduction(op, ctx, x, out);
+  check_rank(op, {"out", out}, 0);
+  const int64_t n = x.numel();
+  BATON_CHECK(n > 0 || (reduction != Reduction::mean && reduction != Reduction::max), op,
+              ": argument 'x' is empty (shape ", x.shape().str(), "); the ", op, " of no elements is undefined");
+#if BATON_HAVE_CUDA
+  if (ctx.device().is_cuda()) {
+    void* workspace = ctx.workspace(cuda::reduce_workspace_bytes(x.dtype(), n));
+    return cuda::reduce(reduction, x.dtype(), x.data_ptr(), n, out.data_ptr(), workspace, ctx.device().index(),
+                        ctx.stream().native_handle());
+  }
+#endif
+  dispatch_floating(op, x.dtype(), [&]<typename T>() {
+    const T* xs = x.data<T>();
+    switch (reduction) {
+      case Reduction::sum:
+        return store_result<T>(cpu::sum(xs, n), out);
+      case Reduction::mean:
+        return store_result<T>(cpu::sum(xs, n) / static_cast<double>(n), out);
+      case Reduction::max:
+        return store_result<T>(cpu::max(xs, n), out);
+      case Reduction::sum_squares:
+        return store_result<T>(cpu::sum_squares(xs, n), out);
+      case Reduction::l2_norm:
+        return store_result<T>(std::sqrt(cpu::sum_squares(xs, n)), out);
+    }
+  });
+}
+
+void sum(Context& ctx, const Tensor& x, const Tensor& out) { reduce(ctx, x, Reduction::sum, out); }
+void mean(Context& ctx, const Tensor& x, const Tensor& out) { reduce(ctx, x, Reduction::mean, out); }
+void max(Context& ctx, const Tensor& x, const Tensor& out) { reduce(ctx, x, Reduction::max, out); }
+void sum_squares(Context& ctx, const Tensor& x, const Tensor& out) { reduce(ctx, x, Reduction::sum_squares, out); }
+void l2_norm(Context& ctx, const Tensor& x, const Tensor& out) { reduce(ctx, x, Reduction::l2_norm, out); }
+
+namespace {
+
+// out[c] = Σ over n, h, w of x (· y when y is defined).
+void channel_reduce(std::string_view op, Context& ctx, const Tensor& x, const Tensor* y, const Tensor& out) {
+  check_reduction(op, ctx, x, out);
+  check_rank(op, {"x", x}, 4);
+  if (y != nullptr) {
+    check_on_context(op, ctx, {{"y", *y}});
+    check_same_shape(op, {{"x", x}, {"y", *y}});
+    check_same_dtype(op, {{"x", x}, {"y", *y}});
+  }
+  const int64_t batch = x.size(0), channels = x.size(1), hw = x.size(2) * x.size(3);
+  BATON_CHECK(out.shape() == Shape{channels}, op, ": argument 'out' has shape ", out.shape().str(), ", expected [",
+              channels, "] (the channels of 'x', shape ", x.shape().str(), ")");
+  const void* y_data = y != nullptr ? y->data_ptr() : nullptr;
+#if BATON_HAVE_CUDA
+  if (ctx.device().is_cuda()) {
+    void* workspace = ctx.workspace(cuda::channel_workspace_bytes(x.dtype(), batch, channels, hw));
+    return cuda::channel_reduce(x.dtype(), x.data_ptr(), y_data, batch, channels, hw, out.data_ptr(), workspace,
+                                ctx.device().index(), ctx.stream().native_handle());
+  }
+#endif
+  dispatch_floating(op, x.dtype(), [&]<typename T>() {
+    cpu::channel_dot(x.data<T>(), static_cast<const T*>(y_data), batch, channels, hw, out.data<cpu::Acc<T>>());
+  });
+}
+
+}  // namespace
+
+void channel_sum(Context& ctx, const Tensor& x, const Tensor& out) {
+  channel_reduce("channel_sum", ctx, x, nullptr, out);
+}
+
+void channel_dot(Context& ctx, const Tensor& x, const Tensor& y, const Tensor& out) {
+  channel_reduce("channel_dot", ctx, x, &y, out);
+}
+
+}  // namespace baton::kernels

@@ -1,0 +1,217 @@
+// Elementwise ops on CUDA against the CPU reference: every floating dtype, sizes 1, 7, 1023 and
+// 2^20 + 3, poisoned outputs, inputs or outputs that start off 16-byte alignment (the kernels'
+// scalar path), in-place use, and casts bit for bit. Skipped without a GPU.
+//
+// add, sub, mul, scale, the ReLUs, copy and cast do the same IEEE operations on both devices, so
+// they must match the CPU exactly; axpby / axpy may differ by rounding (CUDA fuses a·x + b·y).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/elementwise.h"
+#include "tests/kernels/op_test_support.h"
+#include "tests/support/test_support.h"
+
+namespace baton::kernels {
+namespace {
+
+using testing::copy_to;
+using testing::kFloatingDTypes;
+
+constexpr int64_t kSizes[] = {1, 7, 1023, (int64_t{1} << 20) + 3};
+
+// Where tensors start: all 16-byte aligned, the inputs one element in, or the output one element in.
+enum class Layout { aligned, inputs_offset, output_offset };
+constexpr Layout kLayouts[] = {Layout::aligned, Layout::inputs_offset, Layout::output_offset};
+const char* layout_name(Layout layout) {
+  return layout == Layout::aligned ? "aligned" : (layout == Layout::inputs_offset ? "inputs offset" : "output offset");
+}
+
+// An op under test on (a, b, out); unary ops ignore b.
+using Op = std::function<void(Context&, const Tensor& a, const Tensor& b, const Tensor& out)>;
+
+std::string trace(DType dtype, int64_t n, Layout layout) {
+  return std::string(dtype_name(dtype)) + ", n = " + std::to_string(n) + ", " + layout_name(layout);
+}
+
+class ElementwiseCuda : public testing::CudaOpTest {
+ protected:
+  // For each dtype, size and layout: op on the GPU into a poisoned output against op on the CPU,
+  // then on the GPU in place (out = a). tolerance 0: bit for bit.
+  void check(const Op& op, bool exact) {
+    for (DType dtype : kFloatingDTypes) {
+      for (int64_t n : kSizes) {
+        for (Layout layout : kLayouts) {
+          SCOPED_TRACE(trace(dtype, n, layout));
+          const Tensor a = testing::random_tensor(Shape{n}, dtype, cpu.stream(), 31);
+          const Tensor b = testing::random_tensor(Shape{n}, dtype, cpu.stream(), 32);
+          const Tensor expected = Tensor::empty(Shape{n}, dtype, cpu);
+          op(cpu, a, b, expected);
+
+          const bool inputs_offset = layout == Layout::inputs_offset;
+          const Tensor ga = copy_to(a, gs(), inputs_offset), gb = copy_to(b, gs(), inputs_offset);
+          const Tensor out = poisoned(*gpu, Shape{n}, dtype, layout == Layout::output_offset);
+          op(*gpu, ga, gb, out);
+          expect_matches(out, expected, exact);
+          op(*gpu, ga, gb, ga);
+          expect_matches(ga, expected, exact);
+        }
+      }
+    }
+  }
+
+  void expect_matches(const Tensor& actual, const Tensor& expected, bool exact) {
+    if (exact) {
+      EXPECT_EQ(testing::bytes_of(actual, gs()), testing::bytes_of(expected, cpu.stream()))
+          << "differs from the CPU: " << actual.debug_string(gs(), 8) << " vs "
+          << expected.debug_string(cpu.stream(), 8);
+    } else {
+      EXPECT_TRUE(testing::tensors_close(actual, expected, gs()));
+    }
+  }
+};
+
+TEST_F(ElementwiseCuda, Add) {
+  check([](Context& c, const Tensor& a, const Tensor& b, const Tensor& o) { add(c, a, b, o); }, true);
+}
+
+TEST_F(ElementwiseCuda, Sub) {
+  check([](Context& c, const Tensor& a, const Tensor& b, const Tensor& o) { sub(c, a, b, o); }, true);
+}
+
+TEST_F(ElementwiseCuda, Mul) {
+  check([](Context& c, const Tensor& a, const Tensor& b, const Tensor& o) { mul(c, a, b, o); }, true);
+}
+
+TEST_F(ElementwiseCuda, Scale) {
+  check([](Context& c, const Tensor& a, const Tensor&, const Tensor& o) { scale(c, a, -0.3, o); }, true);
+}
+
+TEST_F(ElementwiseCuda, Axpby) {
+  check([](Context& c, const Tensor& a, const Tensor& b, const Tensor& o) { axpby(c, 0.75, a, -1.5, b, o); }, false);
+}
+
+TEST_F(ElementwiseCuda, ReluForward) {
+  check([](Context& c, const Tensor& a, const Tensor&, const Tensor& o) { relu_forward(c, a, o); }, true);
+}
+
+TEST_F(ElementwiseCuda, ReluBackward) {
+  check([](Context& c, const Tensor& y, const Tensor& dy, const Tensor& dx) { relu_backward(c, y, dy, dx); }, true);
+}
+
+TEST_F(ElementwiseCuda, Copy) {
+  check([](Context& c, const Tensor& a, const Tensor&, const Tensor& o) { copy(c, a, o); }, true);
+}
+
+TEST_F(ElementwiseCuda, Axpy) {
+  for (DType dtype : kFloatingDTypes) {
+    for (int64_t n : kSizes) {
+      for (Layout layout : kLayouts) {  // inputs_offset: x off alignment; output_offset: y (the output)
+        SCOPED_TRACE(trace(dtype, n, layout));
+        const Tensor x = testing::random_tensor(Shape{n}, dtype, cpu.stream(), 33);
+        const Tensor y = testing::random_tensor(Shape{n}, dtype, cpu.stream(), 34);
+        const Tensor gx = copy_to(x, gs(), layout == Layout::inputs_offset);
+        const Tensor gy = copy_to(y, gs(), layout == Layout::output_offset);
+        axpy(cpu, -2.5, x, y);
+        axpy(*gpu, -2.5, gx, gy);
+        EXPECT_TRUE(testing::tensors_close(gy, y, gs()));
+      }
+    }
+  }
+}
+
+TEST_F(ElementwiseCuda, ReluSpecialValues) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (DType dtype : kFloatingDTypes) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor x =
+        testing::from_doubles({-0.0, nan, inf, -inf, 2.0, -2.0, 0.0, 1.0, -1.0}, Shape{9}, dtype, cpu.stream());
+    const Tensor expected = Tensor::empty(Shape{9}, dtype, cpu);
+    relu_forward(cpu, x, expected);
+    const Tensor out = poisoned(*gpu, Shape{9}, dtype);
+    relu_forward(*gpu, copy_to(x, gs()), out);
+    EXPECT_EQ(testing::bytes_of(out, gs()), testing::bytes_of(expected, cpu.stream()));  // +0 for -0, NaN kept
+  }
+}
+
+TEST_F(ElementwiseCuda, FillEveryDtypeAlignedOrNot) {
+  for (DType dtype : kAllDTypes) {
+    for (int64_t n : kSizes) {
+      for (bool offset : {false, true}) {
+        SCOPED_TRACE(trace(dtype, n, offset ? Layout::output_offset : Layout::aligned));
+        const Tensor t = poisoned(*gpu, Shape{n}, dtype, offset);
+        fill(*gpu, t, 3.0);
+        EXPECT_EQ(testing::to_doubles(t, gs()), std::vector<double>(static_cast<size_t>(n), 3.0));
+      }
+    }
+  }
+}
+
+TEST_F(ElementwiseCuda, CastMatchesTheCpuBitForBit) {
+  for (DType from : kFloatingDTypes) {
+    for (DType to : kFloatingDTypes) {
+      for (int64_t n : kSizes) {
+        for (Layout layout : kLayouts) {
+          SCOPED_TRACE(std::string(dtype_name(from)) + " -> " + trace(to, n, layout));
+          // Magnitudes from 2^-30 to 2^20: f16 subnormals, underflow and overflow are all reached.
+          std::vector<double> raw = testing::random_values(n, DType::f64, 35);
+          for (size_t i = 0; i < raw.size(); ++i) raw[i] = std::ldexp(raw[i], static_cast<int>(i % 51) - 30);
+          const Tensor src = testing::from_doubles(raw, Shape{n}, from, cpu.stream());
+          const Tensor expected = Tensor::empty(Shape{n}, to, cpu);
+          cast(cpu, src, expected);
+          const Tensor out = poisoned(*gpu, Shape{n}, to, layout == Layout::output_offset);
+          cast(*gpu, copy_to(src, gs(), layout == Layout::inputs_offset), out);
+          expect_matches(out, expected, true);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(ElementwiseCuda, CastFromF64RoundsOnceLikeTheCpu) {
+  // Values where f64 -> f32 -> f16/bf16 (double rounding) differs from one rounding, and edge cases.
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> values = {1 + 0x1p-11 + 0x1p-40,
+                                      -(1 + 0x1p-11 + 0x1p-40),
+                                      1 + 0x1p-8 + 0x1p-40,
+                                      1 + 0x1p-11,
+                                      1 + 3 * 0x1p-11,
+                                      0x1p-25 + 0x1p-54,
+                                      0x1p-14 - 0x1p-25 - 0x1p-60,
+                                      65519.0,
+                                      65520.0,
+                                      -70000.0,
+                                      1e300,
+                                      -1e-300,
+                                      inf,
+                                      -0.0,
+                                      0x1p-149 * 0.75};
+  const auto n = static_cast<int64_t>(values.size());
+  const Tensor src = testing::from_doubles(values, Shape{n}, DType::f64, cpu.stream());
+  for (DType to : {DType::f32, DType::f16, DType::bf16}) {
+    SCOPED_TRACE(dtype_name(to));
+    const Tensor expected = Tensor::empty(Shape{n}, to, cpu);
+    cast(cpu, src, expected);
+    const Tensor out = poisoned(*gpu, Shape{n}, to);
+    cast(*gpu, copy_to(src, gs()), out);
+    expect_matches(out, expected, true);
+    // One rounding: 1 + 2^-11 + 2^-40 is nearer 1 + 2^-10 than 1 in f16.
+    if (to == DType::f16) {
+      EXPECT_EQ(testing::to_doubles(out, gs()).at(0), 1 + 0x1p-10);
+    }
+  }
+}
+
+TEST_F(ElementwiseCuda, ArgumentsOnAnotherDeviceAreErrors) {
+  const Tensor host = testing::random_tensor(Shape{4}, DType::f32, cpu.stream(), 36);
+  const Tensor device = copy_to(host, gs());
+  EXPECT_ERROR_MENTIONS("add: argument 'b' is on cpu:0 but the op runs on cuda:0", add(*gpu, device, host, device));
+  EXPECT_ERROR_MENTIONS("cast: argument 'out' is on cuda:0", cast(cpu, host, device));
+}
+
+}  // namespace
+}  // namespace baton::kernels
