@@ -1,0 +1,57 @@
+// Layout ops: argument checks and device dispatch.
+#include "kernels/layout.h"
+
+#include <cstdint>
+#include <string_view>
+
+#include "kernels/cpu/layout_cpu.h"
+#include "kernels/op_checks.h"
+#include "runtime/core/build_config.h"
+
+#if BATON_HAVE_CUDA
+#include "kernels/cuda/layout_cuda.h"
+#endif
+
+namespace baton::kernels {
+namespace {
+
+// Checks x (rank 4) and out (x's dtype, shape `expected`), then moves x [batches, rows, cols] to
+// out [batches, cols, rows].
+void transpose_op(std::string_view op, Context& ctx, const Tensor& x, const Tensor& out, const Shape& expected,
+                  int64_t rows, int64_t cols) {
+  check_on_context(op, ctx, {{"x", x}, {"out", out}});
+  check_same_dtype(op, {{"x", x}, {"out", out}});
+  BATON_CHECK(out.shape() == expected, op, ": argument 'out' has shape ", out.shape().str(), ", expected ",
+              expected.str());
+  const int64_t batches = x.size(0);
+  if (ctx.device().is_cpu()) {
+    cpu::batched_transpose(x.data_ptr(), dtype_size(x.dtype()), batches, rows, cols, out.data_ptr());
+    return;
+  }
+#if BATON_HAVE_CUDA
+  cuda::batched_transpose(x.data_ptr(), dtype_size(x.dtype()), batches, rows, cols, out.data_ptr(),
+                          ctx.device().index(), ctx.stream().native_handle());
+#else
+  BATON_FAIL(op, ": ", ctx.device().str(), " needs a CUDA build of baton");
+#endif
+}
+
+}  // namespace
+
+void nchw_to_nhwc(Context& ctx, const Tensor& x, const Tensor& out) {
+  constexpr std::string_view op = "nchw_to_nhwc";
+  check_on_context(op, ctx, {{"x", x}});
+  check_rank(op, {"x", x}, 4);
+  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+  transpose_op(op, ctx, x, out, Shape{n, h, w, c}, c, h * w);
+}
+
+void nhwc_to_nchw(Context& ctx, const Tensor& x, const Tensor& out) {
+  constexpr std::string_view op = "nhwc_to_nchw";
+  check_on_context(op, ctx, {{"x", x}});
+  check_rank(op, {"x", x}, 4);
+  const int64_t n = x.size(0), h = x.size(1), w = x.size(2), c = x.size(3);
+  transpose_op(op, ctx, x, out, Shape{n, c, h, w}, h * w, c);
+}
+
+}  // namespace baton::kernels

@@ -1,0 +1,155 @@
+// Loss ops: argument checks and device dispatch.
+#include "kernels/loss.h"
+
+#include <cmath>
+#include <cstdint>
+#include <string_view>
+
+#include "kernels/cpu/loss_cpu.h"
+#include "kernels/op_checks.h"
+#include "runtime/core/build_config.h"
+
+#if BATON_HAVE_CUDA
+#include "kernels/cuda/loss_cuda.h"
+#endif
+
+namespace baton::kernels {
+namespace {
+
+// Calls fn.template operator()<L>() with L the C++ type of a label dtype (checked before: i32 or i64).
+template <typename Fn>
+decltype(auto) dispatch_labels(DType dtype, Fn&& fn) {
+  if (dtype == DType::i32) return fn.template operator()<int32_t>();
+  return fn.template operator()<int64_t>();
+}
+
+struct RowsClasses {
+  int64_t rows;
+  int64_t classes;
+};
+
+// Everything about the scores ([N, C], floating, N and C >= 1) and labels ([N], i32 or i64) that can be
+// checked without reading the labels.
+RowsClasses check_scores_and_labels(std::string_view op, const NamedTensor& scores, const Tensor& labels) {
+  check_rank(op, scores, 2);
+  check_dtype_in(op, scores, {DType::f32, DType::f64, DType::f16, DType::bf16});
+  const int64_t rows = scores.tensor.size(0), classes = scores.tensor.size(1);
+  BATON_CHECK(rows >= 1 && classes >= 1, op, ": argument '", scores.name, "' has shape ", scores.tensor.shape().str(),
+              ", expected at least one row and one class");
+  check_rank(op, {"labels", labels}, 1);
+  BATON_CHECK(labels.size(0) == rows, op, ": argument 'labels' has shape ", labels.shape().str(), ", expected [", rows,
+              "] (one label per row of '", scores.name, "')");
+  check_dtype_in(op, {"labels", labels}, {DType::i32, DType::i64});
+  return {rows, classes};
+}
+
+void check_smoothing(std::string_view op, double label_smoothing) {
+  BATON_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0, op, ": argument 'label_smoothing' is ", label_smoothing,
+              ", expected a value in [0, 1]");
+}
+
+// Every label in [0, classes): on the host for CPU tensors; on CUDA a kernel counts the bad labels and
+// the stream is synchronised to read the count (see kernels/loss.h).
+void check_label_values(std::string_view op, Context& ctx, const Tensor& labels, RowsClasses rc) {
+  int64_t bad = 0, first_row = 0, first_value = 0;
+  if (ctx.device().is_cpu()) {
+    bad = dispatch_labels(labels.dtype(), [&]<typename L>() {
+      return cpu::count_bad_labels(labels.data<L>(), rc.rows, rc.classes, first_row, first_value);
+    });
+  } else {
+#if BATON_HAVE_CUDA
+    bad = cuda::count_bad_labels(labels.data_ptr(), labels.dtype(), rc.rows, rc.classes,
+                                 ctx.workspace(cuda::label_check_workspace_bytes()), first_row, first_value,
+                                 ctx.device().index(), ctx.stream().native_handle());
+#else
+    BATON_FAIL(op, ": ", ctx.device().str(), " needs a CUDA build of baton");
+#endif
+  }
+  BATON_CHECK(bad == 0, op, ": argument 'labels' has ", bad, " value(s) outside [0, ", rc.classes, "), the first is ",
+              first_value, " at row ", first_row);
+}
+
+}  // namespace
+
+void softmax_cross_entropy_forward(Context& ctx, const Tensor& logits, const Tensor& labels, double label_smoothing,
+                                   const Tensor& loss_out, const Tensor& probs_out) {
+  constexpr std::string_view op = "softmax_cross_entropy_forward";
+  check_on_context(op, ctx, {{"logits", logits}, {"labels", labels}, {"loss_out", loss_out}, {"probs_out", probs_out}});
+  const RowsClasses rc = check_scores_and_labels(op, {"logits", logits}, labels);
+  check_smoothing(op, label_smoothing);
+  check_same_shape(op, {{"logits", logits}, {"probs_out", probs_out}});
+  check_same_dtype(op, {{"logits", logits}, {"probs_out", probs_out}});
+  check_rank(op, {"loss_out", loss_out}, 0);
+  check_dtype_in(op, {"loss_out", loss_out}, {logits.dtype() == DType::f64 ? DType::f64 : DType::f32});
+  check_label_values(op, ctx, labels, rc);
+
+  if (ctx.device().is_cpu()) {
+    dispatch_floating(op, logits.dtype(), [&]<typename T>() {
+      dispatch_labels(labels.dtype(), [&]<typename L>() {
+        const double loss = cpu::softmax_cross_entropy_forward(logits.data<T>(), labels.data<L>(), rc.rows, rc.classes,
+                                                               label_smoothing, probs_out.data<T>());
+        loss_out.data<cpu::Acc<T>>()[0] = static_cast<cpu::Acc<T>>(loss);
+      });
+    });
+    return;
+  }
+#if BATON_HAVE_CUDA
+  cuda::softmax_cross_entropy_forward(logits.data_ptr(), logits.dtype(), labels.data_ptr(), labels.dtype(), rc.rows,
+                                      rc.classes, label_smoothing, loss_out.data_ptr(), probs_out.data_ptr(),
+                                      ctx.workspace(cuda::softmax_cross_entropy_forward_workspace_bytes(rc.rows)),
+                                      ctx.device().index(), ctx.stream().native_handle());
+#endif
+}
+
+void softmax_cross_entropy_backward(Context& ctx, const Tensor& probs, const Tensor& labels, double label_smoothing,
+                                    double grad_scale, const Tensor& dlogits) {
+  constexpr std::string_view op = "softmax_cross_entropy_backward";
+  check_on_context(op, ctx, {{"probs", probs}, {"labels", labels}, {"dlogits", dlogits}});
+  const RowsClasses rc = check_scores_and_labels(op, {"probs", probs}, labels);
+  check_smoothing(op, label_smoothing);
+  BATON_CHECK(std::isfinite(grad_scale), op, ": argument 'grad_scale' is ", grad_scale, ", expected a finite value");
+  check_same_shape(op, {{"probs", probs}, {"dlogits", dlogits}});
+  check_same_dtype(op, {{"probs", probs}, {"dlogits", dlogits}});
+  check_label_values(op, ctx, labels, rc);
+
+  if (ctx.device().is_cpu()) {
+    dispatch_floating(op, probs.dtype(), [&]<typename T>() {
+      dispatch_labels(labels.dtype(), [&]<typename L>() {
+        cpu::softmax_cross_entropy_backward(probs.data<T>(), labels.data<L>(), rc.rows, rc.classes, label_smoothing,
+                                            grad_scale, dlogits.data<T>());
+      });
+    });
+    return;
+  }
+#if BATON_HAVE_CUDA
+  cuda::softmax_cross_entropy_backward(probs.data_ptr(), probs.dtype(), labels.data_ptr(), labels.dtype(), rc.rows,
+                                       rc.classes, label_smoothing, grad_scale, dlogits.data_ptr(),
+                                       ctx.device().index(), ctx.stream().native_handle());
+#endif
+}
+
+void topk_correct(Context& ctx, const Tensor& logits, const Tensor& labels, int k, const Tensor& count_out) {
+  constexpr std::string_view op = "topk_correct";
+  check_on_context(op, ctx, {{"logits", logits}, {"labels", labels}, {"count_out", count_out}});
+  const RowsClasses rc = check_scores_and_labels(op, {"logits", logits}, labels);
+  BATON_CHECK(k >= 1 && k <= rc.classes, op, ": argument 'k' is ", k, ", expected 1 <= k <= ", rc.classes,
+              " (the number of classes)");
+  check_rank(op, {"count_out", count_out}, 0);
+  check_dtype_in(op, {"count_out", count_out}, {DType::i64});
+  check_label_values(op, ctx, labels, rc);
+
+  if (ctx.device().is_cpu()) {
+    dispatch_floating(op, logits.dtype(), [&]<typename T>() {
+      dispatch_labels(labels.dtype(), [&]<typename L>() {
+        count_out.data<int64_t>()[0] = cpu::topk_correct(logits.data<T>(), labels.data<L>(), rc.rows, rc.classes, k);
+      });
+    });
+    return;
+  }
+#if BATON_HAVE_CUDA
+  cuda::topk_correct(logits.data_ptr(), logits.dtype(), labels.data_ptr(), labels.dtype(), rc.rows, rc.classes, k,
+                     static_cast<int64_t*>(count_out.data_ptr()), ctx.device().index(), ctx.stream().native_handle());
+#endif
+}
+
+}  // namespace baton::kernels

@@ -1,0 +1,61 @@
+// Optimizer ops: fused single-pass parameter updates over flat buffers.
+//
+// params, grads and the optimizer state all have the same shape (any rank; treated as one flat
+// buffer) and the same dtype, f32 or f64 (16-bit parameters are not supported: keep f32 master
+// weights). Arithmetic happens in the dtype (float for f32, double for f64); the scalar
+// hyper-parameters are combined in double on the host first (e.g. 1 - lr * weight_decay, the bias
+// corrections) and then converted. The CPU reference and the CUDA kernels evaluate the same
+// per-element formulas (kernels/optimizer_math.h); CUDA may fuse a multiply and an add into one
+// FMA, so the devices can differ in the last bits. CUDA: one grid-stride pass, 16-byte vectors
+// when every buffer is 16-byte aligned, scalar accesses otherwise.
+//
+// Bad input (shape or dtype mismatch, a missing momentum buffer when momentum > 0, step < 1,
+// lr < 0, betas outside [0, 1), negative eps, weight_decay or momentum, dampening outside [0, 1],
+// nesterov without momentum or with dampening) is a baton::Error naming the argument.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/core/context.h"
+#include "runtime/core/tensor.h"
+
+namespace baton::kernels {
+
+// torch.optim.SGD (plus an optional decoupled weight decay). Per element, with g the gradient:
+//   weight decay:  decoupled: param *= 1 - lr * weight_decay;  otherwise (L2): g += weight_decay * param
+//   momentum > 0:  buf = g on the first step, else buf = momentum * buf + (1 - dampening) * g;
+//                  g = g + momentum * buf with nesterov, else g = buf
+//   param -= lr * g
+struct SgdParams {
+  double lr;
+  double momentum = 0;
+  double dampening = 0;
+  bool nesterov = false;
+  double weight_decay = 0;
+  bool decoupled_weight_decay = false;
+  bool first_step = false;  // initialise the momentum buffer from the gradient (its contents are ignored)
+};
+
+// Updates params (and momentum_buf when momentum > 0) in place. momentum_buf may be an undefined
+// Tensor when momentum == 0 (it is not touched then).
+void sgd_step(Context& ctx, const Tensor& params, const Tensor& grads, const Tensor& momentum_buf, const SgdParams& p);
+
+// torch.optim.AdamW. Per element, with step counting from 1:
+//   param *= 1 - lr * weight_decay
+//   exp_avg    = beta1 * exp_avg    + (1 - beta1) * g
+//   exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) * g * g
+//   param -= lr / (1 - beta1^step) * exp_avg / (sqrt(exp_avg_sq) / sqrt(1 - beta2^step) + eps)
+// exp_avg and exp_avg_sq start as zeros (the caller's job) and are updated in place.
+struct AdamWParams {
+  double lr;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.01;
+  int64_t step;  // 1 for the first update
+};
+
+void adamw_step(Context& ctx, const Tensor& params, const Tensor& grads, const Tensor& exp_avg,
+                const Tensor& exp_avg_sq, const AdamWParams& p);
+
+}  // namespace baton::kernels

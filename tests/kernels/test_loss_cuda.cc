@@ -1,0 +1,203 @@
+// Loss ops on CUDA against the CPU reference: rows x classes of 1, 7, 1023 and 2^20 + 3 elements
+// (both the warp-per-row and the block-per-row kernels), every logits and label dtype, poisoned
+// outputs, aligned and unaligned buffers for the vectorised backward, determinism, bad labels.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/loss.h"
+#include "tests/kernels/train_ops_test_util.h"
+#include "tests/support/test_support.h"
+
+namespace baton::kernels {
+namespace {
+
+using testing::host_bytes;
+
+constexpr DType kFloatingDTypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16};
+constexpr DType kLabelDTypes[] = {DType::i32, DType::i64};
+
+struct RowsClasses {
+  int64_t rows, classes;
+};
+// 1, 7, 1023 = 33 * 31 and 2^20 + 3 = 1141 * 919 = 7 * 149797 elements. Up to 1024 classes a warp
+// handles a row, beyond that a block.
+constexpr RowsClasses kShapes[] = {{1, 1}, {1, 7}, {7, 1}, {33, 31}, {1141, 919}, {7, 149797}, {149797, 7}};
+
+DType loss_dtype(DType logits) { return logits == DType::f64 ? DType::f64 : DType::f32; }
+
+// The loss is computed in float (double for f64) on both devices; the CPU sums in double, CUDA in
+// float within a row, so allow a few float roundings of a sum over up to 149797 terms.
+double loss_tolerance(DType dtype) { return dtype == DType::f64 ? 1e-12 : 2e-5; }
+
+// Labels in [0, classes), the same values on any stream.
+Tensor labels_on(const Stream& s, RowsClasses shape, DType dtype, uint64_t seed) {
+  std::vector<double> y = testing::random_values(shape.rows, DType::i64, seed, 0.0, static_cast<double>(shape.classes));
+  for (double& v : y) v = std::min(v, static_cast<double>(shape.classes - 1));
+  return testing::from_doubles(y, Shape{shape.rows}, dtype, s);
+}
+
+// `values` copied into a buffer that starts one element past a 16-byte boundary.
+Tensor unaligned_copy(const Tensor& values, const Stream& s) {
+  Tensor t = testing::unaligned_empty(values.shape(), values.dtype(), s);
+  t.copy_from(values, s);
+  return t;
+}
+
+TEST(LossCuda, ForwardMatchesCpu) {
+  BATON_REQUIRE_GPU();
+  Context cpu(Device::cpu());
+  Context gpu(Device::cuda(0));
+  const Stream& gs = gpu.stream();
+  uint64_t seed = 1;
+  for (const RowsClasses& shape : kShapes) {
+    for (DType dtype : kFloatingDTypes) {
+      for (DType label_dtype : kLabelDTypes) {
+        const double eps = seed % 2 == 0 ? 0.1 : 0.0;
+        SCOPED_TRACE(::testing::Message() << "[" << shape.rows << ", " << shape.classes << "] " << dtype_name(dtype)
+                                          << " labels " << dtype_name(label_dtype) << " eps " << eps);
+        ++seed;
+        const Shape logits_shape{shape.rows, shape.classes};
+        Tensor logits_c = testing::random_tensor(logits_shape, dtype, cpu.stream(), seed, -4.0, 4.0);
+        Tensor logits_g = testing::random_tensor(logits_shape, dtype, gs, seed, -4.0, 4.0);
+        Tensor labels_c = labels_on(cpu.stream(), shape, label_dtype, seed + 1000);
+        Tensor labels_g = labels_on(gs, shape, label_dtype, seed + 1000);
+        Tensor loss_c = Tensor::empty(Shape{}, loss_dtype(dtype), cpu),
+               loss_g = Tensor::empty(Shape{}, loss_dtype(dtype), gpu);
+        Tensor probs_c = Tensor::empty(logits_shape, dtype, cpu), probs_g = Tensor::empty(logits_shape, dtype, gpu);
+        testing::poison(loss_c, cpu.stream());
+        testing::poison(probs_c, cpu.stream());
+        testing::poison(loss_g, gs);
+        testing::poison(probs_g, gs);
+        softmax_cross_entropy_forward(cpu, logits_c, labels_c, eps, loss_c, probs_c);
+        softmax_cross_entropy_forward(gpu, logits_g, labels_g, eps, loss_g, probs_g);
+        const double tol = loss_tolerance(dtype);
+        EXPECT_TRUE(testing::tensors_close(loss_g, loss_c, gs, tol, tol));
+        EXPECT_TRUE(testing::tensors_close(probs_g, probs_c, gs));
+      }
+    }
+  }
+}
+
+TEST(LossCuda, ForwardIsDeterministic) {
+  BATON_REQUIRE_GPU();
+  Context gpu(Device::cuda(0));
+  const Stream& gs = gpu.stream();
+  for (const RowsClasses& shape : {RowsClasses{1141, 919}, RowsClasses{7, 149797}}) {
+    const Shape logits_shape{shape.rows, shape.classes};
+    Tensor logits = testing::random_tensor(logits_shape, DType::f32, gs, 5, -4.0, 4.0);
+    Tensor labels = labels_on(gs, shape, DType::i64, 6);
+    Tensor loss_a = Tensor::empty(Shape{}, DType::f32, gpu), loss_b = Tensor::empty(Shape{}, DType::f32, gpu);
+    Tensor probs_a = Tensor::empty(logits_shape, DType::f32, gpu),
+           probs_b = Tensor::empty(logits_shape, DType::f32, gpu);
+    softmax_cross_entropy_forward(gpu, logits, labels, 0.1, loss_a, probs_a);
+    softmax_cross_entropy_forward(gpu, logits, labels, 0.1, loss_b, probs_b);
+    EXPECT_EQ(host_bytes(loss_a, gs), host_bytes(loss_b, gs)) << shape.rows << " x " << shape.classes;
+    EXPECT_EQ(host_bytes(probs_a, gs), host_bytes(probs_b, gs)) << shape.rows << " x " << shape.classes;
+  }
+}
+
+TEST(LossCuda, BackwardMatchesCpuAlignedAndUnaligned) {
+  BATON_REQUIRE_GPU();
+  Context cpu(Device::cpu());
+  Context gpu(Device::cuda(0));
+  const Stream& gs = gpu.stream();
+  uint64_t seed = 100;
+  for (const RowsClasses& shape : kShapes) {
+    for (DType dtype : kFloatingDTypes) {
+      for (DType label_dtype : kLabelDTypes) {
+        for (bool unaligned : {false, true}) {
+          SCOPED_TRACE(::testing::Message()
+                       << "[" << shape.rows << ", " << shape.classes << "] " << dtype_name(dtype) << " labels "
+                       << dtype_name(label_dtype) << (unaligned ? " unaligned" : " aligned"));
+          ++seed;
+          const Shape probs_shape{shape.rows, shape.classes};
+          Tensor probs_c = testing::random_tensor(probs_shape, dtype, cpu.stream(), seed, 0.0, 1.0);
+          Tensor probs_g = testing::random_tensor(probs_shape, dtype, gs, seed, 0.0, 1.0);
+          Tensor labels_c = labels_on(cpu.stream(), shape, label_dtype, seed + 1000);
+          Tensor labels_g = labels_on(gs, shape, label_dtype, seed + 1000);
+          Tensor dlogits_c = Tensor::empty(probs_shape, dtype, cpu);
+          Tensor dlogits_g =
+              unaligned ? testing::unaligned_empty(probs_shape, dtype, gs) : Tensor::empty(probs_shape, dtype, gpu);
+          if (unaligned) probs_g = unaligned_copy(probs_g, gs);
+          testing::poison(dlogits_c, cpu.stream());
+          testing::poison(dlogits_g, gs);
+          // grad_scale = 3 N makes the gradients O(1), so the tolerance is relative to them at every N.
+          const double grad_scale = 3.0 * static_cast<double>(shape.rows);
+          softmax_cross_entropy_backward(cpu, probs_c, labels_c, 0.1, grad_scale, dlogits_c);
+          softmax_cross_entropy_backward(gpu, probs_g, labels_g, 0.1, grad_scale, dlogits_g);
+          EXPECT_TRUE(testing::tensors_close(dlogits_g, dlogits_c, gs));
+        }
+      }
+    }
+  }
+}
+
+TEST(LossCuda, TopkCorrectMatchesCpu) {
+  BATON_REQUIRE_GPU();
+  Context cpu(Device::cpu());
+  Context gpu(Device::cuda(0));
+  const Stream& gs = gpu.stream();
+  uint64_t seed = 200;
+  for (const RowsClasses& shape : kShapes) {
+    for (DType dtype : kFloatingDTypes) {
+      ++seed;
+      const Shape logits_shape{shape.rows, shape.classes};
+      // Integer logits in [-4, 4): many ties with the label's logit.
+      const std::vector<double> x = testing::random_values(logits_shape.numel(), DType::i64, seed, -4.0, 4.0);
+      Tensor logits_c = testing::from_doubles(x, logits_shape, dtype, cpu.stream());
+      Tensor logits_g = testing::from_doubles(x, logits_shape, dtype, gs);
+      const DType label_dtype = seed % 2 == 0 ? DType::i32 : DType::i64;
+      Tensor labels_c = labels_on(cpu.stream(), shape, label_dtype, seed + 1000);
+      Tensor labels_g = labels_on(gs, shape, label_dtype, seed + 1000);
+      for (int64_t k : {int64_t{1}, std::min<int64_t>(5, shape.classes), shape.classes}) {
+        SCOPED_TRACE(::testing::Message()
+                     << "[" << shape.rows << ", " << shape.classes << "] " << dtype_name(dtype) << " k " << k);
+        Tensor count_c = Tensor::empty(Shape{}, DType::i64, cpu), count_g = Tensor::empty(Shape{}, DType::i64, gpu);
+        testing::poison(count_c, cpu.stream());
+        testing::poison(count_g, gs);
+        topk_correct(cpu, logits_c, labels_c, static_cast<int>(k), count_c);
+        topk_correct(gpu, logits_g, labels_g, static_cast<int>(k), count_g);
+        const int64_t expected = count_c.to_vector<int64_t>(cpu.stream())[0];
+        EXPECT_EQ(count_g.to_vector<int64_t>(gs)[0], expected);
+        if (k == shape.classes) {
+          EXPECT_EQ(expected, shape.rows);  // every label is within the top C
+        }
+      }
+    }
+  }
+}
+
+TEST(LossCuda, BadLabelsAreReportedBeforeAnyOutputIsWritten) {
+  BATON_REQUIRE_GPU();
+  Context gpu(Device::cuda(0));
+  const Stream& gs = gpu.stream();
+  const int64_t rows = 1000, classes = 10;
+  Tensor logits = testing::random_tensor(Shape{rows, classes}, DType::f32, gs, 7);
+  std::vector<double> y(rows, 3.0);
+  y[617] = 10;  // the first bad label
+  y[900] = -1;
+  Tensor labels = testing::from_doubles(y, Shape{rows}, DType::i64, gs);
+  Tensor loss = Tensor::empty(Shape{}, DType::f32, gpu);
+  Tensor probs = Tensor::empty(Shape{rows, classes}, DType::f32, gpu);
+  testing::poison(loss, gs);
+  testing::poison(probs, gs);
+  testing::expect_error_naming([&] { softmax_cross_entropy_forward(gpu, logits, labels, 0.0, loss, probs); },
+                               "'labels' has 2 value(s) outside [0, 10), the first is 10 at row 617");
+  for (double v : testing::to_doubles(probs, gs)) ASSERT_TRUE(std::isnan(v)) << "an output was written";
+  testing::expect_error_naming([&] { softmax_cross_entropy_backward(gpu, probs, labels, 0.0, 1.0, probs); },
+                               "'labels'");
+  Tensor count = Tensor::empty(Shape{}, DType::i64, gpu);
+  testing::expect_error_naming([&] { topk_correct(gpu, logits, labels, 1, count); }, "'labels'");
+
+  // The context still works.
+  y[617] = 0;
+  y[900] = 9;
+  softmax_cross_entropy_forward(gpu, logits, testing::from_doubles(y, Shape{rows}, DType::i32, gs), 0.0, loss, probs);
+  EXPECT_TRUE(std::isfinite(testing::to_doubles(loss, gs)[0]));
+}
+
+}  // namespace
+}  // namespace baton::kernels

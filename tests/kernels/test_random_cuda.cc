@@ -1,0 +1,112 @@
+// Random fills on CUDA against the CPU: 1, 7, 1023 and 2^20 + 3 elements at offsets that start
+// anywhere in a Philox block, every dtype, aligned and unaligned outputs (vector and scalar
+// stores), poisoned outputs. Uniform fills must be bit-identical; normal fills within one ulp of
+// the output dtype for f32, f16 and bf16, and within a few double ulps for f64 (host and device
+// log / sin / cos differ in the last bits of a double; philox.h explains the float case).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "kernels/random.h"
+#include "tests/kernels/train_ops_test_util.h"
+#include "tests/support/test_support.h"
+
+namespace baton::kernels {
+namespace {
+
+using testing::host_bytes;
+
+constexpr DType kFloatingDTypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16};
+constexpr int64_t kSizes[] = {1, 7, 1023, (int64_t{1} << 20) + 3};
+constexpr uint64_t kOffsets[] = {0, 1, 2, 3, 6, (uint64_t{1} << 40) + 1};
+
+// The distance in ulps between two finite floating-point values of `size` bytes given as their
+// sign-magnitude bit patterns: the difference of the magnitudes for equal signs, their sum across zero.
+uint64_t ulp_distance(uint64_t a, uint64_t b, size_t size) {
+  const uint64_t sign = uint64_t{1} << (8 * size - 1);
+  const uint64_t magnitude_a = a & (sign - 1), magnitude_b = b & (sign - 1);
+  if ((a & sign) != (b & sign)) return magnitude_a + magnitude_b;
+  return magnitude_a > magnitude_b ? magnitude_a - magnitude_b : magnitude_b - magnitude_a;
+}
+
+// Elements that are not finite or whose values differ by more than `max_ulps`, with the first one.
+::testing::AssertionResult within_ulps(const Tensor& actual, const Tensor& expected, const Stream& s,
+                                       uint64_t max_ulps) {
+  const std::vector<uint8_t> a = host_bytes(actual, s), e = host_bytes(expected, s);
+  const std::vector<double> a_values = testing::to_doubles(actual, s), e_values = testing::to_doubles(expected, s);
+  const size_t size = dtype_size(actual.dtype());
+  int64_t failures = 0;
+  size_t first = 0;
+  for (size_t i = 0; i < a_values.size(); ++i) {
+    uint64_t a_bits = 0, e_bits = 0;
+    std::memcpy(&a_bits, a.data() + i * size, size);  // little-endian: the low `size` bytes
+    std::memcpy(&e_bits, e.data() + i * size, size);
+    const bool finite = std::isfinite(a_values[i]) && std::isfinite(e_values[i]);
+    if (!finite || ulp_distance(a_bits, e_bits, size) > max_ulps) {
+      if (failures++ == 0) first = i;
+    }
+  }
+  if (failures == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << failures << " elements differ by more than " << max_ulps
+                                       << " ulp(s) or are not finite; the first at " << first << ": " << a_values[first]
+                                       << " vs " << e_values[first];
+}
+
+// A poisoned output of n elements on ctx's device, starting one element past a 16-byte boundary when
+// `unaligned`.
+Tensor poisoned_output(Context& ctx, int64_t n, DType dtype, bool unaligned) {
+  Tensor t = unaligned ? testing::unaligned_empty(Shape{n}, dtype, ctx.stream()) : Tensor::empty(Shape{n}, dtype, ctx);
+  testing::poison(t, ctx.stream());
+  return t;
+}
+
+TEST(RandomCuda, MatchesCpu) {
+  BATON_REQUIRE_GPU();
+  Context cpu(Device::cpu());
+  Context gpu(Device::cuda(0));
+  const Stream& gs = gpu.stream();
+  for (int64_t n : kSizes) {
+    for (uint64_t offset : kOffsets) {
+      if (n > 1023 && offset != 0 && offset != 3) continue;  // the largest size at two offsets keeps it quick
+      for (DType dtype : kFloatingDTypes) {
+        for (bool unaligned : {false, true}) {
+          SCOPED_TRACE(::testing::Message() << "n " << n << " offset " << offset << " " << dtype_name(dtype)
+                                            << (unaligned ? " unaligned" : " aligned"));
+          const uint64_t seed = 0x1234'5678'9abc'def0ull + static_cast<uint64_t>(n);
+          Tensor expected = poisoned_output(cpu, n, dtype, false);
+          Tensor actual = poisoned_output(gpu, n, dtype, unaligned);
+          uniform(cpu, expected, seed, offset, -3.0, 5.0);
+          uniform(gpu, actual, seed, offset, -3.0, 5.0);
+          EXPECT_EQ(host_bytes(actual, gs), host_bytes(expected, gs)) << "uniform";
+          EXPECT_TRUE(testing::tensors_close(actual, expected, gs, 0.0, 0.0)) << "uniform (values, NaN-aware)";
+
+          testing::poison(actual, gs);
+          normal(cpu, expected, seed, offset, 0.5, 2.0);
+          normal(gpu, actual, seed, offset, 0.5, 2.0);
+          EXPECT_TRUE(within_ulps(actual, expected, gs, dtype == DType::f64 ? 16u : 1u)) << "normal";
+        }
+      }
+    }
+  }
+}
+
+TEST(RandomCuda, SplitFillsEqualOneFill) {
+  BATON_REQUIRE_GPU();
+  Context gpu(Device::cuda(0));
+  const Stream& gs = gpu.stream();
+  const int64_t n = 1023;  // odd: the second half starts inside a Philox block
+  for (DType dtype : kFloatingDTypes) {
+    Tensor whole = poisoned_output(gpu, 2 * n, dtype, false);
+    Tensor halves = poisoned_output(gpu, 2 * n, dtype, false);
+    normal(gpu, whole, 42, 0);
+    normal(gpu, halves.slice(0, n), 42, 0);
+    normal(gpu, halves.slice(n, 2 * n), 42, static_cast<uint64_t>(n));
+    EXPECT_EQ(host_bytes(halves, gs), host_bytes(whole, gs)) << dtype_name(dtype);
+  }
+}
+
+}  // namespace
+}  // namespace baton::kernels
