@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "baton " BATON_VERSION_STRING);
   app.require_subcommand(1);
   baton::cli::add_devices_command(app);
+  baton::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -87,6 +87,7 @@ double default_tolerance(DType dtype) {
   double worst_ratio = -1.0;
   for (size_t i = 0; i < actual.size(); ++i) {
     if (std::isnan(actual[i]) && std::isnan(expected[i])) continue;  // NaN where NaN is expected
+    if (actual[i] == expected[i]) continue;                         // equal, infinities included
     const double err = std::abs(actual[i] - expected[i]);
     const double allowed = atol + rtol * std::abs(expected[i]);
     // NaN on one side only, or beyond tolerance; the ratio ranks elements for the report.

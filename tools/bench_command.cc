@@ -1,0 +1,12 @@
+// `baton bench`: the benchmark subcommands (kernels now; layers and pipelines later).
+#include "tools/commands.h"
+
+namespace baton::cli {
+
+void add_bench_command(CLI::App& app) {
+  CLI::App* bench = app.add_subcommand("bench", "Microbenchmarks; results as a table and optionally JSON");
+  bench->require_subcommand(1);
+  add_bench_kernels_command(*bench);
+}
+
+}  // namespace baton::cli

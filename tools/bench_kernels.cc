@@ -1,0 +1,168 @@
+// `baton bench kernels`: memory-bound ops at a large and a small size. For each: the median time
+// after warm-up (events on CUDA, host clock on CPU), achieved GB/s (bytes each op must read plus
+// write, counted once), and that as a percentage of a plain device copy of the same size measured
+// in the same run (cudaMemcpyAsync device-to-device on CUDA, memcpy on CPU).
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/elementwise.h"
+#include "kernels/optimizer.h"
+#include "kernels/reduce.h"
+#include "runtime/core/atomic_file.h"
+#include "runtime/core/device_info.h"
+#include "runtime/core/log.h"
+#include "tools/bench_timer.h"
+#include "tools/commands.h"
+
+namespace baton::cli {
+namespace {
+
+struct BenchOptions {
+  std::string device;  // empty: cuda:0 when a GPU is present, else cpu
+  std::string json_path;
+  bool quick = false;
+};
+
+struct BenchOp {
+  std::string name;
+  double bytes_per_element;  // read + write, in units of the f32 element size per element
+  std::function<void()> run;
+};
+
+struct OpResult {
+  std::string op;
+  int64_t elements = 0;
+  double bytes_moved = 0;
+  double median_ms = 0;
+  double gbps = 0;
+  double percent_of_copy = 0;
+};
+
+// The ops of the table over tensors of `n` f32 elements (filled with non-zero data).
+struct Workload {
+  Workload(Context& ctx, int64_t n)
+      : a(Tensor::empty(Shape{n}, DType::f32, ctx)), b(Tensor::empty(Shape{n}, DType::f32, ctx)),
+        c(Tensor::empty(Shape{n}, DType::f32, ctx)), d(Tensor::empty(Shape{n}, DType::f32, ctx)),
+        half(Tensor::empty(Shape{n}, DType::bf16, ctx)), scalar(Tensor::empty(Shape{}, DType::f32, ctx)) {
+    a.fill(0.5, ctx.stream());
+    b.fill(-0.25, ctx.stream());
+    c.fill(0.125, ctx.stream());
+    d.fill(0.0625, ctx.stream());
+  }
+  Tensor a, b, c, d, half, scalar;
+};
+
+std::vector<BenchOp> make_ops(Context& ctx, Workload& w) {
+  using namespace kernels;
+  const kernels::SgdParams sgd{.lr = 1e-3, .momentum = 0.9};
+  const kernels::SgdParams nesterov{.lr = 1e-3, .momentum = 0.9, .nesterov = true, .weight_decay = 1e-4};
+  int64_t adam_step = 0;
+  return {
+      {"fill", 1, [&] { fill(ctx, w.c, 1.5); }},
+      {"copy (kernels::copy)", 2, [&] { copy(ctx, w.a, w.c); }},
+      {"add", 3, [&] { add(ctx, w.a, w.b, w.c); }},
+      {"mul", 3, [&] { mul(ctx, w.a, w.b, w.c); }},
+      {"scale", 2, [&] { scale(ctx, w.a, 0.5, w.c); }},
+      {"axpy", 3, [&] { axpy(ctx, 1e-3, w.a, w.c); }},
+      {"axpby", 3, [&] { axpby(ctx, 0.5, w.a, 0.25, w.b, w.c); }},
+      {"relu_forward", 2, [&] { relu_forward(ctx, w.b, w.c); }},
+      {"relu_backward", 3, [&] { relu_backward(ctx, w.a, w.b, w.c); }},
+      {"cast f32->bf16", 1.5, [&] { cast(ctx, w.a, w.half); }},
+      {"sum", 1, [&] { sum(ctx, w.a, w.scalar); }},
+      {"sum_squares", 1, [&] { sum_squares(ctx, w.a, w.scalar); }},
+      {"sgd momentum", 5, [&, sgd] { sgd_step(ctx, w.c, w.a, w.d, sgd); }},
+      {"sgd nesterov+wd", 5, [&, nesterov] { sgd_step(ctx, w.c, w.a, w.d, nesterov); }},
+      {"adamw", 7, [&, adam_step]() mutable {
+         adamw_step(ctx, w.c, w.a, w.b, w.d, {.lr = 1e-3, .step = ++adam_step});
+       }},
+  };
+}
+
+std::string human_bytes(double bytes) {
+  char text[32];
+  if (bytes >= 1 << 20) {
+    std::snprintf(text, sizeof(text), "%.0f MiB", bytes / (1 << 20));
+  } else {
+    std::snprintf(text, sizeof(text), "%.0f KiB", bytes / (1 << 10));
+  }
+  return text;
+}
+
+void run_bench(const BenchOptions& options) {
+  Device device = Device::cpu();
+  if (!options.device.empty()) {
+    device = Device::parse(options.device);
+    check_device(device);
+  } else if (cuda_device_count() > 0) {
+    device = Device::cuda(0);
+  } else {
+    std::printf("no GPU found (%s); benchmarking %s\n", query_system_info().cuda_unavailable_reason.c_str(),
+                device.str().c_str());
+  }
+  Context ctx(device);
+  const int64_t large_bytes = options.quick ? (int64_t{16} << 20) : (int64_t{256} << 20);
+  const int64_t small_bytes = int64_t{256} << 10;
+  const BenchTimerConfig timing = options.quick ? BenchTimerConfig{.warmup = 2, .repeats = 5}
+                                                : BenchTimerConfig{.warmup = 5, .repeats = 20};
+  nlohmann::json report;
+  report["device"] = device.str();
+  report["device_name"] = device_display_name(device);
+  report["timing"] = {{"warmup", timing.warmup}, {"repeats", timing.repeats}, {"statistic", "median"}};
+  report["results"] = nlohmann::json::array();
+
+  std::printf("%-22s %10s %12s %10s %10s\n", "op", "size", "median ms", "GB/s", "% of copy");
+  for (const int64_t tensor_bytes : {large_bytes, small_bytes}) {
+    const int64_t n = tensor_bytes / 4;
+    Workload w(ctx, n);
+    // The ceiling: a plain copy of one tensor (read n + write n elements).
+    Tensor copy_src = w.a, copy_dst = w.c;
+    const double copy_ms = time_median_ms(ctx, timing, [&] { copy_dst.copy_from(copy_src, ctx.stream()); });
+    const double copy_gbps = 2.0 * static_cast<double>(tensor_bytes) / (copy_ms * 1e6);
+    std::printf("%-22s %10s %12.4f %10.1f %10s\n", device.is_cuda() ? "copy (cudaMemcpy D2D)" : "copy (memcpy)",
+                human_bytes(static_cast<double>(tensor_bytes)).c_str(), copy_ms, copy_gbps, "100.0");
+    if (tensor_bytes == large_bytes) report["copy_gbps"] = copy_gbps;
+    report["copies"].push_back({{"bytes_per_tensor", tensor_bytes}, {"median_ms", copy_ms}, {"gbps", copy_gbps}});
+    for (BenchOp& op : make_ops(ctx, w)) {
+      OpResult r;
+      r.op = op.name;
+      r.elements = n;
+      r.bytes_moved = op.bytes_per_element * static_cast<double>(tensor_bytes);
+      r.median_ms = time_median_ms(ctx, timing, op.run);
+      r.gbps = r.bytes_moved / (r.median_ms * 1e6);
+      r.percent_of_copy = 100.0 * r.gbps / copy_gbps;
+      std::printf("%-22s %10s %12.4f %10.1f %10.1f\n", r.op.c_str(),
+                  human_bytes(static_cast<double>(tensor_bytes)).c_str(), r.median_ms, r.gbps, r.percent_of_copy);
+      report["results"].push_back({{"op", r.op},
+                                   {"dtype", "f32"},
+                                   {"bytes_per_tensor", tensor_bytes},
+                                   {"bytes", r.bytes_moved},
+                                   {"median_ms", r.median_ms},
+                                   {"gbps", r.gbps},
+                                   {"copy_gbps", copy_gbps},
+                                   {"percent_of_copy", r.percent_of_copy}});
+    }
+  }
+  if (!options.json_path.empty()) {
+    write_file_atomically(options.json_path, report.dump(2) + "\n");
+    std::printf("wrote %s\n", options.json_path.c_str());
+  }
+}
+
+}  // namespace
+
+void add_bench_kernels_command(CLI::App& bench) {
+  auto options = std::make_shared<BenchOptions>();
+  CLI::App* cmd = bench.add_subcommand("kernels", "Memory-bound kernels: median time, GB/s, % of copy bandwidth");
+  cmd->add_option("--device", options->device, "cpu, cpu:N or cuda:N (default: cuda:0 if present, else cpu)");
+  cmd->add_option("--json", options->json_path, "Also write the results as JSON to this file (atomically)");
+  cmd->add_flag("--quick", options->quick, "16 MiB instead of 256 MiB tensors and fewer repeats (a smoke run)");
+  cmd->callback([options] { run_bench(*options); });
+}
+
+}  // namespace baton::cli

@@ -1,0 +1,46 @@
+// Benchmark timing helpers.
+#include "tools/bench_timer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "runtime/core/device_info.h"
+#include "runtime/core/stream.h"
+
+namespace baton::cli {
+namespace {
+
+double timed_ms(Context& ctx, int calls, const std::function<void()>& op) {
+  Event start(ctx.device()), stop(ctx.device());
+  start.record(ctx.stream());
+  for (int i = 0; i < calls; ++i) op();
+  stop.record(ctx.stream());
+  stop.synchronize();
+  return static_cast<double>(start.elapsed_ms(stop));
+}
+
+}  // namespace
+
+double time_median_ms(Context& ctx, const BenchTimerConfig& config, const std::function<void()>& op) {
+  for (int i = 0; i < config.warmup; ++i) op();
+  ctx.synchronize();
+  const double single = std::max(timed_ms(ctx, 1, op), 1e-4);
+  const int calls = static_cast<int>(std::clamp(std::ceil(config.min_sample_ms / single), 1.0, 1000.0));
+  std::vector<double> samples;
+  for (int r = 0; r < config.repeats; ++r) samples.push_back(timed_ms(ctx, calls, op) / calls);
+  std::sort(samples.begin(), samples.end());
+  const size_t mid = samples.size() / 2;
+  return samples.size() % 2 == 1 ? samples[mid] : 0.5 * (samples[mid - 1] + samples[mid]);
+}
+
+std::string device_display_name(Device device) {
+  const SystemInfo info = query_system_info();
+  if (device.is_cpu()) return info.cpu.model;
+  for (const GpuInfo& gpu : info.gpus) {
+    if (gpu.index == device.index()) return gpu.name;
+  }
+  return device.str();
+}
+
+}  // namespace baton::cli
