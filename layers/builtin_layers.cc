@@ -1,0 +1,15 @@
+// The built-in layer registry: each family registers its types here.
+#include "layers/builtin_layers.h"
+
+namespace baton::layers {
+
+const LayerRegistry& builtin_layers() {
+  static const LayerRegistry registry = [] {
+    LayerRegistry r;
+    register_activation_layers(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace baton::layers

@@ -1,0 +1,13 @@
+// The registry of baton's built-in layers, and the registration function of each layer family.
+#pragma once
+
+#include "runtime/graph/layer_registry.h"
+
+namespace baton::layers {
+
+// Every built-in layer type (Conv2d, BatchNorm2d, Linear, ReLU, ...), registered once.
+const LayerRegistry& builtin_layers();
+
+void register_activation_layers(LayerRegistry& registry);
+
+}  // namespace baton::layers

@@ -1,0 +1,16 @@
+// Layer defaults.
+#include "runtime/graph/layer.h"
+
+namespace baton {
+
+std::vector<DType> Layer::infer_dtypes(std::span<const DType> inputs) const {
+  return std::vector<DType>(static_cast<size_t>(num_outputs()), inputs.empty() ? DType::f32 : inputs[0]);
+}
+
+LayerCost Layer::cost(std::span<const Shape> inputs, DType dtype) const {
+  LayerCost c;
+  for (const Shape& s : infer_shapes(inputs)) c.output_bytes += s.numel() * static_cast<int64_t>(dtype_size(dtype));
+  return c;
+}
+
+}  // namespace baton
