@@ -32,6 +32,16 @@ class Context {
   cublasContext* cublas();
   cudnnContext* cudnn();
 
+  // Numerics and memory policy for library calls made with this context (cuDNN, cuBLAS):
+  // TF32 tensor-core math for float32 convolutions and matrix products (default off: exact float32),
+  // deterministic algorithms only (default off), and the most workspace one call may take.
+  void set_allow_tf32(bool allow) { allow_tf32_ = allow; }
+  bool allow_tf32() const { return allow_tf32_; }
+  void set_deterministic(bool deterministic) { deterministic_ = deterministic; }
+  bool deterministic() const { return deterministic_; }
+  void set_workspace_limit(size_t bytes) { workspace_limit_ = bytes; }
+  size_t workspace_limit() const { return workspace_limit_; }
+
   // Scratch memory of at least `bytes`, valid for work issued on this context's stream until the
   // next workspace() call (stream order makes reuse safe). Grows on demand; never shrinks.
   void* workspace(size_t bytes);
@@ -41,6 +51,9 @@ class Context {
   Stream stream_;
   cublasContext* cublas_ = nullptr;
   cudnnContext* cudnn_ = nullptr;
+  bool allow_tf32_ = false;
+  bool deterministic_ = false;
+  size_t workspace_limit_ = size_t{1} << 30;
   std::shared_ptr<Storage> cublas_workspace_;
   std::shared_ptr<Storage> workspace_;
 };
