@@ -1,0 +1,70 @@
+// Executor: runs forward and backward over a set of nodes of a graph (the whole graph, or one
+// pipeline stage) for one micro-batch at a time, with its parameters in a ParamStore.
+//
+// Forward frees each activation as soon as no later node in the range reads it (layers keep what
+// backward needs in the Tape). Backward walks the nodes in reverse, sums the gradients of values
+// read by several nodes, accumulates parameter gradients, and fires the grad-ready hook for a node's
+// parameters when told it is the step's last micro-batch. With recomputation the Tape keeps only the
+// range's inputs and the forward is run again (without touching BatchNorm statistics) in backward.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "runtime/graph/graph.h"
+#include "runtime/graph/param_store.h"
+#include "runtime/graph/tape.h"
+
+namespace baton {
+
+struct ExecutorOptions {
+  bool recompute = false;
+};
+
+enum class Phase { forward, backward };
+
+class Executor {
+ public:
+  // `nodes`: graph node ids, any order (sorted topologically here); all must be in `params`.
+  Executor(const Graph& graph, std::vector<NodeId> nodes, ParamStore& params, ExecutorOptions options = {});
+
+  // Values the range reads but does not produce (in a stable order): forward's inputs.
+  const std::vector<ValueId>& input_values() const { return input_values_; }
+  // Values the range produces that are read outside it or are graph outputs: forward's outputs.
+  const std::vector<ValueId>& output_values() const { return output_values_; }
+  const std::vector<NodeId>& nodes() const { return nodes_; }
+
+  // One tensor per input_values() entry; returns one per output_values() entry. In train mode the
+  // tape receives what backward needs; `seed` keys the random layers of this micro-batch.
+  std::vector<Tensor> forward(Context& ctx, const std::vector<Tensor>& inputs, Tape& tape, Mode mode,
+                              uint64_t seed = 0);
+  // One gradient per output_values() entry (undefined: no gradient flows from that output; a
+  // scalar output that is a graph output, like the loss, defaults to 1). Accumulates parameter
+  // gradients; returns one gradient per input_values() entry (undefined where none flows, e.g.
+  // graph inputs and labels). Clears the tape.
+  std::vector<Tensor> backward(Context& ctx, Tape& tape, const std::vector<Tensor>& output_grads,
+                               bool last_microbatch = true);
+
+  // Called after the last micro-batch's backward through a node, once per parameter of the node,
+  // when that parameter's gradient is final for the step.
+  void set_grad_ready_hook(std::function<void(const ParamEntry&)> hook) { grad_ready_ = std::move(hook); }
+  // Called before (begin = true) and after each node's forward or backward (for profiling).
+  void set_node_hook(std::function<void(NodeId, Phase, bool begin)> hook) { node_hook_ = std::move(hook); }
+
+ private:
+  struct Step;
+  std::vector<Tensor> run_forward(Context& ctx, const std::vector<Tensor>& inputs, Tape& tape, Mode mode,
+                                  uint64_t seed, bool keep_saved, bool update_buffers);
+
+  const Graph& graph_;
+  std::vector<NodeId> nodes_;
+  ParamStore& params_;
+  ExecutorOptions options_;
+  std::vector<ValueId> input_values_, output_values_;
+  std::vector<int> last_use_;  // per value: position of the last node in the range that reads it (-1: none)
+  std::vector<std::vector<const ParamEntry*>> node_entries_;  // per position: the node's parameters
+  std::function<void(const ParamEntry&)> grad_ready_;
+  std::function<void(NodeId, Phase, bool)> node_hook_;
+};
+
+}  // namespace baton

@@ -1,0 +1,71 @@
+// ParamStore: names, layout (decay group first, 64-byte aligned views), initialisation.
+#include <gtest/gtest.h>
+
+#include "runtime/graph/param_store.h"
+#include "tests/runtime/graph/host_layers.h"
+#include "tests/support/test_support.h"
+
+namespace baton {
+namespace {
+
+Graph two_affines() {
+  Graph g;
+  const ValueId x = g.add_input("x", Shape{2, 5}, DType::f64);
+  const ValueId a = g.add_node("block.0", std::make_shared<testing::HostAffine>(), {x})[0];
+  const ValueId b = g.add_node("block.1", std::make_shared<testing::HostAffine>(), {a})[0];
+  g.mark_output(g.add_node("loss", std::make_shared<testing::HostSquareSum>(), {b})[0]);
+  return g;
+}
+
+TEST(ParamStore, NamesLayoutAndViews) {
+  Context ctx(Device::cpu());
+  const Graph g = two_affines();
+  ParamStore store(g, g.topological_order(), DType::f32, ctx);
+  ASSERT_EQ(store.params().size(), 4u);
+  EXPECT_EQ(store.params()[0].name, "block.0.weight");
+  EXPECT_EQ(store.params()[1].name, "block.1.weight");
+  EXPECT_EQ(store.params()[2].name, "block.0.bias");  // no-decay group after the decay group
+  EXPECT_EQ(store.num_parameters(), 20);
+  EXPECT_EQ(store.decay_end(), 32);  // two weights of 5 floats, each padded to 16
+  for (const ParamEntry& e : store.params()) {
+    EXPECT_EQ(e.offset % 16, 0) << e.name;
+    const Tensor p = store.param(e.name);
+    EXPECT_EQ(p.shape(), Shape{5});
+    EXPECT_EQ(p.storage(), store.params_flat().storage());
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p.data_ptr()) % 64, 0u);
+  }
+  EXPECT_EQ(store.node_params(g.node_id("block.1"))[0].data_ptr(), store.param("block.1.weight").data_ptr());
+  EXPECT_EQ(store.node_grads(g.node_id("block.1"))[1].data_ptr(), store.grad("block.1.bias").data_ptr());
+  EXPECT_TRUE(store.node_params(g.node_id("loss")).empty());
+  EXPECT_THROW(store.param("block.2.weight"), Error);
+}
+
+TEST(ParamStore, InitialisationIsDeterministicBoundedAndKeepsPaddingZero) {
+  Context ctx(Device::cpu());
+  const Graph g = two_affines();
+  ParamStore a(g, g.topological_order(), DType::f32, ctx), b(g, g.topological_order(), DType::f32, ctx),
+      c(g, g.topological_order(), DType::f32, ctx);
+  a.initialize(ctx, 42);
+  b.initialize(ctx, 42);
+  c.initialize(ctx, 43);
+  const std::vector<double> va = testing::to_doubles(a.params_flat(), ctx.stream());
+  EXPECT_EQ(va, testing::to_doubles(b.params_flat(), ctx.stream()));
+  EXPECT_NE(va, testing::to_doubles(c.params_flat(), ctx.stream()));
+  for (const ParamEntry& e : a.params()) {
+    for (double v : testing::to_doubles(a.param(e.name), ctx.stream())) {
+      EXPECT_GE(v, e.init.a) << e.name;
+      EXPECT_LE(v, e.init.b) << e.name;
+    }
+    // Padding after the parameter is zero.
+    for (int64_t i = e.offset + e.shape.numel(); i < e.offset + 16; ++i) EXPECT_EQ(va[static_cast<size_t>(i)], 0.0);
+  }
+}
+
+TEST(ParamStore, UnsupportedDtypeIsAnError) {
+  Context ctx(Device::cpu());
+  const Graph g = two_affines();
+  EXPECT_THROW(ParamStore(g, g.topological_order(), DType::f16, ctx), Error);
+}
+
+}  // namespace
+}  // namespace baton
