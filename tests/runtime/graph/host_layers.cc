@@ -95,6 +95,18 @@ ForwardResult HostShift::forward(const ForwardArgs& a) const {
 
 std::vector<Tensor> HostShift::backward(const BackwardArgs& a) const { return {a.output_grads[0]}; }
 
+Graph residual_host_graph(int64_t batch) {
+  Graph g;
+  const ValueId x = g.add_input("x", Shape{batch, 3}, DType::f64);
+  const ValueId a1 = g.add_node("a1", std::make_shared<HostAffine>(), {x})[0];
+  const ValueId s = g.add_node("shift", std::make_shared<HostShift>(), {a1})[0];
+  const ValueId a2 = g.add_node("a2", std::make_shared<HostAffine>(), {s})[0];
+  const ValueId sum = g.add_node("sum", std::make_shared<HostAdd>(), {a2, a1})[0];
+  const ValueId a3 = g.add_node("a3", std::make_shared<HostAffine>(), {sum})[0];
+  g.mark_output(g.add_node("loss", std::make_shared<HostSquareSum>(), {a3})[0]);
+  return g;
+}
+
 const LayerRegistry& host_layer_registry() {
   static const LayerRegistry registry = [] {
     LayerRegistry r;

@@ -3,6 +3,7 @@
 // a two-input add whose backward hands the same tensor to both inputs, and a shift that saves nothing.
 #pragma once
 
+#include "runtime/graph/graph.h"
 #include "runtime/graph/layer.h"
 #include "runtime/graph/layer_registry.h"
 
@@ -49,6 +50,10 @@ class HostShift final : public Layer {
   ForwardResult forward(const ForwardArgs& a) const override;
   std::vector<Tensor> backward(const BackwardArgs& a) const override;
 };
+
+// x [batch, 3] -> a1 -> shift -> a2 -> sum(a2, a1) -> a3 -> loss (sum of squares): a residual
+// branch (a1 is read twice), parameters in three nodes, one scalar output.
+Graph residual_host_graph(int64_t batch);
 
 // A registry holding the four host layers.
 const LayerRegistry& host_layer_registry();

@@ -17,17 +17,6 @@ using testing::HostAffine;
 using testing::HostShift;
 using testing::HostSquareSum;
 
-Graph residual_graph(int64_t batch) {
-  Graph g;
-  const ValueId x = g.add_input("x", Shape{batch, 3}, DType::f64);
-  const ValueId a1 = g.add_node("a1", std::make_shared<HostAffine>(), {x})[0];
-  const ValueId s = g.add_node("shift", std::make_shared<HostShift>(), {a1})[0];
-  const ValueId a2 = g.add_node("a2", std::make_shared<HostAffine>(), {s})[0];
-  const ValueId sum = g.add_node("sum", std::make_shared<HostAdd>(), {a2, a1})[0];
-  const ValueId a3 = g.add_node("a3", std::make_shared<HostAffine>(), {sum})[0];
-  g.mark_output(g.add_node("loss", std::make_shared<HostSquareSum>(), {a3})[0]);
-  return g;
-}
 
 std::vector<NodeId> all_nodes(const Graph& g) { return g.topological_order(); }
 
@@ -38,7 +27,7 @@ double run_loss(Executor& ex, Context& ctx, const Tensor& x) {
 
 TEST(Executor, GradientsThroughAResidualDagMatchFiniteDifferences) {
   Context ctx(Device::cpu());
-  const Graph g = residual_graph(4);
+  const Graph g = testing::residual_host_graph(4);
   ParamStore params(g, all_nodes(g), DType::f64, ctx);
   params.initialize(ctx, 7);
   Executor ex(g, all_nodes(g), params);
@@ -87,14 +76,14 @@ std::vector<double> gradients(const Graph& g, const Tensor& x, int micro_batches
 }
 
 TEST(Executor, RecomputationGivesIdenticalGradients) {
-  const Graph g = residual_graph(8);
+  const Graph g = testing::residual_host_graph(8);
   Context ctx(Device::cpu());
   const Tensor x = testing::random_tensor(Shape{8, 3}, DType::f64, ctx.stream(), 2);
   EXPECT_EQ(gradients(g, x, 1, true), gradients(g, x, 1, false));
 }
 
 TEST(Executor, FourMicroBatchesAccumulateTheFullBatchGradient) {
-  const Graph g = residual_graph(8);
+  const Graph g = testing::residual_host_graph(8);
   Context ctx(Device::cpu());
   const Tensor x = testing::random_tensor(Shape{8, 3}, DType::f64, ctx.stream(), 4);
   EXPECT_TRUE(testing::all_close(gradients(g, x, 4, false), gradients(g, x, 1, false), 1e-12, 1e-12));
@@ -102,7 +91,7 @@ TEST(Executor, FourMicroBatchesAccumulateTheFullBatchGradient) {
 
 TEST(Executor, GradReadyHookFiresOnceWhenTheGradientIsFinal) {
   Context ctx(Device::cpu());
-  const Graph g = residual_graph(4);
+  const Graph g = testing::residual_host_graph(4);
   ParamStore params(g, all_nodes(g), DType::f64, ctx);
   params.initialize(ctx, 5);
   params.zero_grads(ctx);
@@ -156,7 +145,7 @@ TEST(Executor, ForwardFreesActivationsNoLaterNodeReads) {
 TEST(Executor, StageSplitPassesBoundaryGradients) {
   // Two executors over the two halves of the graph give the same gradients as one over the whole.
   Context ctx(Device::cpu());
-  const Graph g = residual_graph(4);
+  const Graph g = testing::residual_host_graph(4);
   const std::vector<NodeId> order = all_nodes(g);
   const std::vector<NodeId> first(order.begin(), order.begin() + 3), second(order.begin() + 3, order.end());
   ParamStore p1(g, first, DType::f64, ctx), p2(g, second, DType::f64, ctx), whole(g, order, DType::f64, ctx);
@@ -198,7 +187,7 @@ TEST(Executor, StageSplitPassesBoundaryGradients) {
 
 TEST(Executor, BackwardWithoutForwardIsAnError) {
   Context ctx(Device::cpu());
-  const Graph g = residual_graph(2);
+  const Graph g = testing::residual_host_graph(2);
   ParamStore params(g, all_nodes(g), DType::f64, ctx);
   Executor ex(g, all_nodes(g), params);
   Tape tape;

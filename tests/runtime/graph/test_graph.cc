@@ -13,17 +13,6 @@ using testing::HostAffine;
 using testing::HostShift;
 using testing::HostSquareSum;
 
-Graph residual_graph() {
-  Graph g;
-  const ValueId x = g.add_input("x", Shape{4, 3}, DType::f64);
-  const ValueId a1 = g.add_node("a1", std::make_shared<HostAffine>(), {x})[0];
-  const ValueId s = g.add_node("shift", std::make_shared<HostShift>(), {a1})[0];
-  const ValueId a2 = g.add_node("a2", std::make_shared<HostAffine>(), {s})[0];
-  const ValueId sum = g.add_node("sum", std::make_shared<HostAdd>(), {a2, a1})[0];
-  const ValueId a3 = g.add_node("a3", std::make_shared<HostAffine>(), {sum})[0];
-  g.mark_output(g.add_node("loss", std::make_shared<HostSquareSum>(), {a3})[0]);
-  return g;
-}
 
 std::string error_of(const std::function<void()>& fn) {
   try {
@@ -35,7 +24,7 @@ std::string error_of(const std::function<void()>& fn) {
 }
 
 TEST(Graph, InfersShapesAndOrdersNodes) {
-  const Graph g = residual_graph();
+  const Graph g = testing::residual_host_graph();
   g.validate();
   EXPECT_EQ(g.value(g.value_id("a3")).shape, (Shape{4, 3}));
   EXPECT_EQ(g.value(g.value_id("loss")).shape, Shape{});
@@ -76,7 +65,7 @@ TEST(Graph, DanglingValueIsAnError) {
 }
 
 TEST(Graph, JsonRoundTripRebuildsAnIdenticalGraph) {
-  const Graph g = residual_graph();
+  const Graph g = testing::residual_host_graph();
   const nlohmann::json j = g.to_json();
   const Graph back = Graph::from_json(j, testing::host_layer_registry(), "test.json");
   EXPECT_EQ(back.to_json(), j);
@@ -88,7 +77,7 @@ TEST(Graph, JsonRoundTripRebuildsAnIdenticalGraph) {
 }
 
 TEST(Graph, BadJsonIsAnErrorNamingFileAndField) {
-  const nlohmann::json good = residual_graph().to_json();
+  const nlohmann::json good = testing::residual_host_graph().to_json();
   const LayerRegistry& reg = testing::host_layer_registry();
   auto err = [&](const nlohmann::json& j) { return error_of([&] { Graph::from_json(j, reg, "model.json"); }); };
   nlohmann::json unknown_type = good;
