@@ -24,7 +24,7 @@ std::string error_of(const std::function<void()>& fn) {
 }
 
 TEST(Graph, InfersShapesAndOrdersNodes) {
-  const Graph g = testing::residual_host_graph();
+  const Graph g = testing::residual_host_graph(4);
   g.validate();
   EXPECT_EQ(g.value(g.value_id("a3")).shape, (Shape{4, 3}));
   EXPECT_EQ(g.value(g.value_id("loss")).shape, Shape{});
@@ -65,7 +65,7 @@ TEST(Graph, DanglingValueIsAnError) {
 }
 
 TEST(Graph, JsonRoundTripRebuildsAnIdenticalGraph) {
-  const Graph g = testing::residual_host_graph();
+  const Graph g = testing::residual_host_graph(4);
   const nlohmann::json j = g.to_json();
   const Graph back = Graph::from_json(j, testing::host_layer_registry(), "test.json");
   EXPECT_EQ(back.to_json(), j);
@@ -77,7 +77,7 @@ TEST(Graph, JsonRoundTripRebuildsAnIdenticalGraph) {
 }
 
 TEST(Graph, BadJsonIsAnErrorNamingFileAndField) {
-  const nlohmann::json good = testing::residual_host_graph().to_json();
+  const nlohmann::json good = testing::residual_host_graph(4).to_json();
   const LayerRegistry& reg = testing::host_layer_registry();
   auto err = [&](const nlohmann::json& j) { return error_of([&] { Graph::from_json(j, reg, "model.json"); }); };
   nlohmann::json unknown_type = good;
