@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "kernels/cpu/loss_cpu.h"
+#include "kernels/dispatch.h"
 #include "kernels/op_checks.h"
 #include "runtime/core/build_config.h"
 
@@ -15,13 +16,6 @@
 
 namespace baton::kernels {
 namespace {
-
-// Calls fn.template operator()<L>() with L the C++ type of a label dtype (checked before: i32 or i64).
-template <typename Fn>
-decltype(auto) dispatch_labels(DType dtype, Fn&& fn) {
-  if (dtype == DType::i32) return fn.template operator()<int32_t>();
-  return fn.template operator()<int64_t>();
-}
 
 struct RowsClasses {
   int64_t rows;

@@ -1,7 +1,7 @@
 // The per-row loss formula shared by the CPU reference and the CUDA kernels.
 #pragma once
 
-#include "kernels/host_device.h"
+#include "runtime/core/host_device.h"
 
 namespace baton::kernels {
 
@@ -11,7 +11,7 @@ namespace baton::kernels {
 // A term whose weight is zero is left out, so a class masked with a -inf logit keeps the loss
 // finite unless the target puts mass on it (as in PyTorch).
 template <typename A>
-BATON_KERNEL_FN A smoothed_cross_entropy(A log_sum_exp, A z_label, A sum_z, A keep, A spread) {
+BATON_HOST_DEVICE A smoothed_cross_entropy(A log_sum_exp, A z_label, A sum_z, A keep, A spread) {
   A loss = log_sum_exp;
   if (keep != A(0)) loss -= keep * z_label;
   if (spread != A(0)) loss -= spread * sum_z;

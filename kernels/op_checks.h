@@ -26,17 +26,4 @@ void check_dtype_in(std::string_view op, const NamedTensor& t, std::initializer_
 // The tensor has exactly `rank` dimensions.
 void check_rank(std::string_view op, const NamedTensor& t, int rank);
 
-// Calls fn.template operator()<T>() with T the C++ type of a floating dtype (float, double, Half,
-// BFloat16); throws for other dtypes.
-template <typename Fn>
-decltype(auto) dispatch_floating(std::string_view op, DType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DType::f32: return fn.template operator()<float>();
-    case DType::f64: return fn.template operator()<double>();
-    case DType::f16: return fn.template operator()<Half>();
-    case DType::bf16: return fn.template operator()<BFloat16>();
-    default: BATON_FAIL(op, ": dtype ", dtype_name(dtype), " is not supported (expected f32, f64, f16 or bf16)");
-  }
-}
-
 }  // namespace baton::kernels

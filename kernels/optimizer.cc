@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "kernels/cpu/optimizer_cpu.h"
+#include "kernels/dispatch.h"
 #include "kernels/op_checks.h"
 #include "kernels/optimizer_math.h"
 #include "runtime/core/build_config.h"
@@ -27,16 +28,6 @@ void check_buffers(std::string_view op, const Context& ctx, std::initializer_lis
 // A hyper-parameter: `ok` must hold (false for NaN), else "argument 'name' is value, expected ...".
 void check_hyper(std::string_view op, std::string_view name, double value, bool ok, std::string_view expected) {
   BATON_CHECK(ok, op, ": argument '", name, "' is ", value, ", expected ", expected);
-}
-
-// Calls fn.template operator()<T>() with T float for f32 and double for f64 (checked before).
-template <typename Fn>
-void dispatch_optimizer_dtype(DType dtype, Fn&& fn) {
-  if (dtype == DType::f32) {
-    fn.template operator()<float>();
-  } else {
-    fn.template operator()<double>();
-  }
 }
 
 }  // namespace
@@ -62,7 +53,7 @@ void sgd_step(Context& ctx, const Tensor& params, const Tensor& grads, const Ten
   const int64_t n = params.numel();
 
   if (ctx.device().is_cpu()) {
-    dispatch_optimizer_dtype(params.dtype(), [&]<typename T>() {
+    dispatch_f32_f64(op, params.dtype(), [&]<typename T>() {
       const SgdUpdate<T> update = make_sgd_update<T>(p);
       if (has_momentum) {
         T* const buffers[] = {params.data<T>(), grads.data<T>(), momentum_buf.data<T>()};
@@ -95,7 +86,7 @@ void adamw_step(Context& ctx, const Tensor& params, const Tensor& grads, const T
   const int64_t n = params.numel();
 
   if (ctx.device().is_cpu()) {
-    dispatch_optimizer_dtype(params.dtype(), [&]<typename T>() {
+    dispatch_f32_f64(op, params.dtype(), [&]<typename T>() {
       T* const buffers[] = {params.data<T>(), grads.data<T>(), exp_avg.data<T>(), exp_avg_sq.data<T>()};
       cpu::fused_update(buffers, n, make_adamw_update<T>(p));
     });

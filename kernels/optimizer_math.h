@@ -6,13 +6,13 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/host_device.h"
 #include "kernels/optimizer.h"
+#include "runtime/core/host_device.h"
 
 namespace baton::kernels {
 
 template <typename A>
-BATON_KERNEL_FN A sqrt_of(A x) {
+BATON_HOST_DEVICE A sqrt_of(A x) {
 #if defined(__CUDA_ARCH__)
   return sqrt(x);  // IEEE round-to-nearest in float and double, as the host's
 #else
@@ -31,7 +31,7 @@ struct SgdUpdate {
   A lr, momentum, keep_grad /* 1 - dampening */, weight_decay, decay /* 1 - lr * weight_decay */;
   bool has_momentum, nesterov, decoupled, first_step;
 
-  BATON_KERNEL_FN void operator()(A* v) const {
+  BATON_HOST_DEVICE void operator()(A* v) const {
     A g = v[1];
     if (weight_decay != A(0)) {
       if (decoupled) {
@@ -69,7 +69,7 @@ struct AdamWUpdate {
   A decay /* 1 - lr * weight_decay */, beta1, keep_grad1 /* 1 - beta1 */, beta2, keep_grad2 /* 1 - beta2 */;
   A step_size /* lr / (1 - beta1^step) */, correction2_sqrt /* sqrt(1 - beta2^step) */, eps;
 
-  BATON_KERNEL_FN void operator()(A* v) const {
+  BATON_HOST_DEVICE void operator()(A* v) const {
     const A g = v[1];
     const A m = beta1 * v[2] + keep_grad1 * g;
     const A s = beta2 * v[3] + keep_grad2 * g * g;

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "kernels/cpu/random_cpu.h"
+#include "kernels/dispatch.h"
 #include "kernels/op_checks.h"
 #include "runtime/core/build_config.h"
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/host_device.h"
+#include "runtime/core/host_device.h"
 #include "runtime/core/philox.h"
 
 namespace baton::kernels {
@@ -14,7 +14,7 @@ namespace baton::kernels {
 enum class Distribution { uniform, normal };
 
 // a + scale * x rounded once.
-BATON_KERNEL_FN double affine(double a, double scale, double x) {
+BATON_HOST_DEVICE double affine(double a, double scale, double x) {
 #if defined(__CUDA_ARCH__)
   return fma(scale, x, a);
 #else
@@ -24,13 +24,13 @@ BATON_KERNEL_FN double affine(double a, double scale, double x) {
 
 // low + range * u for the uniform u made from `bits`: 32 random bits when `wide` (f64 outputs),
 // else the 24 of philox::to_uniform_float.
-BATON_KERNEL_FN double uniform_value(uint32_t bits, bool wide, double low, double range) {
+BATON_HOST_DEVICE double uniform_value(uint32_t bits, bool wide, double low, double range) {
   const double u = wide ? philox::to_uniform_double(bits) : static_cast<double>(philox::to_uniform_float(bits));
   return affine(low, range, u);
 }
 
 // mean + stddev * z for the standard normal z at stream index `index`.
-BATON_KERNEL_FN double normal_value(uint64_t seed, uint64_t index, double mean, double stddev) {
+BATON_HOST_DEVICE double normal_value(uint64_t seed, uint64_t index, double mean, double stddev) {
   return affine(mean, stddev, philox::normal_at(seed, index));
 }
 

@@ -11,6 +11,7 @@
 
 #include "kernels/cuda/elementwise_cuda.h"
 #include "kernels/cuda/scalar.cuh"
+#include "kernels/cuda/vec.cuh"
 #include "runtime/core/cuda/cuda_check.h"
 #include "runtime/core/cuda/launch.h"
 
@@ -20,54 +21,24 @@ namespace {
 using baton::detail::grid_for;
 using baton::detail::kBlockSize;
 
-// V consecutive elements of T held as whole 16-byte packs (V·sizeof(T) is a multiple of 16).
-template <typename T, int V>
-struct Chunk {
-  static constexpr int kPacks = V * static_cast<int>(sizeof(T)) / 16;
-  static_assert(kPacks >= 1 && kPacks * 16 == V * static_cast<int>(sizeof(T)));
-  Pack<T> packs[kPacks];
-
-  __device__ T& operator[](int k) { return packs[k / Pack<T>::kSize].v[k % Pack<T>::kSize]; }
-  __device__ const T& operator[](int k) const { return packs[k / Pack<T>::kSize].v[k % Pack<T>::kSize]; }
-};
-
-// Chunk number c of p (16-byte aligned), one 16-byte load per pack.
-template <int V, typename T>
-__device__ __forceinline__ Chunk<T, V> load_chunk(const T* p, int64_t c) {
-  Chunk<T, V> chunk;
-  const Pack<T>* packs = reinterpret_cast<const Pack<T>*>(p) + c * Chunk<T, V>::kPacks;
-#pragma unroll
-  for (int k = 0; k < Chunk<T, V>::kPacks; ++k) chunk.packs[k] = packs[k];
-  return chunk;
-}
-
-template <int V, typename T>
-__device__ __forceinline__ void store_chunk(T* p, int64_t c, const Chunk<T, V>& chunk) {
-  Pack<T>* packs = reinterpret_cast<Pack<T>*>(p) + c * Chunk<T, V>::kPacks;
-#pragma unroll
-  for (int k = 0; k < Chunk<T, V>::kPacks; ++k) packs[k] = chunk.packs[k];
-}
-
 // out[i] = op(in[i]...) for i in [0, n). No __restrict__: out may be one of the inputs (each
 // element is read before it is written, by the same thread).
 template <bool kVector, int V, typename Op, typename Out, typename... In>
 __global__ void map_kernel(int64_t n, Op op, Out* out, const In*... in) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   int64_t done = 0;
   if constexpr (kVector) {
     const int64_t chunks = n / V;
-    for (int64_t c = first; c < chunks; c += stride) {
-      Chunk<Out, V> result;
+    for (int64_t c = grid_thread(); c < chunks; c += grid_threads()) {
+      Vec<Out, V> result;
       [&](const auto&... args) {
 #pragma unroll
-        for (int k = 0; k < V; ++k) result[k] = op(args[k]...);
-      }(load_chunk<V>(in, c)...);
-      store_chunk<V>(out, c, result);
+        for (int k = 0; k < V; ++k) result.v[k] = op(args.v[k]...);
+      }(load_vec<V>(in + c * V)...);
+      store_vec<V>(out + c * V, result);
     }
     done = chunks * V;
   }
-  for (int64_t i = done + first; i < n; i += stride) out[i] = op(in[i]...);
+  for (int64_t i = done + grid_thread(); i < n; i += grid_threads()) out[i] = op(in[i]...);
 }
 
 template <typename Op, typename Out, typename... In>
@@ -75,7 +46,7 @@ void launch_map(const char* kernel_name, int device_index, void* stream, int64_t
   if (n == 0) return;
   CudaDeviceGuard guard(device_index);
   const auto s = static_cast<cudaStream_t>(stream);
-  constexpr int V = static_cast<int>(16 / std::min({sizeof(Out), sizeof(In)...}));
+  constexpr int V = std::max({kVecWidth<Out>, kVecWidth<In>...});  // one pack of the narrowest type
   if (aligned16(out) && (aligned16(in) && ...)) {
     map_kernel<true, V><<<grid_for(n / V), kBlockSize, 0, s>>>(n, op, out, in...);
   } else {

@@ -10,6 +10,7 @@
 #include "kernels/cuda/loss_cuda.h"
 #include "kernels/cuda/scalar.cuh"
 #include "kernels/cuda/vec.cuh"
+#include "kernels/dispatch.h"
 #include "kernels/loss_math.h"
 #include "runtime/core/cuda/cuda_check.h"
 #include "runtime/core/cuda/launch.h"
@@ -22,16 +23,6 @@ constexpr int kWarpRowThreads = 256;   // blocks of 8 warps, one row per warp
 constexpr int kBlockRowThreads = 512;  // one row per block
 constexpr int64_t kWarpRowMaxClasses = 1024;
 constexpr int kSingleBlockThreads = 1024;  // label check and mean over rows
-
-// Calls fn.template operator()<L>() with L the C++ type of a label dtype (i32 or i64).
-template <typename Fn>
-void dispatch_labels(DType dtype, Fn&& fn) {
-  if (dtype == DType::i32) {
-    fn.template operator()<int32_t>();
-  } else {
-    fn.template operator()<int64_t>();
-  }
-}
 
 struct SumOp {
   template <typename V>

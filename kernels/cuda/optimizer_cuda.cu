@@ -5,8 +5,8 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/optimizer_cuda.h"
-#include "kernels/cuda/scalar.cuh"
 #include "kernels/cuda/vec.cuh"
+#include "kernels/dispatch.h"
 #include "kernels/optimizer_math.h"
 #include "runtime/core/cuda/cuda_check.h"
 #include "runtime/core/cuda/launch.h"
@@ -68,19 +68,6 @@ void launch_fused_update(const Buffers<T, K>& buffers, int64_t n, const Update& 
   BATON_KERNEL_CHECK(stream, "fused_update_kernel");
 }
 
-// Calls fn.template operator()<T>() with T float for f32 and double for f64.
-template <typename Fn>
-void dispatch_optimizer_dtype(const char* op, DType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DType::f32:
-      return fn.template operator()<float>();
-    case DType::f64:
-      return fn.template operator()<double>();
-    default:
-      BATON_FAIL(op, ": dtype ", dtype_name(dtype), " is not supported (expected f32 or f64)");
-  }
-}
-
 }  // namespace
 
 void sgd_step(void* params, const void* grads, void* momentum_buf, DType dtype, int64_t n, const SgdParams& p,
@@ -88,7 +75,7 @@ void sgd_step(void* params, const void* grads, void* momentum_buf, DType dtype, 
   if (n == 0) return;
   CudaDeviceGuard guard(device_index);
   auto stream = static_cast<cudaStream_t>(stream_ptr);
-  dispatch_optimizer_dtype("sgd_step", dtype, [&]<typename T>() {
+  dispatch_f32_f64("sgd_step", dtype, [&]<typename T>() {
     const SgdUpdate<T> update = make_sgd_update<T>(p);
     auto* param = static_cast<T*>(params);
     auto* grad = static_cast<T*>(const_cast<void*>(grads));  // read only (kGradBuffer)
@@ -105,7 +92,7 @@ void adamw_step(void* params, const void* grads, void* exp_avg, void* exp_avg_sq
   if (n == 0) return;
   CudaDeviceGuard guard(device_index);
   auto stream = static_cast<cudaStream_t>(stream_ptr);
-  dispatch_optimizer_dtype("adamw_step", dtype, [&]<typename T>() {
+  dispatch_f32_f64("adamw_step", dtype, [&]<typename T>() {
     auto* grad = static_cast<T*>(const_cast<void*>(grads));  // read only (kGradBuffer)
     launch_fused_update(
         Buffers<T, 4>{{static_cast<T*>(params), grad, static_cast<T*>(exp_avg), static_cast<T*>(exp_avg_sq)}}, n,

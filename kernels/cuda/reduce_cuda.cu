@@ -9,6 +9,7 @@
 
 #include "kernels/cuda/reduce_cuda.h"
 #include "kernels/cuda/scalar.cuh"
+#include "kernels/cuda/vec.cuh"
 #include "runtime/core/cuda/cuda_check.h"
 #include "runtime/core/cuda/launch.h"
 
@@ -64,23 +65,20 @@ __device__ A block_reduce(A v, const R& r) {
 // 16-byte aligned) threads read whole packs, then the n % pack tail element by element.
 template <bool kVector, typename T, typename R>
 __global__ void reduce_partials_kernel(const T* x, int64_t n, R r, Acc<T>* partials) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   Acc<T> acc = r.identity();
   int64_t done = 0;
   if constexpr (kVector) {
-    constexpr int V = Pack<T>::kSize;
+    constexpr int V = kVecWidth<T>;
     const int64_t packs = n / V;
-    const Pack<T>* xp = reinterpret_cast<const Pack<T>*>(x);
 #pragma unroll 4
-    for (int64_t p = first; p < packs; p += stride) {
-      const Pack<T> pack = xp[p];
+    for (int64_t p = grid_thread(); p < packs; p += grid_threads()) {
+      const Vec<T, V> pack = load_vec<V>(x + p * V);
 #pragma unroll
       for (int k = 0; k < V; ++k) acc = r.combine(acc, r.element(load(pack.v[k])));
     }
     done = packs * V;
   }
-  for (int64_t i = done + first; i < n; i += stride) acc = r.combine(acc, r.element(load(x[i])));
+  for (int64_t i = done + grid_thread(); i < n; i += grid_threads()) acc = r.combine(acc, r.element(load(x[i])));
   acc = block_reduce(acc, r);
   if (threadIdx.x == 0) partials[blockIdx.x] = acc;
 }
@@ -142,11 +140,10 @@ template <bool kVector, bool kDot, typename T>
 __global__ void channel_partials_kernel(const T* x, const T* y, int64_t batch, int64_t columns, ChannelPlan plan,
                                         Acc<T>* partials) {
   using A = Acc<T>;
-  constexpr int V = kVector ? Pack<T>::kSize : 1;
+  constexpr int V = kVector ? kVecWidth<T> : 1;
   const int64_t groups = columns / V;
   const int64_t items = plan.slices * groups;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t item = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; item < items; item += stride) {
+  for (int64_t item = grid_thread(); item < items; item += grid_threads()) {
     const int64_t slice = item / groups, column = (item - slice * groups) * V;
     const int64_t row_end = (slice + 1) * plan.rows < batch ? (slice + 1) * plan.rows : batch;
     A acc[V];
@@ -155,20 +152,14 @@ __global__ void channel_partials_kernel(const T* x, const T* y, int64_t batch, i
 #pragma unroll 4
     for (int64_t row = slice * plan.rows; row < row_end; ++row) {
       const int64_t at = row * columns + column;
-      if constexpr (kVector) {
-        const Pack<T> xs = *reinterpret_cast<const Pack<T>*>(x + at);
-        if constexpr (kDot) {
-          const Pack<T> ys = *reinterpret_cast<const Pack<T>*>(y + at);
+      const Vec<T, V> xs = load_vec<V>(x + at);
+      if constexpr (kDot) {
+        const Vec<T, V> ys = load_vec<V>(y + at);
 #pragma unroll
-          for (int k = 0; k < V; ++k) acc[k] += load(xs.v[k]) * load(ys.v[k]);
-        } else {
-#pragma unroll
-          for (int k = 0; k < V; ++k) acc[k] += load(xs.v[k]);
-        }
-      } else if constexpr (kDot) {
-        acc[0] += load(x[at]) * load(y[at]);
+        for (int k = 0; k < V; ++k) acc[k] += load(xs.v[k]) * load(ys.v[k]);
       } else {
-        acc[0] += load(x[at]);
+#pragma unroll
+        for (int k = 0; k < V; ++k) acc[k] += load(xs.v[k]);
       }
     }
 #pragma unroll
@@ -196,7 +187,7 @@ void run_channel(const T* x, const T* y, int64_t batch, int64_t channels, int64_
                  cudaStream_t s) {
   const int64_t columns = channels * hw;
   const ChannelPlan plan = channel_plan(batch, columns);
-  constexpr int V = Pack<T>::kSize;
+  constexpr int V = kVecWidth<T>;
   const bool vector = aligned16(x) && aligned16(y) && columns % V == 0;
   const unsigned grid = baton::detail::grid_for(plan.slices * (vector ? columns / V : columns), kThreads);
   if (vector) {

@@ -1,14 +1,14 @@
-// CUDA helpers: device element types for each DType, accumulation in float (double for f64),
-// 16-byte vector packs and the dispatch from a DType to a device element type.
+// CUDA element helpers: the device element type of each floating DType (the dispatch), and
+// arithmetic in Acc<T>: float for f32, f16 and bf16, double for f64 (as kernels/cpu/scalar.h).
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <cstdint>
+#include <string_view>
+#include <utility>
 
-#include "runtime/core/dtype.h"
-#include "runtime/core/error.h"
+#include "kernels/dispatch.h"
 
 namespace baton::kernels::cuda {
 
@@ -43,25 +43,10 @@ __device__ __forceinline__ __half store<__half>(float v) { return __float2half_r
 template <>
 __device__ __forceinline__ __nv_bfloat16 store<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
-// 16 bytes of T, loaded and stored with one vector instruction.
-template <typename T>
-struct alignas(16) Pack {
-  static constexpr int kSize = 16 / sizeof(T);
-  T v[kSize];
-};
-
-inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
-// Calls fn.template operator()<T>() with T the device type of a floating dtype.
+// kernels::dispatch_floating with the device types of f16 and bf16.
 template <typename Fn>
-decltype(auto) dispatch_floating(const char* op, DType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DType::f32: return fn.template operator()<float>();
-    case DType::f64: return fn.template operator()<double>();
-    case DType::f16: return fn.template operator()<__half>();
-    case DType::bf16: return fn.template operator()<__nv_bfloat16>();
-    default: BATON_FAIL(op, ": dtype ", dtype_name(dtype), " is not supported on CUDA");
-  }
+decltype(auto) dispatch_floating(std::string_view op, DType dtype, Fn&& fn) {
+  return kernels::dispatch_floating<__half, __nv_bfloat16>(op, dtype, std::forward<Fn>(fn));
 }
 
 }  // namespace baton::kernels::cuda

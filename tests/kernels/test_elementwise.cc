@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "kernels/elementwise.h"
-#include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
 
 namespace baton::kernels {
@@ -55,11 +54,7 @@ class ElementwiseCpu : public ::testing::Test {
   Tensor tensor(const std::vector<double>& values, DType dtype) {
     return testing::from_doubles(values, Shape{static_cast<int64_t>(values.size())}, dtype, ctx.stream());
   }
-  Tensor poisoned(const Shape& shape, DType dtype) {
-    Tensor t = Tensor::empty(shape, dtype, ctx);
-    testing::poison(t, ctx.stream());
-    return t;
-  }
+  Tensor poisoned(const Shape& shape, DType dtype) { return testing::poisoned(shape, dtype, ctx.stream()); }
   std::vector<double> values(const Tensor& t) { return testing::to_doubles(t, ctx.stream()); }
 
   // For each dtype and size: op(a, b) into a poisoned out, then in place into a and into b; each

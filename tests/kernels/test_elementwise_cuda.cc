@@ -54,7 +54,7 @@ class ElementwiseCuda : public testing::CudaOpTest {
 
           const bool inputs_offset = layout == Layout::inputs_offset;
           const Tensor ga = copy_to(a, gs(), inputs_offset), gb = copy_to(b, gs(), inputs_offset);
-          const Tensor out = poisoned(*gpu, Shape{n}, dtype, layout == Layout::output_offset);
+          const Tensor out = testing::poisoned(Shape{n}, dtype, gs(), layout == Layout::output_offset);
           op(*gpu, ga, gb, out);
           expect_matches(out, expected, exact);
           op(*gpu, ga, gb, ga);
@@ -132,7 +132,7 @@ TEST_F(ElementwiseCuda, ReluSpecialValues) {
         testing::from_doubles({-0.0, nan, inf, -inf, 2.0, -2.0, 0.0, 1.0, -1.0}, Shape{9}, dtype, cpu.stream());
     const Tensor expected = Tensor::empty(Shape{9}, dtype, cpu);
     relu_forward(cpu, x, expected);
-    const Tensor out = poisoned(*gpu, Shape{9}, dtype);
+    const Tensor out = testing::poisoned(Shape{9}, dtype, gs());
     relu_forward(*gpu, copy_to(x, gs()), out);
     EXPECT_EQ(testing::bytes_of(out, gs()), testing::bytes_of(expected, cpu.stream()));  // +0 for -0, NaN kept
   }
@@ -143,7 +143,7 @@ TEST_F(ElementwiseCuda, FillEveryDtypeAlignedOrNot) {
     for (int64_t n : kSizes) {
       for (bool offset : {false, true}) {
         SCOPED_TRACE(trace(dtype, n, offset ? Layout::output_offset : Layout::aligned));
-        const Tensor t = poisoned(*gpu, Shape{n}, dtype, offset);
+        const Tensor t = testing::poisoned(Shape{n}, dtype, gs(), offset);
         fill(*gpu, t, 3.0);
         EXPECT_EQ(testing::to_doubles(t, gs()), std::vector<double>(static_cast<size_t>(n), 3.0));
       }
@@ -163,7 +163,7 @@ TEST_F(ElementwiseCuda, CastMatchesTheCpuBitForBit) {
           const Tensor src = testing::from_doubles(raw, Shape{n}, from, cpu.stream());
           const Tensor expected = Tensor::empty(Shape{n}, to, cpu);
           cast(cpu, src, expected);
-          const Tensor out = poisoned(*gpu, Shape{n}, to, layout == Layout::output_offset);
+          const Tensor out = testing::poisoned(Shape{n}, to, gs(), layout == Layout::output_offset);
           cast(*gpu, copy_to(src, gs(), layout == Layout::inputs_offset), out);
           expect_matches(out, expected, true);
         }
@@ -196,7 +196,7 @@ TEST_F(ElementwiseCuda, CastFromF64RoundsOnceLikeTheCpu) {
     SCOPED_TRACE(dtype_name(to));
     const Tensor expected = Tensor::empty(Shape{n}, to, cpu);
     cast(cpu, src, expected);
-    const Tensor out = poisoned(*gpu, Shape{n}, to);
+    const Tensor out = testing::poisoned(Shape{n}, to, gs());
     cast(*gpu, copy_to(src, gs()), out);
     expect_matches(out, expected, true);
     // One rounding: 1 + 2^-11 + 2^-40 is nearer 1 + 2^-10 than 1 in f16.

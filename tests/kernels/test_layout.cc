@@ -5,14 +5,12 @@
 
 #include "kernels/layout.h"
 #include "runtime/core/dtype.h"
-#include "tests/kernels/train_ops_test_util.h"
 #include "tests/support/test_support.h"
 
 namespace baton::kernels {
 namespace {
 
-using testing::expect_error_naming;
-using testing::host_bytes;
+using testing::bytes_of;
 
 TEST(Layout, FollowsTheIndexFormulaForEveryDtype) {
   Context ctx(Device::cpu());
@@ -43,7 +41,7 @@ TEST(Layout, FollowsTheIndexFormulaForEveryDtype) {
       Tensor back = Tensor::empty(nchw, dtype, ctx);
       testing::poison(back, s);
       nhwc_to_nchw(ctx, nhwc, back);
-      EXPECT_EQ(host_bytes(back, s), host_bytes(x, s));
+      EXPECT_EQ(bytes_of(back, s), bytes_of(x, s));
     }
   }
 }
@@ -73,12 +71,12 @@ TEST(Layout, NhwcToNchwFollowsTheIndexFormula) {
 TEST(Layout, BadInputNamesTheArgument) {
   Context ctx(Device::cpu());
   Tensor x = Tensor::empty(Shape{2, 3, 4, 5}, DType::f32, ctx);
-  expect_error_naming([&] { nchw_to_nhwc(ctx, Tensor::empty(Shape{3, 4, 5}, DType::f32, ctx), x); }, "'x'");
-  expect_error_naming([&] { nchw_to_nhwc(ctx, x, Tensor::empty(Shape{2, 3, 4, 5}, DType::f32, ctx)); }, "'out'");
-  expect_error_naming([&] { nchw_to_nhwc(ctx, x, Tensor::empty(Shape{2, 4, 5, 3}, DType::f64, ctx)); }, "'out'");
-  expect_error_naming([&] { nhwc_to_nchw(ctx, x, Tensor::empty(Shape{2, 3, 4, 5}, DType::f32, ctx)); }, "'out'");
-  expect_error_naming([&] { nhwc_to_nchw(ctx, x, Tensor()); }, "'out'");
-  expect_error_naming([&] { nhwc_to_nchw(ctx, Tensor(), x); }, "'x'");
+  EXPECT_ERROR_MENTIONS("'x'", nchw_to_nhwc(ctx, Tensor::empty(Shape{3, 4, 5}, DType::f32, ctx), x));
+  EXPECT_ERROR_MENTIONS("'out'", nchw_to_nhwc(ctx, x, Tensor::empty(Shape{2, 3, 4, 5}, DType::f32, ctx)));
+  EXPECT_ERROR_MENTIONS("'out'", nchw_to_nhwc(ctx, x, Tensor::empty(Shape{2, 4, 5, 3}, DType::f64, ctx)));
+  EXPECT_ERROR_MENTIONS("'out'", nhwc_to_nchw(ctx, x, Tensor::empty(Shape{2, 3, 4, 5}, DType::f32, ctx)));
+  EXPECT_ERROR_MENTIONS("'out'", nhwc_to_nchw(ctx, x, Tensor()));
+  EXPECT_ERROR_MENTIONS("'x'", nhwc_to_nchw(ctx, Tensor(), x));
 }
 
 }  // namespace

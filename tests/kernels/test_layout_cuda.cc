@@ -6,13 +6,13 @@
 #include <vector>
 
 #include "kernels/layout.h"
-#include "tests/kernels/train_ops_test_util.h"
+#include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
 
 namespace baton::kernels {
 namespace {
 
-using testing::host_bytes;
+using testing::bytes_of;
 
 // Read as [N, C, H, W] by nchw_to_nhwc and as [N, H, W, C] by nhwc_to_nchw.
 const Shape kShapes[] =
@@ -26,11 +26,9 @@ const Shape kShapes[] =
 Shape nhwc_of(const Shape& nchw) { return Shape{nchw[0], nchw[2], nchw[3], nchw[1]}; }
 Shape nchw_of(const Shape& nhwc) { return Shape{nhwc[0], nhwc[3], nhwc[1], nhwc[2]}; }
 
-TEST(LayoutCuda, MatchesCpuForEveryDtype) {
-  BATON_REQUIRE_GPU();
-  Context cpu(Device::cpu());
-  Context gpu(Device::cuda(0));
-  const Stream& gs = gpu.stream();
+class LayoutCuda : public testing::CudaOpTest {};
+
+TEST_F(LayoutCuda, MatchesCpuForEveryDtype) {
   uint64_t seed = 1;
   for (const Shape& shape : kShapes) {
     for (DType dtype : kAllDTypes) {
@@ -38,25 +36,25 @@ TEST(LayoutCuda, MatchesCpuForEveryDtype) {
       ++seed;
       const double low = dtype == DType::u8 ? 0.0 : -100.0;  // u8 holds no negative values
       Tensor x_c = testing::random_tensor(shape, dtype, cpu.stream(), seed, low, 100.0);
-      Tensor x_g = testing::random_tensor(shape, dtype, gs, seed, low, 100.0);
+      Tensor x_g = testing::random_tensor(shape, dtype, gs(), seed, low, 100.0);
 
       // Runs op on both devices into poisoned outputs of out_shape; returns the GPU output.
       auto compare = [&](void (*op)(Context&, const Tensor&, const Tensor&), const Shape& out_shape, const char* what) {
-        Tensor out_c = Tensor::empty(out_shape, dtype, cpu), out_g = Tensor::empty(out_shape, dtype, gpu);
+        Tensor out_c = Tensor::empty(out_shape, dtype, cpu), out_g = Tensor::empty(out_shape, dtype, *gpu);
         testing::poison(out_c, cpu.stream());
-        testing::poison(out_g, gs);
+        testing::poison(out_g, gs());
         op(cpu, x_c, out_c);
-        op(gpu, x_g, out_g);
-        EXPECT_EQ(host_bytes(out_g, gs), host_bytes(out_c, gs)) << what;
+        op(*gpu, x_g, out_g);
+        EXPECT_EQ(bytes_of(out_g, gs()), bytes_of(out_c, gs())) << what;
         return out_g;
       };
       const Tensor nhwc_g = compare(nchw_to_nhwc, nhwc_of(shape), "nchw_to_nhwc");
       compare(nhwc_to_nchw, nchw_of(shape), "nhwc_to_nchw");
 
-      Tensor back_g = Tensor::empty(shape, dtype, gpu);
-      testing::poison(back_g, gs);
-      nhwc_to_nchw(gpu, nhwc_g, back_g);
-      EXPECT_EQ(host_bytes(back_g, gs), host_bytes(x_c, gs)) << "round trip";
+      Tensor back_g = Tensor::empty(shape, dtype, *gpu);
+      testing::poison(back_g, gs());
+      nhwc_to_nchw(*gpu, nhwc_g, back_g);
+      EXPECT_EQ(bytes_of(back_g, gs()), bytes_of(x_c, gs())) << "round trip";
     }
   }
 }

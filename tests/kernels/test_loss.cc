@@ -10,15 +10,13 @@
 #include <vector>
 
 #include "kernels/loss.h"
-#include "tests/kernels/train_ops_test_util.h"
 #include "tests/support/test_support.h"
 
 namespace baton::kernels {
 namespace {
 
-using testing::expect_error_naming;
+using testing::kFloatingDTypes;
 
-constexpr DType kFloatingDTypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16};
 constexpr DType kLabelDTypes[] = {DType::i32, DType::i64};
 
 DType loss_dtype(DType logits) { return logits == DType::f64 ? DType::f64 : DType::f32; }
@@ -28,10 +26,8 @@ struct Forward {
   Tensor loss, probs;
 };
 Forward run_forward(Context& ctx, const Tensor& logits, const Tensor& labels, double eps) {
-  Forward f{Tensor::empty(Shape{}, loss_dtype(logits.dtype()), ctx),
-            Tensor::empty(logits.shape(), logits.dtype(), ctx)};
-  testing::poison(f.loss, ctx.stream());
-  testing::poison(f.probs, ctx.stream());
+  Forward f{testing::poisoned(Shape{}, loss_dtype(logits.dtype()), ctx.stream()),
+            testing::poisoned(logits.shape(), logits.dtype(), ctx.stream())};
   softmax_cross_entropy_forward(ctx, logits, labels, eps, f.loss, f.probs);
   return f;
 }
@@ -254,81 +250,49 @@ TEST(LossOps, BadInputNamesTheArgument) {
   for (double bad : {-1.0, 4.0}) {
     Tensor bad_labels = testing::from_doubles({0, bad, 1}, Shape{3}, DType::i32, s);
     testing::poison(probs, s);
-    expect_error_naming(
-        [&] { softmax_cross_entropy_forward(ctx, logits, bad_labels, 0.0, loss, probs); },
-        "'labels' has 1 value(s) outside [0, 4), the first is " + std::to_string(int(bad)) + " at row 1");
+    EXPECT_ERROR_MENTIONS(
+        "'labels' has 1 value(s) outside [0, 4), the first is " + std::to_string(int(bad)) + " at row 1",
+        softmax_cross_entropy_forward(ctx, logits, bad_labels, 0.0, loss, probs));
     for (double v : testing::to_doubles(probs, s)) EXPECT_TRUE(std::isnan(v)) << "an output was written";
-    expect_error_naming([&] { softmax_cross_entropy_backward(ctx, probs, bad_labels, 0.0, 1.0, probs); }, "'labels'");
-    expect_error_naming([&] { topk_correct(ctx, logits, bad_labels, 1, count); }, "'labels'");
+    EXPECT_ERROR_MENTIONS("'labels'", softmax_cross_entropy_backward(ctx, probs, bad_labels, 0.0, 1.0, probs));
+    EXPECT_ERROR_MENTIONS("'labels'", topk_correct(ctx, logits, bad_labels, 1, count));
   }
-  expect_error_naming(
-      [&] {
-        softmax_cross_entropy_forward(ctx, logits, testing::from_doubles({0, 1}, Shape{2}, DType::i64, s), 0.0, loss,
-                                      probs);
-      },
-      "'labels'");
-  expect_error_naming(
-      [&] {
-        softmax_cross_entropy_forward(ctx, logits, testing::from_doubles({0, 1, 2}, Shape{3}, DType::f32, s), 0.0, loss,
-                                      probs);
-      },
-      "'labels'");
-  expect_error_naming([&] { softmax_cross_entropy_forward(ctx, logits.reshape(Shape{12}), labels, 0.0, loss, probs); },
-                      "'logits'");
-  expect_error_naming(
-      [&] {
-        softmax_cross_entropy_forward(ctx, testing::random_tensor(Shape{3, 4}, DType::i32, s, 1), labels, 0.0, loss,
-                                      probs);
-      },
-      "'logits'");
-  expect_error_naming(
-      [&] {
-        softmax_cross_entropy_forward(ctx, logits, labels, 0.0, loss, Tensor::empty(Shape{3, 5}, DType::f32, ctx));
-      },
-      "'probs_out'");
-  expect_error_naming(
-      [&] {
-        softmax_cross_entropy_forward(ctx, logits, labels, 0.0, loss, Tensor::empty(Shape{3, 4}, DType::f64, ctx));
-      },
-      "'probs_out'");
-  expect_error_naming(
-      [&] { softmax_cross_entropy_forward(ctx, logits, labels, 0.0, Tensor::empty(Shape{}, DType::f64, ctx), probs); },
-      "'loss_out'");
-  expect_error_naming(
-      [&] { softmax_cross_entropy_forward(ctx, logits, labels, 0.0, Tensor::empty(Shape{1}, DType::f32, ctx), probs); },
-      "'loss_out'");
-  expect_error_naming([&] { softmax_cross_entropy_forward(ctx, logits, labels, 1.5, loss, probs); },
-                      "'label_smoothing'");
-  expect_error_naming([&] { softmax_cross_entropy_forward(ctx, logits, labels, NAN, loss, probs); },
-                      "'label_smoothing'");
-  expect_error_naming([&] { softmax_cross_entropy_forward(ctx, logits, Tensor(), 0.0, loss, probs); }, "'labels'");
-  expect_error_naming(
-      [&] {
-        softmax_cross_entropy_forward(
-            ctx, testing::random_tensor(Shape{3, 4}, DType::f32, ctx.stream(), 1).to(Device::cpu(1), s), labels, 0.0,
-            loss, probs);
-      },
-      "'logits'");
-  expect_error_naming([&] { softmax_cross_entropy_backward(ctx, probs, labels, 0.0, INFINITY, probs); },
-                      "'grad_scale'");
-  expect_error_naming([&] { softmax_cross_entropy_backward(ctx, probs, labels, -0.1, 1.0, probs); },
-                      "'label_smoothing'");
-  expect_error_naming(
-      [&] {
-        softmax_cross_entropy_backward(ctx, probs, labels, 0.0, 1.0, Tensor::empty(Shape{4, 3}, DType::f32, ctx));
-      },
-      "'dlogits'");
-  expect_error_naming([&] { topk_correct(ctx, logits, labels, 0, count); }, "'k'");
-  expect_error_naming([&] { topk_correct(ctx, logits, labels, 5, count); }, "'k'");
-  expect_error_naming([&] { topk_correct(ctx, logits, labels, 1, Tensor::empty(Shape{}, DType::i32, ctx)); },
-                      "'count_out'");
-  expect_error_naming(
-      [&] {
-        softmax_cross_entropy_forward(ctx, Tensor::empty(Shape{0, 4}, DType::f32, ctx),
-                                      Tensor::empty(Shape{0}, DType::i64, ctx), 0.0, loss,
-                                      Tensor::empty(Shape{0, 4}, DType::f32, ctx));
-      },
-      "'logits'");
+  EXPECT_ERROR_MENTIONS(
+      "'labels'", softmax_cross_entropy_forward(ctx, logits, testing::from_doubles({0, 1}, Shape{2}, DType::i64, s),
+                                                0.0, loss, probs));
+  EXPECT_ERROR_MENTIONS(
+      "'labels'", softmax_cross_entropy_forward(ctx, logits, testing::from_doubles({0, 1, 2}, Shape{3}, DType::f32, s),
+                                                0.0, loss, probs));
+  EXPECT_ERROR_MENTIONS("'logits'",
+                        softmax_cross_entropy_forward(ctx, logits.reshape(Shape{12}), labels, 0.0, loss, probs));
+  EXPECT_ERROR_MENTIONS(
+      "'logits'", softmax_cross_entropy_forward(ctx, testing::random_tensor(Shape{3, 4}, DType::i32, s, 1), labels, 0.0,
+                                                loss, probs));
+  EXPECT_ERROR_MENTIONS("'probs_out'", softmax_cross_entropy_forward(ctx, logits, labels, 0.0, loss,
+                                                                     Tensor::empty(Shape{3, 5}, DType::f32, ctx)));
+  EXPECT_ERROR_MENTIONS("'probs_out'", softmax_cross_entropy_forward(ctx, logits, labels, 0.0, loss,
+                                                                     Tensor::empty(Shape{3, 4}, DType::f64, ctx)));
+  EXPECT_ERROR_MENTIONS("'loss_out'", softmax_cross_entropy_forward(ctx, logits, labels, 0.0,
+                                                                    Tensor::empty(Shape{}, DType::f64, ctx), probs));
+  EXPECT_ERROR_MENTIONS("'loss_out'", softmax_cross_entropy_forward(ctx, logits, labels, 0.0,
+                                                                    Tensor::empty(Shape{1}, DType::f32, ctx), probs));
+  EXPECT_ERROR_MENTIONS("'label_smoothing'", softmax_cross_entropy_forward(ctx, logits, labels, 1.5, loss, probs));
+  EXPECT_ERROR_MENTIONS("'label_smoothing'", softmax_cross_entropy_forward(ctx, logits, labels, NAN, loss, probs));
+  EXPECT_ERROR_MENTIONS("'labels'", softmax_cross_entropy_forward(ctx, logits, Tensor(), 0.0, loss, probs));
+  EXPECT_ERROR_MENTIONS("'logits'",
+                        softmax_cross_entropy_forward(
+                            ctx, testing::random_tensor(Shape{3, 4}, DType::f32, ctx.stream(), 1).to(Device::cpu(1), s),
+                            labels, 0.0, loss, probs));
+  EXPECT_ERROR_MENTIONS("'grad_scale'", softmax_cross_entropy_backward(ctx, probs, labels, 0.0, INFINITY, probs));
+  EXPECT_ERROR_MENTIONS("'label_smoothing'", softmax_cross_entropy_backward(ctx, probs, labels, -0.1, 1.0, probs));
+  EXPECT_ERROR_MENTIONS("'dlogits'", softmax_cross_entropy_backward(ctx, probs, labels, 0.0, 1.0,
+                                                                    Tensor::empty(Shape{4, 3}, DType::f32, ctx)));
+  EXPECT_ERROR_MENTIONS("'k'", topk_correct(ctx, logits, labels, 0, count));
+  EXPECT_ERROR_MENTIONS("'k'", topk_correct(ctx, logits, labels, 5, count));
+  EXPECT_ERROR_MENTIONS("'count_out'", topk_correct(ctx, logits, labels, 1, Tensor::empty(Shape{}, DType::i32, ctx)));
+  EXPECT_ERROR_MENTIONS("'logits'", softmax_cross_entropy_forward(ctx, Tensor::empty(Shape{0, 4}, DType::f32, ctx),
+                                                                  Tensor::empty(Shape{0}, DType::i64, ctx), 0.0, loss,
+                                                                  Tensor::empty(Shape{0, 4}, DType::f32, ctx)));
 }
 
 }  // namespace

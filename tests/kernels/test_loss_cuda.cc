@@ -8,15 +8,15 @@
 #include <vector>
 
 #include "kernels/loss.h"
-#include "tests/kernels/train_ops_test_util.h"
+#include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
 
 namespace baton::kernels {
 namespace {
 
-using testing::host_bytes;
+using testing::bytes_of;
+using testing::kFloatingDTypes;
 
-constexpr DType kFloatingDTypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16};
 constexpr DType kLabelDTypes[] = {DType::i32, DType::i64};
 
 struct RowsClasses {
@@ -39,18 +39,9 @@ Tensor labels_on(const Stream& s, RowsClasses shape, DType dtype, uint64_t seed)
   return testing::from_doubles(y, Shape{shape.rows}, dtype, s);
 }
 
-// `values` copied into a buffer that starts one element past a 16-byte boundary.
-Tensor unaligned_copy(const Tensor& values, const Stream& s) {
-  Tensor t = testing::unaligned_empty(values.shape(), values.dtype(), s);
-  t.copy_from(values, s);
-  return t;
-}
+class LossCuda : public testing::CudaOpTest {};
 
-TEST(LossCuda, ForwardMatchesCpu) {
-  BATON_REQUIRE_GPU();
-  Context cpu(Device::cpu());
-  Context gpu(Device::cuda(0));
-  const Stream& gs = gpu.stream();
+TEST_F(LossCuda, ForwardMatchesCpu) {
   uint64_t seed = 1;
   for (const RowsClasses& shape : kShapes) {
     for (DType dtype : kFloatingDTypes) {
@@ -61,49 +52,42 @@ TEST(LossCuda, ForwardMatchesCpu) {
         ++seed;
         const Shape logits_shape{shape.rows, shape.classes};
         Tensor logits_c = testing::random_tensor(logits_shape, dtype, cpu.stream(), seed, -4.0, 4.0);
-        Tensor logits_g = testing::random_tensor(logits_shape, dtype, gs, seed, -4.0, 4.0);
+        Tensor logits_g = testing::random_tensor(logits_shape, dtype, gs(), seed, -4.0, 4.0);
         Tensor labels_c = labels_on(cpu.stream(), shape, label_dtype, seed + 1000);
-        Tensor labels_g = labels_on(gs, shape, label_dtype, seed + 1000);
+        Tensor labels_g = labels_on(gs(), shape, label_dtype, seed + 1000);
         Tensor loss_c = Tensor::empty(Shape{}, loss_dtype(dtype), cpu),
-               loss_g = Tensor::empty(Shape{}, loss_dtype(dtype), gpu);
-        Tensor probs_c = Tensor::empty(logits_shape, dtype, cpu), probs_g = Tensor::empty(logits_shape, dtype, gpu);
+               loss_g = Tensor::empty(Shape{}, loss_dtype(dtype), *gpu);
+        Tensor probs_c = Tensor::empty(logits_shape, dtype, cpu), probs_g = Tensor::empty(logits_shape, dtype, *gpu);
         testing::poison(loss_c, cpu.stream());
         testing::poison(probs_c, cpu.stream());
-        testing::poison(loss_g, gs);
-        testing::poison(probs_g, gs);
+        testing::poison(loss_g, gs());
+        testing::poison(probs_g, gs());
         softmax_cross_entropy_forward(cpu, logits_c, labels_c, eps, loss_c, probs_c);
-        softmax_cross_entropy_forward(gpu, logits_g, labels_g, eps, loss_g, probs_g);
+        softmax_cross_entropy_forward(*gpu, logits_g, labels_g, eps, loss_g, probs_g);
         const double tol = loss_tolerance(dtype);
-        EXPECT_TRUE(testing::tensors_close(loss_g, loss_c, gs, tol, tol));
-        EXPECT_TRUE(testing::tensors_close(probs_g, probs_c, gs));
+        EXPECT_TRUE(testing::tensors_close(loss_g, loss_c, gs(), tol, tol));
+        EXPECT_TRUE(testing::tensors_close(probs_g, probs_c, gs()));
       }
     }
   }
 }
 
-TEST(LossCuda, ForwardIsDeterministic) {
-  BATON_REQUIRE_GPU();
-  Context gpu(Device::cuda(0));
-  const Stream& gs = gpu.stream();
+TEST_F(LossCuda, ForwardIsDeterministic) {
   for (const RowsClasses& shape : {RowsClasses{1141, 919}, RowsClasses{7, 149797}}) {
     const Shape logits_shape{shape.rows, shape.classes};
-    Tensor logits = testing::random_tensor(logits_shape, DType::f32, gs, 5, -4.0, 4.0);
-    Tensor labels = labels_on(gs, shape, DType::i64, 6);
-    Tensor loss_a = Tensor::empty(Shape{}, DType::f32, gpu), loss_b = Tensor::empty(Shape{}, DType::f32, gpu);
-    Tensor probs_a = Tensor::empty(logits_shape, DType::f32, gpu),
-           probs_b = Tensor::empty(logits_shape, DType::f32, gpu);
-    softmax_cross_entropy_forward(gpu, logits, labels, 0.1, loss_a, probs_a);
-    softmax_cross_entropy_forward(gpu, logits, labels, 0.1, loss_b, probs_b);
-    EXPECT_EQ(host_bytes(loss_a, gs), host_bytes(loss_b, gs)) << shape.rows << " x " << shape.classes;
-    EXPECT_EQ(host_bytes(probs_a, gs), host_bytes(probs_b, gs)) << shape.rows << " x " << shape.classes;
+    Tensor logits = testing::random_tensor(logits_shape, DType::f32, gs(), 5, -4.0, 4.0);
+    Tensor labels = labels_on(gs(), shape, DType::i64, 6);
+    Tensor loss_a = Tensor::empty(Shape{}, DType::f32, *gpu), loss_b = Tensor::empty(Shape{}, DType::f32, *gpu);
+    Tensor probs_a = Tensor::empty(logits_shape, DType::f32, *gpu),
+           probs_b = Tensor::empty(logits_shape, DType::f32, *gpu);
+    softmax_cross_entropy_forward(*gpu, logits, labels, 0.1, loss_a, probs_a);
+    softmax_cross_entropy_forward(*gpu, logits, labels, 0.1, loss_b, probs_b);
+    EXPECT_EQ(bytes_of(loss_a, gs()), bytes_of(loss_b, gs())) << shape.rows << " x " << shape.classes;
+    EXPECT_EQ(bytes_of(probs_a, gs()), bytes_of(probs_b, gs())) << shape.rows << " x " << shape.classes;
   }
 }
 
-TEST(LossCuda, BackwardMatchesCpuAlignedAndUnaligned) {
-  BATON_REQUIRE_GPU();
-  Context cpu(Device::cpu());
-  Context gpu(Device::cuda(0));
-  const Stream& gs = gpu.stream();
+TEST_F(LossCuda, BackwardMatchesCpuAlignedAndUnaligned) {
   uint64_t seed = 100;
   for (const RowsClasses& shape : kShapes) {
     for (DType dtype : kFloatingDTypes) {
@@ -115,31 +99,26 @@ TEST(LossCuda, BackwardMatchesCpuAlignedAndUnaligned) {
           ++seed;
           const Shape probs_shape{shape.rows, shape.classes};
           Tensor probs_c = testing::random_tensor(probs_shape, dtype, cpu.stream(), seed, 0.0, 1.0);
-          Tensor probs_g = testing::random_tensor(probs_shape, dtype, gs, seed, 0.0, 1.0);
+          Tensor probs_g = testing::random_tensor(probs_shape, dtype, gs(), seed, 0.0, 1.0);
           Tensor labels_c = labels_on(cpu.stream(), shape, label_dtype, seed + 1000);
-          Tensor labels_g = labels_on(gs, shape, label_dtype, seed + 1000);
+          Tensor labels_g = labels_on(gs(), shape, label_dtype, seed + 1000);
           Tensor dlogits_c = Tensor::empty(probs_shape, dtype, cpu);
-          Tensor dlogits_g =
-              unaligned ? testing::unaligned_empty(probs_shape, dtype, gs) : Tensor::empty(probs_shape, dtype, gpu);
-          if (unaligned) probs_g = unaligned_copy(probs_g, gs);
+          // Unaligned: probs and dlogits start one element past a 16-byte boundary.
+          const Tensor dlogits_g = testing::poisoned(probs_shape, dtype, gs(), unaligned);
+          if (unaligned) probs_g = testing::copy_to(probs_g, gs(), true);
           testing::poison(dlogits_c, cpu.stream());
-          testing::poison(dlogits_g, gs);
           // grad_scale = 3 N makes the gradients O(1), so the tolerance is relative to them at every N.
           const double grad_scale = 3.0 * static_cast<double>(shape.rows);
           softmax_cross_entropy_backward(cpu, probs_c, labels_c, 0.1, grad_scale, dlogits_c);
-          softmax_cross_entropy_backward(gpu, probs_g, labels_g, 0.1, grad_scale, dlogits_g);
-          EXPECT_TRUE(testing::tensors_close(dlogits_g, dlogits_c, gs));
+          softmax_cross_entropy_backward(*gpu, probs_g, labels_g, 0.1, grad_scale, dlogits_g);
+          EXPECT_TRUE(testing::tensors_close(dlogits_g, dlogits_c, gs()));
         }
       }
     }
   }
 }
 
-TEST(LossCuda, TopkCorrectMatchesCpu) {
-  BATON_REQUIRE_GPU();
-  Context cpu(Device::cpu());
-  Context gpu(Device::cuda(0));
-  const Stream& gs = gpu.stream();
+TEST_F(LossCuda, TopkCorrectMatchesCpu) {
   uint64_t seed = 200;
   for (const RowsClasses& shape : kShapes) {
     for (DType dtype : kFloatingDTypes) {
@@ -148,20 +127,20 @@ TEST(LossCuda, TopkCorrectMatchesCpu) {
       // Integer logits in [-4, 4): many ties with the label's logit.
       const std::vector<double> x = testing::random_values(logits_shape.numel(), DType::i64, seed, -4.0, 4.0);
       Tensor logits_c = testing::from_doubles(x, logits_shape, dtype, cpu.stream());
-      Tensor logits_g = testing::from_doubles(x, logits_shape, dtype, gs);
+      Tensor logits_g = testing::from_doubles(x, logits_shape, dtype, gs());
       const DType label_dtype = seed % 2 == 0 ? DType::i32 : DType::i64;
       Tensor labels_c = labels_on(cpu.stream(), shape, label_dtype, seed + 1000);
-      Tensor labels_g = labels_on(gs, shape, label_dtype, seed + 1000);
+      Tensor labels_g = labels_on(gs(), shape, label_dtype, seed + 1000);
       for (int64_t k : {int64_t{1}, std::min<int64_t>(5, shape.classes), shape.classes}) {
         SCOPED_TRACE(::testing::Message()
                      << "[" << shape.rows << ", " << shape.classes << "] " << dtype_name(dtype) << " k " << k);
-        Tensor count_c = Tensor::empty(Shape{}, DType::i64, cpu), count_g = Tensor::empty(Shape{}, DType::i64, gpu);
+        Tensor count_c = Tensor::empty(Shape{}, DType::i64, cpu), count_g = Tensor::empty(Shape{}, DType::i64, *gpu);
         testing::poison(count_c, cpu.stream());
-        testing::poison(count_g, gs);
+        testing::poison(count_g, gs());
         topk_correct(cpu, logits_c, labels_c, static_cast<int>(k), count_c);
-        topk_correct(gpu, logits_g, labels_g, static_cast<int>(k), count_g);
+        topk_correct(*gpu, logits_g, labels_g, static_cast<int>(k), count_g);
         const int64_t expected = count_c.to_vector<int64_t>(cpu.stream())[0];
-        EXPECT_EQ(count_g.to_vector<int64_t>(gs)[0], expected);
+        EXPECT_EQ(count_g.to_vector<int64_t>(gs())[0], expected);
         if (k == shape.classes) {
           EXPECT_EQ(expected, shape.rows);  // every label is within the top C
         }
@@ -170,33 +149,30 @@ TEST(LossCuda, TopkCorrectMatchesCpu) {
   }
 }
 
-TEST(LossCuda, BadLabelsAreReportedBeforeAnyOutputIsWritten) {
-  BATON_REQUIRE_GPU();
-  Context gpu(Device::cuda(0));
-  const Stream& gs = gpu.stream();
+TEST_F(LossCuda, BadLabelsAreReportedBeforeAnyOutputIsWritten) {
   const int64_t rows = 1000, classes = 10;
-  Tensor logits = testing::random_tensor(Shape{rows, classes}, DType::f32, gs, 7);
+  Tensor logits = testing::random_tensor(Shape{rows, classes}, DType::f32, gs(), 7);
   std::vector<double> y(rows, 3.0);
   y[617] = 10;  // the first bad label
   y[900] = -1;
-  Tensor labels = testing::from_doubles(y, Shape{rows}, DType::i64, gs);
-  Tensor loss = Tensor::empty(Shape{}, DType::f32, gpu);
-  Tensor probs = Tensor::empty(Shape{rows, classes}, DType::f32, gpu);
-  testing::poison(loss, gs);
-  testing::poison(probs, gs);
-  testing::expect_error_naming([&] { softmax_cross_entropy_forward(gpu, logits, labels, 0.0, loss, probs); },
-                               "'labels' has 2 value(s) outside [0, 10), the first is 10 at row 617");
-  for (double v : testing::to_doubles(probs, gs)) ASSERT_TRUE(std::isnan(v)) << "an output was written";
-  testing::expect_error_naming([&] { softmax_cross_entropy_backward(gpu, probs, labels, 0.0, 1.0, probs); },
-                               "'labels'");
-  Tensor count = Tensor::empty(Shape{}, DType::i64, gpu);
-  testing::expect_error_naming([&] { topk_correct(gpu, logits, labels, 1, count); }, "'labels'");
+  Tensor labels = testing::from_doubles(y, Shape{rows}, DType::i64, gs());
+  Tensor loss = Tensor::empty(Shape{}, DType::f32, *gpu);
+  Tensor probs = Tensor::empty(Shape{rows, classes}, DType::f32, *gpu);
+  testing::poison(loss, gs());
+  testing::poison(probs, gs());
+  EXPECT_ERROR_MENTIONS("'labels' has 2 value(s) outside [0, 10), the first is 10 at row 617",
+                        softmax_cross_entropy_forward(*gpu, logits, labels, 0.0, loss, probs));
+  for (double v : testing::to_doubles(probs, gs())) ASSERT_TRUE(std::isnan(v)) << "an output was written";
+  EXPECT_ERROR_MENTIONS("'labels'", softmax_cross_entropy_backward(*gpu, probs, labels, 0.0, 1.0, probs));
+  Tensor count = Tensor::empty(Shape{}, DType::i64, *gpu);
+  EXPECT_ERROR_MENTIONS("'labels'", topk_correct(*gpu, logits, labels, 1, count));
 
   // The context still works.
   y[617] = 0;
   y[900] = 9;
-  softmax_cross_entropy_forward(gpu, logits, testing::from_doubles(y, Shape{rows}, DType::i32, gs), 0.0, loss, probs);
-  EXPECT_TRUE(std::isfinite(testing::to_doubles(loss, gs)[0]));
+  softmax_cross_entropy_forward(*gpu, logits, testing::from_doubles(y, Shape{rows}, DType::i32, gs()), 0.0, loss,
+                                probs);
+  EXPECT_TRUE(std::isfinite(testing::to_doubles(loss, gs())[0]));
 }
 
 }  // namespace

@@ -7,13 +7,10 @@
 #include <vector>
 
 #include "kernels/optimizer.h"
-#include "tests/kernels/train_ops_test_util.h"
 #include "tests/support/test_support.h"
 
 namespace baton::kernels {
 namespace {
-
-using testing::expect_error_naming;
 
 constexpr int kSteps = 5;
 const Shape kShape{3, 5, 7};  // any rank: a flat buffer of 105 elements
@@ -138,47 +135,36 @@ TEST(OptimizerOps, BadInputNamesTheArgument) {
   Tensor v = testing::random_tensor(kShape, DType::f32, s, 5, 0.0, 1.0);
   const std::vector<double> before = testing::to_doubles(params, s);
 
-  expect_error_naming(
-      [&] { sgd_step(ctx, params, testing::random_tensor(Shape{105}, DType::f32, s, 6), buf, {.lr = 1}); }, "'grads'");
-  expect_error_naming([&] { sgd_step(ctx, params, testing::random_tensor(kShape, DType::f64, s, 6), buf, {.lr = 1}); },
-                      "'grads'");
-  expect_error_naming(
-      [&] {
-        sgd_step(ctx, testing::random_tensor(kShape, DType::f16, s, 6),
-                 testing::random_tensor(kShape, DType::f16, s, 7), Tensor(), {.lr = 1});
-      },
-      "'params'");
-  expect_error_naming([&] { sgd_step(ctx, params, grads, Tensor(), {.lr = 1, .momentum = 0.9}); }, "'momentum_buf'");
-  expect_error_naming(
-      [&] { sgd_step(ctx, params, grads, Tensor::empty(Shape{3}, DType::f32, ctx), {.lr = 1, .momentum = 0.9}); },
-      "'momentum_buf'");
-  expect_error_naming([&] { sgd_step(ctx, params, grads, buf, {.lr = -1}); }, "'lr'");
-  expect_error_naming([&] { sgd_step(ctx, params, grads, buf, {.lr = NAN}); }, "'lr'");
-  expect_error_naming([&] { sgd_step(ctx, params, grads, buf, {.lr = 1, .momentum = -0.5}); }, "'momentum'");
-  expect_error_naming([&] { sgd_step(ctx, params, grads, buf, {.lr = 1, .weight_decay = -1}); }, "'weight_decay'");
-  expect_error_naming([&] { sgd_step(ctx, params, grads, buf, {.lr = 1, .nesterov = true}); }, "'nesterov'");
-  expect_error_naming(
-      [&] { sgd_step(ctx, params, grads, buf, {.lr = 1, .momentum = 0.9, .dampening = 0.1, .nesterov = true}); },
-      "'nesterov'");
+  EXPECT_ERROR_MENTIONS("'grads'",
+                        sgd_step(ctx, params, testing::random_tensor(Shape{105}, DType::f32, s, 6), buf, {.lr = 1}));
+  EXPECT_ERROR_MENTIONS("'grads'",
+                        sgd_step(ctx, params, testing::random_tensor(kShape, DType::f64, s, 6), buf, {.lr = 1}));
+  EXPECT_ERROR_MENTIONS("'params'", sgd_step(ctx, testing::random_tensor(kShape, DType::f16, s, 6),
+                                             testing::random_tensor(kShape, DType::f16, s, 7), Tensor(), {.lr = 1}));
+  EXPECT_ERROR_MENTIONS("'momentum_buf'", sgd_step(ctx, params, grads, Tensor(), {.lr = 1, .momentum = 0.9}));
+  EXPECT_ERROR_MENTIONS("'momentum_buf'", sgd_step(ctx, params, grads, Tensor::empty(Shape{3}, DType::f32, ctx),
+                                                   {.lr = 1, .momentum = 0.9}));
+  EXPECT_ERROR_MENTIONS("'lr'", sgd_step(ctx, params, grads, buf, {.lr = -1}));
+  EXPECT_ERROR_MENTIONS("'lr'", sgd_step(ctx, params, grads, buf, {.lr = NAN}));
+  EXPECT_ERROR_MENTIONS("'momentum'", sgd_step(ctx, params, grads, buf, {.lr = 1, .momentum = -0.5}));
+  EXPECT_ERROR_MENTIONS("'weight_decay'", sgd_step(ctx, params, grads, buf, {.lr = 1, .weight_decay = -1}));
+  EXPECT_ERROR_MENTIONS("'nesterov'", sgd_step(ctx, params, grads, buf, {.lr = 1, .nesterov = true}));
+  EXPECT_ERROR_MENTIONS(
+      "'nesterov'", sgd_step(ctx, params, grads, buf, {.lr = 1, .momentum = 0.9, .dampening = 0.1, .nesterov = true}));
 
-  expect_error_naming([&] { adamw_step(ctx, params, grads, m, v, {.lr = 1e-3, .step = 0}); }, "'step'");
-  expect_error_naming([&] { adamw_step(ctx, params, grads, m, v, {.lr = -1e-3, .step = 1}); }, "'lr'");
-  expect_error_naming([&] { adamw_step(ctx, params, grads, m, v, {.lr = 1e-3, .beta1 = 1.0, .step = 1}); }, "'beta1'");
-  expect_error_naming([&] { adamw_step(ctx, params, grads, m, v, {.lr = 1e-3, .beta2 = -0.1, .step = 1}); }, "'beta2'");
-  expect_error_naming([&] { adamw_step(ctx, params, grads, m, v, {.lr = 1e-3, .eps = -1, .step = 1}); }, "'eps'");
-  expect_error_naming([&] { adamw_step(ctx, params, grads, m, v, {.lr = 1e-3, .weight_decay = -1, .step = 1}); },
-                      "'weight_decay'");
-  expect_error_naming(
-      [&] {
-        adamw_step(ctx, params, grads, testing::random_tensor(kShape, DType::f64, s, 8), v, {.lr = 1e-3, .step = 1});
-      },
-      "'exp_avg'");
-  expect_error_naming(
-      [&] {
-        adamw_step(ctx, params, grads, m, Tensor::empty(Shape{3, 5, 6}, DType::f32, ctx), {.lr = 1e-3, .step = 1});
-      },
-      "'exp_avg_sq'");
-  expect_error_naming([&] { adamw_step(ctx, params, grads, m, Tensor(), {.lr = 1e-3, .step = 1}); }, "'exp_avg_sq'");
+  EXPECT_ERROR_MENTIONS("'step'", adamw_step(ctx, params, grads, m, v, {.lr = 1e-3, .step = 0}));
+  EXPECT_ERROR_MENTIONS("'lr'", adamw_step(ctx, params, grads, m, v, {.lr = -1e-3, .step = 1}));
+  EXPECT_ERROR_MENTIONS("'beta1'", adamw_step(ctx, params, grads, m, v, {.lr = 1e-3, .beta1 = 1.0, .step = 1}));
+  EXPECT_ERROR_MENTIONS("'beta2'", adamw_step(ctx, params, grads, m, v, {.lr = 1e-3, .beta2 = -0.1, .step = 1}));
+  EXPECT_ERROR_MENTIONS("'eps'", adamw_step(ctx, params, grads, m, v, {.lr = 1e-3, .eps = -1, .step = 1}));
+  EXPECT_ERROR_MENTIONS("'weight_decay'",
+                        adamw_step(ctx, params, grads, m, v, {.lr = 1e-3, .weight_decay = -1, .step = 1}));
+  EXPECT_ERROR_MENTIONS("'exp_avg'", adamw_step(ctx, params, grads, testing::random_tensor(kShape, DType::f64, s, 8), v,
+                                                {.lr = 1e-3, .step = 1}));
+  EXPECT_ERROR_MENTIONS(
+      "'exp_avg_sq'",
+      adamw_step(ctx, params, grads, m, Tensor::empty(Shape{3, 5, 6}, DType::f32, ctx), {.lr = 1e-3, .step = 1}));
+  EXPECT_ERROR_MENTIONS("'exp_avg_sq'", adamw_step(ctx, params, grads, m, Tensor(), {.lr = 1e-3, .step = 1}));
   EXPECT_EQ(testing::to_doubles(params, s), before) << "a rejected step changed the parameters";
 }
 

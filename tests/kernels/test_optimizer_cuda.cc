@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "kernels/optimizer.h"
-#include "tests/kernels/train_ops_test_util.h"
+#include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
 
 namespace baton::kernels {
@@ -37,10 +37,7 @@ double tolerance(DType dtype) { return dtype == DType::f64 ? 1e-12 : 1e-5; }
 Tensor buffer(Context& ctx, int64_t n, DType dtype, bool unaligned, uint64_t seed, double low = -1.0,
               double high = 1.0) {
   Tensor values = testing::random_tensor(Shape{n}, dtype, ctx.stream(), seed, low, high);
-  if (!unaligned) return values;
-  Tensor t = testing::unaligned_empty(Shape{n}, dtype, ctx.stream());
-  t.copy_from(values, ctx.stream());
-  return t;
+  return unaligned ? testing::copy_to(values, ctx.stream(), true) : values;
 }
 
 // The same buffers on one device.
@@ -51,11 +48,9 @@ struct AdamWBuffers {
   Tensor params, exp_avg, exp_avg_sq;
 };
 
-TEST(OptimizerCuda, SgdMatchesCpu) {
-  BATON_REQUIRE_GPU();
-  Context cpu(Device::cpu());
-  Context gpu(Device::cuda(0));
-  const Stream& gs = gpu.stream();
+class OptimizerCuda : public testing::CudaOpTest {};
+
+TEST_F(OptimizerCuda, SgdMatchesCpu) {
   const SgdParams configs[] = {
       {.lr = 0.1},
       {.lr = 0.05, .momentum = 0.9, .dampening = 0.2, .weight_decay = 0.01},
@@ -70,25 +65,25 @@ TEST(OptimizerCuda, SgdMatchesCpu) {
           const bool state_unaligned = alignment == Alignment::all_unaligned;
           const bool has_momentum = config.momentum != 0;
           SgdBuffers c{buffer(cpu, n, dtype, false, 1), Tensor()};
-          SgdBuffers g{buffer(gpu, n, dtype, state_unaligned, 1), Tensor()};
+          SgdBuffers g{buffer(*gpu, n, dtype, state_unaligned, 1), Tensor()};
           if (has_momentum) {
             c.momentum_buf = buffer(cpu, n, dtype, false, 2);
-            g.momentum_buf = buffer(gpu, n, dtype, state_unaligned, 2);
+            g.momentum_buf = buffer(*gpu, n, dtype, state_unaligned, 2);
             testing::poison(c.momentum_buf, cpu.stream());  // the first step must not read it
-            testing::poison(g.momentum_buf, gs);
+            testing::poison(g.momentum_buf, gs());
           }
           for (int step = 0; step < kSteps; ++step) {
             SgdParams p = config;
             p.first_step = step == 0;
             const uint64_t grad_seed = 10 + static_cast<uint64_t>(step);
             sgd_step(cpu, c.params, buffer(cpu, n, dtype, false, grad_seed), c.momentum_buf, p);
-            sgd_step(gpu, g.params, buffer(gpu, n, dtype, alignment != Alignment::all_aligned, grad_seed),
+            sgd_step(*gpu, g.params, buffer(*gpu, n, dtype, alignment != Alignment::all_aligned, grad_seed),
                      g.momentum_buf, p);
           }
           const double tol = tolerance(dtype);
-          EXPECT_TRUE(testing::tensors_close(g.params, c.params, gs, tol, tol));
+          EXPECT_TRUE(testing::tensors_close(g.params, c.params, gs(), tol, tol));
           if (has_momentum) {
-            EXPECT_TRUE(testing::tensors_close(g.momentum_buf, c.momentum_buf, gs, tol, tol));
+            EXPECT_TRUE(testing::tensors_close(g.momentum_buf, c.momentum_buf, gs(), tol, tol));
           }
         }
       }
@@ -96,11 +91,7 @@ TEST(OptimizerCuda, SgdMatchesCpu) {
   }
 }
 
-TEST(OptimizerCuda, AdamWMatchesCpu) {
-  BATON_REQUIRE_GPU();
-  Context cpu(Device::cpu());
-  Context gpu(Device::cuda(0));
-  const Stream& gs = gpu.stream();
+TEST_F(OptimizerCuda, AdamWMatchesCpu) {
   const AdamWParams configs[] = {
       {.lr = 1e-3, .step = 1},
       {.lr = 3e-2, .beta1 = 0.5, .beta2 = 0.99, .eps = 1e-3, .weight_decay = 0.1, .step = 1},
@@ -115,36 +106,31 @@ TEST(OptimizerCuda, AdamWMatchesCpu) {
           // exp_avg starts at zero in training; any values test the formula as well, and exp_avg_sq >= 0.
           AdamWBuffers c{buffer(cpu, n, dtype, false, 1), buffer(cpu, n, dtype, false, 2),
                          buffer(cpu, n, dtype, false, 3, 0.0, 1.0)};
-          AdamWBuffers g{buffer(gpu, n, dtype, state_unaligned, 1), buffer(gpu, n, dtype, state_unaligned, 2),
-                         buffer(gpu, n, dtype, state_unaligned, 3, 0.0, 1.0)};
+          AdamWBuffers g{buffer(*gpu, n, dtype, state_unaligned, 1), buffer(*gpu, n, dtype, state_unaligned, 2),
+                         buffer(*gpu, n, dtype, state_unaligned, 3, 0.0, 1.0)};
           for (int step = 1; step <= kSteps; ++step) {
             AdamWParams p = config;
             p.step = step;
             const uint64_t grad_seed = 20 + static_cast<uint64_t>(step);
             adamw_step(cpu, c.params, buffer(cpu, n, dtype, false, grad_seed), c.exp_avg, c.exp_avg_sq, p);
-            adamw_step(gpu, g.params, buffer(gpu, n, dtype, alignment != Alignment::all_aligned, grad_seed), g.exp_avg,
-                       g.exp_avg_sq, p);
+            adamw_step(*gpu, g.params, buffer(*gpu, n, dtype, alignment != Alignment::all_aligned, grad_seed),
+                       g.exp_avg, g.exp_avg_sq, p);
           }
           const double tol = tolerance(dtype);
-          EXPECT_TRUE(testing::tensors_close(g.params, c.params, gs, tol, tol));
-          EXPECT_TRUE(testing::tensors_close(g.exp_avg, c.exp_avg, gs, tol, tol));
-          EXPECT_TRUE(testing::tensors_close(g.exp_avg_sq, c.exp_avg_sq, gs, tol, tol));
+          EXPECT_TRUE(testing::tensors_close(g.params, c.params, gs(), tol, tol));
+          EXPECT_TRUE(testing::tensors_close(g.exp_avg, c.exp_avg, gs(), tol, tol));
+          EXPECT_TRUE(testing::tensors_close(g.exp_avg_sq, c.exp_avg_sq, gs(), tol, tol));
         }
       }
     }
   }
 }
 
-TEST(OptimizerCuda, RejectsBadInputOnTheDevice) {
-  BATON_REQUIRE_GPU();
-  Context cpu(Device::cpu());
-  Context gpu(Device::cuda(0));
-  Tensor params = buffer(gpu, 8, DType::f32, false, 1);
-  Tensor grads = buffer(gpu, 8, DType::f32, false, 2);
-  testing::expect_error_naming(
-      [&] { sgd_step(gpu, params, buffer(cpu, 8, DType::f32, false, 2), Tensor(), {.lr = 1}); }, "'grads'");
-  testing::expect_error_naming([&] { sgd_step(gpu, params, grads, Tensor(), {.lr = 1, .momentum = 0.5}); },
-                               "'momentum_buf'");
+TEST_F(OptimizerCuda, RejectsBadInputOnTheDevice) {
+  Tensor params = buffer(*gpu, 8, DType::f32, false, 1);
+  Tensor grads = buffer(*gpu, 8, DType::f32, false, 2);
+  EXPECT_ERROR_MENTIONS("'grads'", sgd_step(*gpu, params, buffer(cpu, 8, DType::f32, false, 2), Tensor(), {.lr = 1}));
+  EXPECT_ERROR_MENTIONS("'momentum_buf'", sgd_step(*gpu, params, grads, Tensor(), {.lr = 1, .momentum = 0.5}));
 }
 
 }  // namespace

@@ -9,16 +9,13 @@
 
 #include "kernels/random.h"
 #include "runtime/core/philox.h"
-#include "tests/kernels/train_ops_test_util.h"
 #include "tests/support/test_support.h"
 
 namespace baton::kernels {
 namespace {
 
-using testing::expect_error_naming;
-using testing::host_bytes;
-
-constexpr DType kFloatingDTypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16};
+using testing::bytes_of;
+using testing::kFloatingDTypes;
 
 TEST(RandomFill, UniformIsPhiloxAtOffsetPlusIndex) {
   Context ctx(Device::cpu());
@@ -104,14 +101,14 @@ TEST(RandomFill, IsDeterministicAndDependsOnTheSeed) {
     Tensor a = Tensor::empty(Shape{17, 3}, dtype, ctx), b = Tensor::empty(Shape{17, 3}, dtype, ctx);
     normal(ctx, a, 5, 11);
     normal(ctx, b, 5, 11);
-    EXPECT_EQ(host_bytes(a, s), host_bytes(b, s)) << dtype_name(dtype);
+    EXPECT_EQ(bytes_of(a, s), bytes_of(b, s)) << dtype_name(dtype);
     normal(ctx, b, 6, 11);
-    EXPECT_NE(host_bytes(a, s), host_bytes(b, s)) << dtype_name(dtype);
+    EXPECT_NE(bytes_of(a, s), bytes_of(b, s)) << dtype_name(dtype);
     uniform(ctx, a, 5, 11);
     uniform(ctx, b, 5, 11);
-    EXPECT_EQ(host_bytes(a, s), host_bytes(b, s)) << dtype_name(dtype);
+    EXPECT_EQ(bytes_of(a, s), bytes_of(b, s)) << dtype_name(dtype);
     uniform(ctx, b, 5, 12);
-    EXPECT_NE(host_bytes(a, s), host_bytes(b, s)) << dtype_name(dtype);
+    EXPECT_NE(bytes_of(a, s), bytes_of(b, s)) << dtype_name(dtype);
   }
 }
 
@@ -126,12 +123,12 @@ TEST(RandomFill, ConsecutiveOffsetsContinueTheSequence) {
       uniform(ctx, whole, 77, 0);
       uniform(ctx, halves.slice(0, n), 77, 0);
       uniform(ctx, halves.slice(n, 2 * n), 77, static_cast<uint64_t>(n));
-      EXPECT_EQ(host_bytes(halves, s), host_bytes(whole, s));
+      EXPECT_EQ(bytes_of(halves, s), bytes_of(whole, s));
       testing::poison(halves, s);
       normal(ctx, whole, 77, 0);
       normal(ctx, halves.slice(0, n), 77, 0);
       normal(ctx, halves.slice(n, 2 * n), 77, static_cast<uint64_t>(n));
-      EXPECT_EQ(host_bytes(halves, s), host_bytes(whole, s));
+      EXPECT_EQ(bytes_of(halves, s), bytes_of(whole, s));
     }
   }
 }
@@ -148,19 +145,19 @@ TEST(RandomFill, FillsUpToTheLastStreamIndex) {
   for (int64_t i = 0; i < n; ++i) {
     EXPECT_EQ(u[i], philox::to_uniform_double(philox::uint32_at(3, offset + static_cast<uint64_t>(i)))) << i;
   }
-  expect_error_naming([&] { uniform(ctx, out, 3, offset + 1); }, "'offset'");
+  EXPECT_ERROR_MENTIONS("'offset'", uniform(ctx, out, 3, offset + 1));
 }
 
 TEST(RandomFill, BadInputNamesTheArgument) {
   Context ctx(Device::cpu());
   Tensor out = Tensor::empty(Shape{4}, DType::f32, ctx);
-  expect_error_naming([&] { uniform(ctx, Tensor::empty(Shape{4}, DType::i32, ctx), 1, 0); }, "'out'");
-  expect_error_naming([&] { normal(ctx, Tensor(), 1, 0); }, "'out'");
-  expect_error_naming([&] { uniform(ctx, out, 1, 0, 2.0, 1.0); }, "'high'");
-  expect_error_naming([&] { uniform(ctx, out, 1, 0, NAN, 1.0); }, "'low'");
-  expect_error_naming([&] { uniform(ctx, out, 1, 0, -1e308, 1e308); }, "'low' and 'high'");
-  expect_error_naming([&] { normal(ctx, out, 1, 0, 0.0, -1.0); }, "'stddev'");
-  expect_error_naming([&] { normal(ctx, out, 1, 0, INFINITY, 1.0); }, "'mean'");
+  EXPECT_ERROR_MENTIONS("'out'", uniform(ctx, Tensor::empty(Shape{4}, DType::i32, ctx), 1, 0));
+  EXPECT_ERROR_MENTIONS("'out'", normal(ctx, Tensor(), 1, 0));
+  EXPECT_ERROR_MENTIONS("'high'", uniform(ctx, out, 1, 0, 2.0, 1.0));
+  EXPECT_ERROR_MENTIONS("'low'", uniform(ctx, out, 1, 0, NAN, 1.0));
+  EXPECT_ERROR_MENTIONS("'low' and 'high'", uniform(ctx, out, 1, 0, -1e308, 1e308));
+  EXPECT_ERROR_MENTIONS("'stddev'", normal(ctx, out, 1, 0, 0.0, -1.0));
+  EXPECT_ERROR_MENTIONS("'mean'", normal(ctx, out, 1, 0, INFINITY, 1.0));
 }
 
 }  // namespace

@@ -11,15 +11,15 @@
 #include <vector>
 
 #include "kernels/random.h"
-#include "tests/kernels/train_ops_test_util.h"
+#include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
 
 namespace baton::kernels {
 namespace {
 
-using testing::host_bytes;
+using testing::bytes_of;
+using testing::kFloatingDTypes;
 
-constexpr DType kFloatingDTypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16};
 constexpr int64_t kSizes[] = {1, 7, 1023, (int64_t{1} << 20) + 3};
 constexpr uint64_t kOffsets[] = {0, 1, 2, 3, 6, (uint64_t{1} << 40) + 1};
 
@@ -35,7 +35,7 @@ uint64_t ulp_distance(uint64_t a, uint64_t b, size_t size) {
 // Elements that are not finite or whose values differ by more than `max_ulps`, with the first one.
 ::testing::AssertionResult within_ulps(const Tensor& actual, const Tensor& expected, const Stream& s,
                                        uint64_t max_ulps) {
-  const std::vector<uint8_t> a = host_bytes(actual, s), e = host_bytes(expected, s);
+  const std::vector<uint8_t> a = bytes_of(actual, s), e = bytes_of(expected, s);
   const std::vector<double> a_values = testing::to_doubles(actual, s), e_values = testing::to_doubles(expected, s);
   const size_t size = dtype_size(actual.dtype());
   int64_t failures = 0;
@@ -55,19 +55,9 @@ uint64_t ulp_distance(uint64_t a, uint64_t b, size_t size) {
                                        << " vs " << e_values[first];
 }
 
-// A poisoned output of n elements on ctx's device, starting one element past a 16-byte boundary when
-// `unaligned`.
-Tensor poisoned_output(Context& ctx, int64_t n, DType dtype, bool unaligned) {
-  Tensor t = unaligned ? testing::unaligned_empty(Shape{n}, dtype, ctx.stream()) : Tensor::empty(Shape{n}, dtype, ctx);
-  testing::poison(t, ctx.stream());
-  return t;
-}
+class RandomCuda : public testing::CudaOpTest {};
 
-TEST(RandomCuda, MatchesCpu) {
-  BATON_REQUIRE_GPU();
-  Context cpu(Device::cpu());
-  Context gpu(Device::cuda(0));
-  const Stream& gs = gpu.stream();
+TEST_F(RandomCuda, MatchesCpu) {
   for (int64_t n : kSizes) {
     for (uint64_t offset : kOffsets) {
       if (n > 1023 && offset != 0 && offset != 3) continue;  // the largest size at two offsets keeps it quick
@@ -76,35 +66,32 @@ TEST(RandomCuda, MatchesCpu) {
           SCOPED_TRACE(::testing::Message() << "n " << n << " offset " << offset << " " << dtype_name(dtype)
                                             << (unaligned ? " unaligned" : " aligned"));
           const uint64_t seed = 0x1234'5678'9abc'def0ull + static_cast<uint64_t>(n);
-          Tensor expected = poisoned_output(cpu, n, dtype, false);
-          Tensor actual = poisoned_output(gpu, n, dtype, unaligned);
+          Tensor expected = testing::poisoned(Shape{n}, dtype, cpu.stream());
+          Tensor actual = testing::poisoned(Shape{n}, dtype, gs(), unaligned);
           uniform(cpu, expected, seed, offset, -3.0, 5.0);
-          uniform(gpu, actual, seed, offset, -3.0, 5.0);
-          EXPECT_EQ(host_bytes(actual, gs), host_bytes(expected, gs)) << "uniform";
-          EXPECT_TRUE(testing::tensors_close(actual, expected, gs, 0.0, 0.0)) << "uniform (values, NaN-aware)";
+          uniform(*gpu, actual, seed, offset, -3.0, 5.0);
+          EXPECT_EQ(bytes_of(actual, gs()), bytes_of(expected, gs())) << "uniform";
+          EXPECT_TRUE(testing::tensors_close(actual, expected, gs(), 0.0, 0.0)) << "uniform (values, NaN-aware)";
 
-          testing::poison(actual, gs);
+          testing::poison(actual, gs());
           normal(cpu, expected, seed, offset, 0.5, 2.0);
-          normal(gpu, actual, seed, offset, 0.5, 2.0);
-          EXPECT_TRUE(within_ulps(actual, expected, gs, dtype == DType::f64 ? 16u : 1u)) << "normal";
+          normal(*gpu, actual, seed, offset, 0.5, 2.0);
+          EXPECT_TRUE(within_ulps(actual, expected, gs(), dtype == DType::f64 ? 16u : 1u)) << "normal";
         }
       }
     }
   }
 }
 
-TEST(RandomCuda, SplitFillsEqualOneFill) {
-  BATON_REQUIRE_GPU();
-  Context gpu(Device::cuda(0));
-  const Stream& gs = gpu.stream();
+TEST_F(RandomCuda, SplitFillsEqualOneFill) {
   const int64_t n = 1023;  // odd: the second half starts inside a Philox block
   for (DType dtype : kFloatingDTypes) {
-    Tensor whole = poisoned_output(gpu, 2 * n, dtype, false);
-    Tensor halves = poisoned_output(gpu, 2 * n, dtype, false);
-    normal(gpu, whole, 42, 0);
-    normal(gpu, halves.slice(0, n), 42, 0);
-    normal(gpu, halves.slice(n, 2 * n), 42, static_cast<uint64_t>(n));
-    EXPECT_EQ(host_bytes(halves, gs), host_bytes(whole, gs)) << dtype_name(dtype);
+    Tensor whole = testing::poisoned(Shape{2 * n}, dtype, gs());
+    Tensor halves = testing::poisoned(Shape{2 * n}, dtype, gs());
+    normal(*gpu, whole, 42, 0);
+    normal(*gpu, halves.slice(0, n), 42, 0);
+    normal(*gpu, halves.slice(n, 2 * n), 42, static_cast<uint64_t>(n));
+    EXPECT_EQ(bytes_of(halves, gs()), bytes_of(whole, gs())) << dtype_name(dtype);
   }
 }
 

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "kernels/reduce.h"
-#include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
 
 namespace baton::kernels {
@@ -54,8 +53,7 @@ class ReduceCpu : public ::testing::Test {
  protected:
   // reduction(x) into a poisoned [] tensor of the reduction dtype, as a double.
   double run(Reduction reduction, const Tensor& x) {
-    const Tensor out = Tensor::empty(Shape{}, reduction_dtype(x.dtype()), ctx);
-    testing::poison(out, ctx.stream());
+    const Tensor out = testing::poisoned(Shape{}, reduction_dtype(x.dtype()), ctx.stream());
     reduce(ctx, x, reduction, out);
     return testing::to_doubles(out, ctx.stream()).at(0);
   }

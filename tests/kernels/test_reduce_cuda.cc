@@ -43,13 +43,13 @@ class ReduceCuda : public testing::CudaOpTest {
  protected:
   // reduction(x) on x's device into a poisoned [] tensor.
   Tensor run(Context& ctx, Reduction reduction, const Tensor& x) {
-    const Tensor out = poisoned(ctx, Shape{}, reduction_dtype(x.dtype()));
+    const Tensor out = testing::poisoned(Shape{}, reduction_dtype(x.dtype()), ctx.stream());
     reduce(ctx, x, reduction, out);
     return out;
   }
   // channel_sum (y undefined) or channel_dot on x's device into a poisoned [C] tensor.
   Tensor run_channel(Context& ctx, const Tensor& x, const Tensor& y) {
-    const Tensor out = poisoned(ctx, Shape{x.size(1)}, reduction_dtype(x.dtype()));
+    const Tensor out = testing::poisoned(Shape{x.size(1)}, reduction_dtype(x.dtype()), ctx.stream());
     if (y.defined()) {
       channel_dot(ctx, x, y, out);
     } else {
@@ -193,10 +193,10 @@ TEST_F(ReduceCuda, ChannelSumsCloseOnRealValues) {
 TEST_F(ReduceCuda, ArgumentsOnAnotherDeviceAreErrors) {
   const Tensor host = testing::random_tensor(Shape{2, 3, 2, 2}, DType::f32, cpu.stream(), 52);
   const Tensor device = copy_to(host, gs());
-  const Tensor out = poisoned(*gpu, Shape{}, DType::f32);
+  const Tensor out = testing::poisoned(Shape{}, DType::f32, gs());
   EXPECT_ERROR_MENTIONS("sum: argument 'x' is on cpu:0 but the op runs on cuda:0", sum(*gpu, host, out));
   EXPECT_ERROR_MENTIONS("channel_dot: argument 'y' is on cpu:0",
-                        channel_dot(*gpu, device, host, poisoned(*gpu, Shape{3}, DType::f32)));
+                        channel_dot(*gpu, device, host, testing::poisoned(Shape{3}, DType::f32, gs())));
 }
 
 }  // namespace

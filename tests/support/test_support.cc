@@ -58,6 +58,31 @@ void poison(const Tensor& t, const Stream& stream) {
   view.fill(is_floating(t.dtype()) ? std::nan("") : 77.0, stream);
 }
 
+Tensor empty_view(const Shape& shape, DType dtype, const Stream& stream, bool offset) {
+  const Tensor buffer = Tensor::empty(Shape{shape.numel() + (offset ? 1 : 0)}, dtype, stream);
+  return buffer.slice(offset ? 1 : 0, buffer.numel()).reshape(shape);
+}
+
+Tensor poisoned(const Shape& shape, DType dtype, const Stream& stream, bool offset) {
+  const Tensor t = empty_view(shape, dtype, stream, offset);
+  poison(t, stream);
+  return t;
+}
+
+Tensor copy_to(const Tensor& t, const Stream& stream, bool offset) {
+  Tensor view = empty_view(t.shape(), t.dtype(), stream, offset);
+  view.copy_from(t, stream);
+  return view;
+}
+
+std::vector<unsigned char> bytes_of(const Tensor& t, const Stream& stream) {
+  const Tensor host = t.device().is_cpu() ? t : t.to(Device::cpu(), stream);
+  stream.synchronize();
+  std::vector<unsigned char> bytes(host.nbytes());
+  if (!bytes.empty()) std::memcpy(bytes.data(), host.data_ptr(), bytes.size());
+  return bytes;
+}
+
 std::vector<double> to_doubles(const Tensor& t, const Stream& stream) {
   Tensor host = t.device().is_cpu() ? t : t.to(Device::cpu(), stream);
   stream.synchronize();
@@ -119,6 +144,21 @@ double default_tolerance(DType dtype) {
 ::testing::AssertionResult tensors_close(const Tensor& actual, const Tensor& expected, const Stream& stream) {
   const double tol = default_tolerance(actual.dtype());
   return tensors_close(actual, expected, stream, tol, tol);
+}
+
+::testing::AssertionResult identical_values(const std::vector<double>& actual, const std::vector<double>& expected) {
+  if (actual.size() != expected.size()) {
+    return ::testing::AssertionFailure() << "sizes differ: " << actual.size() << " vs " << expected.size();
+  }
+  size_t failures = 0, first = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const bool same = (std::isnan(actual[i]) && std::isnan(expected[i])) ||
+                      (actual[i] == expected[i] && std::signbit(actual[i]) == std::signbit(expected[i]));
+    if (!same && failures++ == 0) first = i;
+  }
+  if (failures == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << failures << " of " << actual.size() << " elements differ; the first at index "
+                                       << first << ": actual " << actual[first] << ", expected " << expected[first];
 }
 
 }  // namespace baton::testing
