@@ -7,6 +7,9 @@ const LayerRegistry& builtin_layers() {
   static const LayerRegistry registry = [] {
     LayerRegistry r;
     register_activation_layers(r);
+    register_dropout_layers(r);
+    register_structural_layers(r);
+    register_loss_layers(r);
     return r;
   }();
   return registry;

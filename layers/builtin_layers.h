@@ -10,4 +10,9 @@ const LayerRegistry& builtin_layers();
 
 void register_activation_layers(LayerRegistry& registry);
 
+// Dropout, structural layers (Add, Concat, Flatten, Identity) and losses.
+void register_dropout_layers(LayerRegistry& registry);
+void register_structural_layers(LayerRegistry& registry);
+void register_loss_layers(LayerRegistry& registry);
+
 }  // namespace baton::layers

@@ -1,0 +1,65 @@
+// CUDA dropout kernel: each thread takes one Philox block (four 32-bit numbers: elements 4b .. 4b + 3)
+// and writes those elements with one vector load and store when both arrays are aligned to four
+// elements, element by element at the tail or otherwise.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/dropout_cuda.h"
+#include "kernels/cuda/scalar.cuh"
+#include "kernels/cuda/vec.cuh"
+#include "kernels/dropout_math.h"
+#include "runtime/core/cuda/cuda_check.h"
+#include "runtime/core/cuda/launch.h"
+#include "runtime/core/philox.h"
+
+namespace baton::kernels::cuda {
+namespace {
+
+constexpr int kLanes = kDropoutLanes;
+
+// No __restrict__: out may be in (each element is read before it is written, by the same thread).
+template <bool kVector, typename T>
+__global__ void dropout_kernel(const T* in, T* out, int64_t n, uint64_t seed, uint32_t threshold, Acc<T> scale) {
+  const int64_t blocks = (n + kLanes - 1) / kLanes;
+  for (int64_t b = grid_thread(); b < blocks; b += grid_threads()) {
+    const philox::Block bits = philox::block_at(seed, static_cast<uint64_t>(b));
+    const int64_t base = b * kLanes;
+    if (kVector && base + kLanes <= n) {
+      Vec<T, kLanes> v = load_vec<kLanes>(in + base);
+#pragma unroll
+      for (int j = 0; j < kLanes; ++j) {
+        v.v[j] = store<T>(dropout_value(load(v.v[j]), dropout_keeps(bits.v[j], threshold), scale));
+      }
+      store_vec<kLanes>(out + base, v);
+    } else {
+      for (int j = 0; j < kLanes && base + j < n; ++j) {
+        out[base + j] = store<T>(dropout_value(load(in[base + j]), dropout_keeps(bits.v[j], threshold), scale));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void dropout(DType dtype, const void* in, uint32_t threshold, double scale, uint64_t seed, void* out, int64_t n,
+             int device_index, void* stream_ptr) {
+  if (n == 0) return;
+  CudaDeviceGuard guard(device_index);
+  const auto stream = static_cast<cudaStream_t>(stream_ptr);
+  const unsigned grid = detail::grid_for((n + kLanes - 1) / kLanes);
+  dispatch_floating("dropout", dtype, [&]<typename T>() {
+    const auto* src = static_cast<const T*>(in);
+    auto* dst = static_cast<T*>(out);
+    const auto s = static_cast<Acc<T>>(scale);
+    constexpr uintptr_t kVecBytes = sizeof(Vec<T, kLanes>);
+    if (reinterpret_cast<uintptr_t>(src) % kVecBytes == 0 && reinterpret_cast<uintptr_t>(dst) % kVecBytes == 0) {
+      dropout_kernel<true><<<grid, detail::kBlockSize, 0, stream>>>(src, dst, n, seed, threshold, s);
+    } else {
+      dropout_kernel<false><<<grid, detail::kBlockSize, 0, stream>>>(src, dst, n, seed, threshold, s);
+    }
+    BATON_KERNEL_CHECK(stream, "dropout_kernel");
+  });
+}
+
+}  // namespace baton::kernels::cuda

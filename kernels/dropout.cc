@@ -1,0 +1,54 @@
+// Dropout ops: argument checks and device dispatch.
+#include "kernels/dropout.h"
+
+#include <string_view>
+
+#include "kernels/cpu/dropout_cpu.h"
+#include "kernels/dropout_math.h"
+#include "kernels/pointwise_checks.h"
+#include "runtime/core/build_config.h"
+
+#if BATON_HAVE_CUDA
+#include "kernels/cuda/dropout_cuda.h"
+#endif
+
+namespace baton::kernels {
+namespace {
+
+// out = mask(seed, p) · in / (1 - p); `in` and `out` carry the argument names for messages.
+void dropout(std::string_view op, Context& ctx, const NamedTensor& in, double p, uint64_t seed,
+             const NamedTensor& out) {
+  check_pointwise(op, ctx, {in}, out);
+  BATON_CHECK(p >= 0.0 && p < 1.0, op, ": argument 'p' is ", p, ", expected a drop probability in [0, 1)");
+  const Tensor &x = in.tensor, &y = out.tensor;
+  if (p == 0.0) {  // every element kept, scaled by 1: a copy (nothing to do in place)
+    if (x.data_ptr() != y.data_ptr())
+      copy_bytes(y.data_ptr(), y.device(), x.data_ptr(), x.device(), y.nbytes(), ctx.stream());
+    return;
+  }
+  const uint32_t threshold = dropout_threshold(p);
+  const double scale = 1.0 / (1.0 - p);
+  if (ctx.device().is_cpu()) {
+    dispatch_floating(op, x.dtype(),
+                      [&]<typename T>() { cpu::dropout(x.data<T>(), threshold, scale, seed, y.data<T>(), y.numel()); });
+    return;
+  }
+#if BATON_HAVE_CUDA
+  cuda::dropout(x.dtype(), x.data_ptr(), threshold, scale, seed, y.data_ptr(), y.numel(), ctx.device().index(),
+                ctx.stream().native_handle());
+#else
+  BATON_FAIL(op, ": ", ctx.device().str(), " needs a CUDA build of baton");
+#endif
+}
+
+}  // namespace
+
+void dropout_forward(Context& ctx, const Tensor& x, double p, uint64_t seed, const Tensor& out) {
+  dropout("dropout_forward", ctx, {"x", x}, p, seed, {"out", out});
+}
+
+void dropout_backward(Context& ctx, const Tensor& dy, double p, uint64_t seed, const Tensor& dx) {
+  dropout("dropout_backward", ctx, {"dy", dy}, p, seed, {"dx", dx});
+}
+
+}  // namespace baton::kernels
