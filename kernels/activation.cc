@@ -6,6 +6,7 @@
 
 #include "kernels/activation_math.h"
 #include "kernels/cpu/activation_cpu.h"
+#include "kernels/dispatch.h"
 #include "kernels/pointwise_checks.h"
 #include "runtime/core/build_config.h"
 

@@ -6,35 +6,35 @@
 
 #include <cmath>
 
-#include "kernels/host_device.h"
+#include "runtime/core/host_device.h"
 
 namespace baton::kernels {
 
 // The activations of the family, for dispatch.
 enum class Activation { relu6, sigmoid, tanh };
 
-BATON_KERNEL_FN float exp_of(float x) {
+BATON_HOST_DEVICE float exp_of(float x) {
 #if defined(__CUDA_ARCH__)
   return expf(x);
 #else
   return std::exp(x);
 #endif
 }
-BATON_KERNEL_FN double exp_of(double x) {
+BATON_HOST_DEVICE double exp_of(double x) {
 #if defined(__CUDA_ARCH__)
   return exp(x);
 #else
   return std::exp(x);
 #endif
 }
-BATON_KERNEL_FN float tanh_of(float x) {
+BATON_HOST_DEVICE float tanh_of(float x) {
 #if defined(__CUDA_ARCH__)
   return tanhf(x);
 #else
   return std::tanh(x);
 #endif
 }
-BATON_KERNEL_FN double tanh_of(double x) {
+BATON_HOST_DEVICE double tanh_of(double x) {
 #if defined(__CUDA_ARCH__)
   return tanh(x);
 #else
@@ -44,7 +44,7 @@ BATON_KERNEL_FN double tanh_of(double x) {
 
 // min(max(x, 0), 6) with NaN kept and -0 made +0.
 template <typename A>
-BATON_KERNEL_FN A relu6_value(A x) {
+BATON_HOST_DEVICE A relu6_value(A x) {
   if (x != x) return x;
   if (x <= A(0)) return A(0);
   return x >= A(6) ? A(6) : x;
@@ -52,13 +52,13 @@ BATON_KERNEL_FN A relu6_value(A x) {
 
 // Whether the gradient passes ReLU6 at input x: 0 < x < 6 (false for NaN).
 template <typename A>
-BATON_KERNEL_FN bool relu6_passes(A x) {
+BATON_HOST_DEVICE bool relu6_passes(A x) {
   return x > A(0) && x < A(6);
 }
 
 // 1 / (1 + e^-x), through e^x for negative x so that exp never overflows.
 template <typename A>
-BATON_KERNEL_FN A sigmoid_value(A x) {
+BATON_HOST_DEVICE A sigmoid_value(A x) {
   if (x >= A(0)) return A(1) / (A(1) + exp_of(-x));
   const A e = exp_of(x);
   return e / (A(1) + e);
@@ -66,13 +66,13 @@ BATON_KERNEL_FN A sigmoid_value(A x) {
 
 // dy · y(1 - y) for the sigmoid output y.
 template <typename A>
-BATON_KERNEL_FN A sigmoid_grad(A y, A dy) {
+BATON_HOST_DEVICE A sigmoid_grad(A y, A dy) {
   return dy * (y * (A(1) - y));
 }
 
 // dy · (1 - y²) for the tanh output y.
 template <typename A>
-BATON_KERNEL_FN A tanh_grad(A y, A dy) {
+BATON_HOST_DEVICE A tanh_grad(A y, A dy) {
   return dy * ((A(1) - y) * (A(1) + y));
 }
 

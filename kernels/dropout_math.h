@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/host_device.h"
+#include "runtime/core/host_device.h"
 
 namespace baton::kernels {
 
@@ -16,11 +16,11 @@ inline constexpr int kDropoutLanes = 4;
 // The smallest kept (bits >> 8) for drop probability p in [0, 1]: ceil(p · 2^24) in [0, 2^24].
 inline uint32_t dropout_threshold(double p) { return static_cast<uint32_t>(std::ceil(std::ldexp(p, 24))); }
 
-BATON_KERNEL_FN bool dropout_keeps(uint32_t bits, uint32_t threshold) { return (bits >> 8) >= threshold; }
+BATON_HOST_DEVICE bool dropout_keeps(uint32_t bits, uint32_t threshold) { return (bits >> 8) >= threshold; }
 
 // x · scale where kept, else +0 (A: the accumulation type).
 template <typename A>
-BATON_KERNEL_FN A dropout_value(A x, bool keep, A scale) {
+BATON_HOST_DEVICE A dropout_value(A x, bool keep, A scale) {
   return keep ? x * scale : A(0);
 }
 

@@ -68,7 +68,7 @@ class ActivationCuda : public testing::CudaOpTest {
 
           const bool inputs_offset = layout == Layout::inputs_offset;
           const Tensor ga = copy_to(a, gs(), inputs_offset), gb = copy_to(b, gs(), inputs_offset);
-          const Tensor out = poisoned(*gpu, Shape{n}, dtype, layout == Layout::output_offset);
+          const Tensor out = testing::poisoned(Shape{n}, dtype, gs(), layout == Layout::output_offset);
           op(*gpu, ga, gb, out);
           expect_matches(out, expected, exact);
           op(*gpu, ga, gb, ga);
@@ -136,7 +136,7 @@ TEST_F(ActivationCuda, SpecialValues) {
       SCOPED_TRACE(dtype_name(dtype));
       const auto n = static_cast<int64_t>(c.x.size());
       const Tensor cx = testing::from_doubles(c.x, Shape{n}, dtype, cpu.stream());
-      const Tensor expected = Tensor::empty(Shape{n}, dtype, cpu), out = poisoned(*gpu, Shape{n}, dtype);
+      const Tensor expected = Tensor::empty(Shape{n}, dtype, cpu), out = testing::poisoned(Shape{n}, dtype, gs());
       c.f(cpu, cx, expected);
       c.f(*gpu, copy_to(cx, gs()), out);
       EXPECT_TRUE(
@@ -145,7 +145,7 @@ TEST_F(ActivationCuda, SpecialValues) {
     const auto n = static_cast<int64_t>(relu6_x.size());
     const Tensor cx = testing::from_doubles(relu6_x, Shape{n}, dtype, cpu.stream());
     const Tensor dy = testing::random_tensor(Shape{n}, dtype, cpu.stream(), 53);
-    const Tensor expected = Tensor::empty(Shape{n}, dtype, cpu), out = poisoned(*gpu, Shape{n}, dtype);
+    const Tensor expected = Tensor::empty(Shape{n}, dtype, cpu), out = testing::poisoned(Shape{n}, dtype, gs());
     relu6_backward(cpu, cx, dy, expected);
     relu6_backward(*gpu, copy_to(cx, gs()), copy_to(dy, gs()), out);
     EXPECT_EQ(testing::bytes_of(out, gs()), testing::bytes_of(expected, cpu.stream()));
@@ -164,7 +164,7 @@ TEST_F(ActivationCuda, ScaleByScalarReadsTheScalarOnTheDevice) {
           const Tensor expected = Tensor::empty(Shape{n}, dtype, cpu);
           scale_by_scalar(cpu, x, s, 1.7, expected);
           const Tensor gx = copy_to(x, gs(), layout == Layout::inputs_offset);
-          const Tensor out = poisoned(*gpu, Shape{n}, dtype, layout == Layout::output_offset);
+          const Tensor out = testing::poisoned(Shape{n}, dtype, gs(), layout == Layout::output_offset);
           scale_by_scalar(*gpu, gx, copy_to(s, gs()), 1.7, out);
           expect_matches(out, expected, true);
         }
@@ -174,7 +174,7 @@ TEST_F(ActivationCuda, ScaleByScalarReadsTheScalarOnTheDevice) {
 }
 
 TEST_F(ActivationCuda, ArgumentsOnAnotherDeviceAreErrors) {
-  const Tensor x = poisoned(*gpu, Shape{3}, DType::f32), out = poisoned(*gpu, Shape{3}, DType::f32);
+  const Tensor x = testing::poisoned(Shape{3}, DType::f32, gs()), out = testing::poisoned(Shape{3}, DType::f32, gs());
   const Tensor host_scalar = testing::from_doubles({2.0}, Shape{}, DType::f32, cpu.stream());
   EXPECT_ERROR_MENTIONS("argument 'scalar' is on cpu", scale_by_scalar(*gpu, x, host_scalar, out));
   EXPECT_ERROR_MENTIONS("argument 'x' is on cuda", sigmoid_forward(cpu, x, Tensor::empty(Shape{3}, DType::f32, cpu)));

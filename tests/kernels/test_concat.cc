@@ -3,6 +3,8 @@
 // slices, views as outputs, and argument errors.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <cstdint>
 #include <string>
 #include <vector>

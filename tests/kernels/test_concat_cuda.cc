@@ -53,17 +53,17 @@ TEST_F(ConcatCuda, SameBytesAsTheCpu) {
         const Shape out_shape = with_channels(c.shape, total);
         const Tensor expected = Tensor::empty(out_shape, dtype, cpu);
         concat_channels(cpu, inputs, expected);
-        const Tensor out = poisoned(*gpu, out_shape, dtype, offset);
+        const Tensor out = testing::poisoned(out_shape, dtype, gs(), offset);
         concat_channels(*gpu, gpu_inputs, out);
         EXPECT_EQ(testing::bytes_of(out, gs()), testing::bytes_of(expected, cpu.stream())) << "concat";
 
         std::vector<Tensor> parts;
-        for (const Tensor& in : inputs) parts.push_back(poisoned(*gpu, in.shape(), dtype, !offset));
+        for (const Tensor& in : inputs) parts.push_back(testing::poisoned(in.shape(), dtype, gs(), !offset));
         split_channels(*gpu, out, parts);
         for (size_t i = 0; i < parts.size(); ++i) {
           EXPECT_EQ(testing::bytes_of(parts[i], gs()), testing::bytes_of(inputs[i], cpu.stream())) << "split " << i;
         }
-        const Tensor slice = poisoned(*gpu, inputs.back().shape(), dtype, offset);
+        const Tensor slice = testing::poisoned(inputs.back().shape(), dtype, gs(), offset);
         slice_channels(*gpu, out, total - c.channels.back(), slice);
         EXPECT_EQ(testing::bytes_of(slice, gs()), testing::bytes_of(inputs.back(), cpu.stream())) << "slice";
       }
