@@ -7,6 +7,9 @@ const LayerRegistry& builtin_layers() {
   static const LayerRegistry registry = [] {
     LayerRegistry r;
     register_activation_layers(r);
+    // batch normalisation and pooling
+    register_batch_norm_layers(r);
+    register_pooling_layers(r);
     return r;
   }();
   return registry;

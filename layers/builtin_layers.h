@@ -9,5 +9,8 @@ namespace baton::layers {
 const LayerRegistry& builtin_layers();
 
 void register_activation_layers(LayerRegistry& registry);
+// Batch normalisation and pooling: BatchNorm2d; MaxPool2d, AvgPool2d, AdaptiveAvgPool2d.
+void register_batch_norm_layers(LayerRegistry& registry);
+void register_pooling_layers(LayerRegistry& registry);
 
 }  // namespace baton::layers
