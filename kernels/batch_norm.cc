@@ -112,6 +112,23 @@ void* channel_or_constant(Context& ctx, const Tensor& t, const Scratch& scratch,
   detail::fill_pattern(p, ctx.device(), channels, dtype_size(dtype), detail::element_bits(value, dtype), ctx.stream());
   return p;
 }
+
+size_t channel_bytes(const Tensor& x) { return static_cast<size_t>(x.size(1)) * dtype_size(x.dtype()); }
+
+// γ and β for cuDNN's forward calls: the given tensors, or ones and zeros in the workspace.
+struct ScaleBias {
+  const void* scale;
+  const void* bias;
+};
+
+ScaleBias scale_bias_or_constants(Context& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  Scratch scratch;
+  const int ones = scratch.plan(!weight.defined(), channel_bytes(x));
+  const int zeros = scratch.plan(!bias.defined(), channel_bytes(x));
+  scratch.acquire(ctx);
+  return {channel_or_constant(ctx, weight, scratch, ones, x.dtype(), x.size(1), 1.0),
+          channel_or_constant(ctx, bias, scratch, zeros, x.dtype(), x.size(1), 0.0)};
+}
 #endif
 
 }  // namespace
@@ -144,18 +161,12 @@ void batch_norm_forward_train(Context& ctx, const Tensor& x, const Tensor& weigh
               x.shape().str());
 #if BATON_HAVE_CUDA
   if (ctx.device().is_cuda()) {
-    const int64_t channels = x.size(1);
-    const size_t channel_bytes = static_cast<size_t>(channels) * dtype_size(x.dtype());
-    Scratch scratch;
-    const int ones = scratch.plan(!weight.defined(), channel_bytes);
-    const int zeros = scratch.plan(!bias.defined(), channel_bytes);
-    scratch.acquire(ctx);
-    cuda::batch_norm_forward_train(
-        ctx.cudnn(), x.dtype(), dims_of(x), x.data_ptr(),
-        channel_or_constant(ctx, weight, scratch, ones, x.dtype(), channels, 1.0),
-        channel_or_constant(ctx, bias, scratch, zeros, x.dtype(), channels, 0.0), eps, momentum, y.data_ptr(),
-        save_mean.data_ptr(), save_invstd.data_ptr(), pointer_or_null(running_mean), pointer_or_null(running_var),
-        ctx.device().index());
+    if (x.numel() > 0) {  // no channels: nothing to normalise
+      const ScaleBias sb = scale_bias_or_constants(ctx, x, weight, bias);
+      cuda::batch_norm_forward_train(ctx.cudnn(), x.dtype(), dims_of(x), x.data_ptr(), sb.scale, sb.bias, eps, momentum,
+                                     y.data_ptr(), save_mean.data_ptr(), save_invstd.data_ptr(),
+                                     pointer_or_null(running_mean), pointer_or_null(running_var), ctx.device().index());
+    }
     if (num_batches_tracked.defined()) {
       cuda::increment_counter(num_batches_tracked.data<int64_t>(), ctx.device().index(), ctx.stream().native_handle());
     }
@@ -184,17 +195,9 @@ void batch_norm_forward_eval(Context& ctx, const Tensor& x, const Tensor& weight
   if (x.numel() == 0) return;
 #if BATON_HAVE_CUDA
   if (ctx.device().is_cuda()) {
-    const int64_t channels = x.size(1);
-    const size_t channel_bytes = static_cast<size_t>(channels) * dtype_size(x.dtype());
-    Scratch scratch;
-    const int ones = scratch.plan(!weight.defined(), channel_bytes);
-    const int zeros = scratch.plan(!bias.defined(), channel_bytes);
-    scratch.acquire(ctx);
-    return cuda::batch_norm_forward_eval(
-        ctx.cudnn(), x.dtype(), dims_of(x), x.data_ptr(),
-        channel_or_constant(ctx, weight, scratch, ones, x.dtype(), channels, 1.0),
-        channel_or_constant(ctx, bias, scratch, zeros, x.dtype(), channels, 0.0), mean.data_ptr(), var.data_ptr(), eps,
-        y.data_ptr(), ctx.device().index());
+    const ScaleBias sb = scale_bias_or_constants(ctx, x, weight, bias);
+    return cuda::batch_norm_forward_eval(ctx.cudnn(), x.dtype(), dims_of(x), x.data_ptr(), sb.scale, sb.bias,
+                                         mean.data_ptr(), var.data_ptr(), eps, y.data_ptr(), ctx.device().index());
   }
 #endif
   dispatch_bn(op, x.dtype(), [&]<typename T>() {
@@ -236,21 +239,19 @@ void batch_norm_backward_train(Context& ctx, const Tensor& x, const Tensor& dy, 
   if (x.numel() == 0 || (!dx.defined() && !weight_grad.defined())) return;
 #if BATON_HAVE_CUDA
   if (ctx.device().is_cuda()) {
-    const int64_t channels = x.size(1);
-    const size_t channel_bytes = static_cast<size_t>(channels) * dtype_size(x.dtype());
     Scratch scratch;
-    const int ones = scratch.plan(!weight.defined(), channel_bytes);
+    const int ones = scratch.plan(!weight.defined(), channel_bytes(x));
     const int dx_scratch = scratch.plan(!dx.defined(), x.nbytes());
-    const int dw_scratch = scratch.plan(!weight_grad.defined(), channel_bytes);
-    const int db_scratch = scratch.plan(!bias_grad.defined(), channel_bytes);
+    const int dw_scratch = scratch.plan(!weight_grad.defined(), channel_bytes(x));
+    const int db_scratch = scratch.plan(!bias_grad.defined(), channel_bytes(x));
     scratch.acquire(ctx);
-    return cuda::batch_norm_backward_train(
-        ctx.cudnn(), x.dtype(), dims_of(x), x.data_ptr(), dy.data_ptr(),
-        channel_or_constant(ctx, weight, scratch, ones, x.dtype(), channels, 1.0), save_mean.data_ptr(),
-        save_invstd.data_ptr(), eps, dx.defined() ? dx.data_ptr() : scratch.get(dx_scratch),
-        weight_grad.defined() ? weight_grad.data_ptr() : scratch.get(dw_scratch),
-        bias_grad.defined() ? bias_grad.data_ptr() : scratch.get(db_scratch), weight_grad.defined(),
-        ctx.device().index());
+    return cuda::batch_norm_backward_train(ctx.cudnn(), x.dtype(), dims_of(x), x.data_ptr(), dy.data_ptr(),
+                                           channel_or_constant(ctx, weight, scratch, ones, x.dtype(), x.size(1), 1.0),
+                                           save_mean.data_ptr(), save_invstd.data_ptr(), eps,
+                                           dx.defined() ? dx.data_ptr() : scratch.get(dx_scratch),
+                                           weight_grad.defined() ? weight_grad.data_ptr() : scratch.get(dw_scratch),
+                                           bias_grad.defined() ? bias_grad.data_ptr() : scratch.get(db_scratch),
+                                           weight_grad.defined(), ctx.device().index());
   }
 #endif
   dispatch_bn(op, x.dtype(), [&]<typename T>() {
@@ -260,9 +261,9 @@ void batch_norm_backward_train(Context& ctx, const Tensor& x, const Tensor& dy, 
   });
 }
 
-void batch_norm_backward_eval(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& weight,
-                              const Tensor& mean, const Tensor& var, double eps, const Tensor& dx,
-                              const Tensor& weight_grad, const Tensor& bias_grad) {
+void batch_norm_backward_eval(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& weight, const Tensor& mean,
+                              const Tensor& var, double eps, const Tensor& dx, const Tensor& weight_grad,
+                              const Tensor& bias_grad) {
   constexpr std::string_view op = "batch_norm_backward_eval";
   check_backward(op, ctx, x, dy, weight, {"mean", mean}, {"var", var}, eps, dx, weight_grad, bias_grad);
   if (x.numel() == 0 || (!dx.defined() && !weight_grad.defined())) return;

@@ -23,8 +23,7 @@ namespace baton::kernels {
 // eps > 0, momentum in [0, 1].
 void batch_norm_forward_train(Context& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias, double eps,
                               double momentum, const Tensor& y, const Tensor& save_mean, const Tensor& save_invstd,
-                              const Tensor& running_mean, const Tensor& running_var,
-                              const Tensor& num_batches_tracked);
+                              const Tensor& running_mean, const Tensor& running_var, const Tensor& num_batches_tracked);
 
 // Forward with given statistics (eval mode, or frozen statistics in training):
 // y = (x − mean)/sqrt(var + eps)·γ + β.
@@ -42,8 +41,8 @@ void batch_norm_backward_train(Context& ctx, const Tensor& x, const Tensor& dy, 
 // Backward of batch_norm_forward_eval (statistics are constants). With invstd = 1/sqrt(var + eps):
 //   dx = dy·γ·invstd, weight_grad += Σ dy·(x − mean)·invstd, bias_grad += Σ dy
 // with the same rules for undefined outputs as batch_norm_backward_train.
-void batch_norm_backward_eval(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& weight,
-                              const Tensor& mean, const Tensor& var, double eps, const Tensor& dx,
-                              const Tensor& weight_grad, const Tensor& bias_grad);
+void batch_norm_backward_eval(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& weight, const Tensor& mean,
+                              const Tensor& var, double eps, const Tensor& dx, const Tensor& weight_grad,
+                              const Tensor& bias_grad);
 
 }  // namespace baton::kernels

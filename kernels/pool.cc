@@ -21,9 +21,7 @@ namespace {
 
 constexpr std::initializer_list<DType> kFloating = {DType::f32, DType::f64, DType::f16, DType::bf16};
 
-std::string pair_str(const std::array<int64_t, 2>& v) {
-  return detail::concat("[", v[0], ", ", v[1], "]");
-}
+std::string pair_str(const std::array<int64_t, 2>& v) { return detail::concat("[", v[0], ", ", v[1], "]"); }
 
 // The geometry resolved for input planes [in_h, in_w] and output planes [out_h, out_w].
 PoolPlane make_plane(const Pool2dGeometry& g, int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w) {
@@ -92,11 +90,9 @@ void check_pool_geometry(std::string_view what, const Pool2dGeometry& g) {
   check_positive(g.kernel, "kernel_size");
   check_positive(g.stride, "stride");
   check_positive(g.dilation, "dilation");
-  BATON_CHECK(g.padding[0] >= 0 && g.padding[1] >= 0, what, ": padding ", pair_str(g.padding),
-              " must not be negative");
+  BATON_CHECK(g.padding[0] >= 0 && g.padding[1] >= 0, what, ": padding ", pair_str(g.padding), " must not be negative");
   BATON_CHECK(g.padding[0] <= g.kernel[0] / 2 && g.padding[1] <= g.kernel[1] / 2, what, ": padding ",
-              pair_str(g.padding), " must be at most half the kernel_size ", pair_str(g.kernel),
-              " (as in PyTorch)");
+              pair_str(g.padding), " must be at most half the kernel_size ", pair_str(g.kernel), " (as in PyTorch)");
 }
 
 int64_t pool_output_size(int64_t input, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation,
@@ -229,9 +225,8 @@ void global_avg_pool2d_forward(Context& ctx, const Tensor& x, const Tensor& y) {
                                            stream_of(ctx));
   }
 #endif
-  dispatch_floating(op, x.dtype(), [&]<typename T>() {
-    cpu::global_avg_pool2d_forward(x.data<T>(), planes_of(x), hw, y.data<T>());
-  });
+  dispatch_floating(op, x.dtype(),
+                    [&]<typename T>() { cpu::global_avg_pool2d_forward(x.data<T>(), planes_of(x), hw, y.data<T>()); });
 }
 
 void global_avg_pool2d_backward(Context& ctx, const Tensor& dy, const Tensor& dx) {

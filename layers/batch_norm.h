@@ -9,10 +9,10 @@ namespace baton::layers {
 
 // torch.nn.BatchNorm2d's arguments, plus baton's freeze_statistics.
 struct BatchNorm2dOptions {
-  int64_t num_features = 0;  // C: the input is [N, C, H, W]
-  double eps = 1e-5;         // > 0, added to the variance
-  double momentum = 0.1;     // in [0, 1]: running = (1 − momentum)·running + momentum·batch statistic
-  bool affine = true;        // learnable weight (γ, init 1) and bias (β, init 0)
+  int64_t num_features = 0;         // C: the input is [N, C, H, W]
+  double eps = 1e-5;                // > 0, added to the variance
+  double momentum = 0.1;            // in [0, 1]: running = (1 − momentum)·running + momentum·batch statistic
+  bool affine = true;               // learnable weight (γ, init 1) and bias (β, init 0)
   bool track_running_stats = true;  // keep running_mean, running_var and num_batches_tracked
   // "Frozen BN" (a baton option, default false; needs track_running_stats): in train mode too, the
   // layer normalises with the running statistics and never updates them, as in eval mode, while

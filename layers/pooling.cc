@@ -39,6 +39,15 @@ std::optional<Size2> optional_pair(const nlohmann::json& config, const JsonConfi
   return c.get_pair(field);
 }
 
+// The fields MaxPool2d and AvgPool2d share, read from JSON into their options.
+template <typename Options>
+void read_window(const nlohmann::json& config, const JsonConfig& c, Options& o) {
+  o.kernel_size = c.get_pair("kernel_size");
+  o.stride = optional_pair(config, c, "stride");
+  o.padding = c.get_pair("padding", o.padding);
+  o.ceil_mode = c.get_bool("ceil_mode", o.ceil_mode);
+}
+
 // The common part of the window-pooling layers' cost: every output element reads its window.
 LayerCost window_cost(const LayerCost& base, const Shape& input, const Shape& output, const Size2& kernel) {
   LayerCost c = base;
@@ -59,8 +68,10 @@ MaxPool2d::MaxPool2d(const MaxPool2dOptions& o)
 }
 
 nlohmann::json MaxPool2d::config() const {
-  return {{"kernel_size", pair_json(geometry_.kernel)}, {"stride", pair_json(geometry_.stride)},
-          {"padding", pair_json(geometry_.padding)},    {"dilation", pair_json(geometry_.dilation)},
+  return {{"kernel_size", pair_json(geometry_.kernel)},
+          {"stride", pair_json(geometry_.stride)},
+          {"padding", pair_json(geometry_.padding)},
+          {"dilation", pair_json(geometry_.dilation)},
           {"ceil_mode", geometry_.ceil_mode}};
 }
 
@@ -180,21 +191,15 @@ void register_pooling_layers(LayerRegistry& registry) {
   registry.add("MaxPool2d", [](const nlohmann::json& config) {
     const JsonConfig c(config, "MaxPool2d config", {"kernel_size", "stride", "padding", "dilation", "ceil_mode"});
     MaxPool2dOptions o;
-    o.kernel_size = c.get_pair("kernel_size");
-    o.stride = optional_pair(config, c, "stride");
-    o.padding = c.get_pair("padding", o.padding);
+    read_window(config, c, o);
     o.dilation = c.get_pair("dilation", o.dilation);
-    o.ceil_mode = c.get_bool("ceil_mode", o.ceil_mode);
     return std::make_unique<MaxPool2d>(o);
   });
   registry.add("AvgPool2d", [](const nlohmann::json& config) {
     const JsonConfig c(config, "AvgPool2d config",
                        {"kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"});
     AvgPool2dOptions o;
-    o.kernel_size = c.get_pair("kernel_size");
-    o.stride = optional_pair(config, c, "stride");
-    o.padding = c.get_pair("padding", o.padding);
-    o.ceil_mode = c.get_bool("ceil_mode", o.ceil_mode);
+    read_window(config, c, o);
     o.count_include_pad = c.get_bool("count_include_pad", o.count_include_pad);
     return std::make_unique<AvgPool2d>(o);
   });

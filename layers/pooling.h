@@ -15,7 +15,7 @@ namespace baton::layers {
 struct MaxPool2dOptions {
   std::array<int64_t, 2> kernel_size{1, 1};
   std::optional<std::array<int64_t, 2>> stride = std::nullopt;  // default: kernel_size
-  std::array<int64_t, 2> padding{0, 0};          // at most kernel_size / 2
+  std::array<int64_t, 2> padding{0, 0};                         // at most kernel_size / 2
   std::array<int64_t, 2> dilation{1, 1};
   bool ceil_mode = false;
 };
@@ -43,7 +43,7 @@ class MaxPool2d final : public Layer {
 struct AvgPool2dOptions {
   std::array<int64_t, 2> kernel_size{1, 1};
   std::optional<std::array<int64_t, 2>> stride = std::nullopt;  // default: kernel_size
-  std::array<int64_t, 2> padding{0, 0};          // at most kernel_size / 2
+  std::array<int64_t, 2> padding{0, 0};                         // at most kernel_size / 2
   bool ceil_mode = false;
   bool count_include_pad = true;  // divide by the window size including padding
 };

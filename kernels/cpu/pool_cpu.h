@@ -15,70 +15,68 @@ T store_double(double v) {
   return store<T>(static_cast<Acc<T>>(v));
 }
 
+// Calls fn(plane, oh, ow, o) for every output element o of [planes, out_h, out_w], in order.
+template <typename Fn>
+void for_each_output(int64_t planes, const PoolPlane& p, const Fn& fn) {
+  int64_t o = 0;
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    for (int64_t oh = 0; oh < p.out_h; ++oh) {
+      for (int64_t ow = 0; ow < p.out_w; ++ow) fn(plane, oh, ow, o++);
+    }
+  }
+}
+
+// Calls fn(plane, h, w, i) for every input element i of [planes, in_h, in_w], in order.
+template <typename Fn>
+void for_each_input(int64_t planes, const PoolPlane& p, const Fn& fn) {
+  int64_t i = 0;
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    for (int64_t h = 0; h < p.in_h; ++h) {
+      for (int64_t w = 0; w < p.in_w; ++w) fn(plane, h, w, i++);
+    }
+  }
+}
+
+// Element i of `data` as a double.
+template <typename T>
+auto double_loader(const T* data) {
+  return [data](int64_t i) { return static_cast<double>(load(data[i])); };
+}
+
 // x [planes, in_h, in_w] -> y, indices [planes, out_h, out_w]; I is int32_t or int64_t.
 template <typename T, typename I>
 void max_pool2d_forward(const T* x, int64_t planes, const PoolPlane& p, T* y, I* indices) {
-  const int64_t in_size = p.in_h * p.in_w, out_size = p.out_h * p.out_w;
-  for (int64_t plane = 0; plane < planes; ++plane) {
-    const T* xp = x + plane * in_size;
-    const auto load_x = [xp](int64_t i) { return static_cast<double>(load(xp[i])); };
-    for (int64_t oh = 0; oh < p.out_h; ++oh) {
-      for (int64_t ow = 0; ow < p.out_w; ++ow) {
-        int64_t index = -1;
-        const double best = max_pool_window<double>(p, oh, ow, load_x, index);
-        const int64_t o = plane * out_size + oh * p.out_w + ow;
-        y[o] = store_double<T>(best);
-        indices[o] = static_cast<I>(index);
-      }
-    }
-  }
+  for_each_output(planes, p, [&](int64_t plane, int64_t oh, int64_t ow, int64_t o) {
+    int64_t index = -1;
+    y[o] = store_double<T>(max_pool_window<double>(p, oh, ow, double_loader(x + plane * p.in_h * p.in_w), index));
+    indices[o] = static_cast<I>(index);
+  });
 }
 
 template <typename T, typename I>
 void max_pool2d_backward(const T* dy, const I* indices, int64_t planes, const PoolPlane& p, T* dx) {
-  const int64_t in_size = p.in_h * p.in_w, out_size = p.out_h * p.out_w;
-  for (int64_t plane = 0; plane < planes; ++plane) {
-    const T* gp = dy + plane * out_size;
-    const I* ip = indices + plane * out_size;
-    const auto load_grad = [gp](int64_t o) { return static_cast<double>(load(gp[o])); };
-    const auto load_index = [ip](int64_t o) { return static_cast<int64_t>(ip[o]); };
-    for (int64_t h = 0; h < p.in_h; ++h) {
-      for (int64_t w = 0; w < p.in_w; ++w) {
-        dx[plane * in_size + h * p.in_w + w] =
-            store_double<T>(max_pool_input_grad<double>(p, h, w, load_grad, load_index));
-      }
-    }
-  }
+  for_each_input(planes, p, [&](int64_t plane, int64_t h, int64_t w, int64_t i) {
+    const I* plane_indices = indices + plane * p.out_h * p.out_w;
+    const auto load_index = [plane_indices](int64_t o) { return static_cast<int64_t>(plane_indices[o]); };
+    dx[i] = store_double<T>(
+        max_pool_input_grad<double>(p, h, w, double_loader(dy + plane * p.out_h * p.out_w), load_index));
+  });
 }
 
 template <typename T>
 void avg_pool2d_forward(const T* x, int64_t planes, const PoolPlane& p, bool count_include_pad, T* y) {
-  const int64_t in_size = p.in_h * p.in_w, out_size = p.out_h * p.out_w;
-  for (int64_t plane = 0; plane < planes; ++plane) {
-    const T* xp = x + plane * in_size;
-    const auto load_x = [xp](int64_t i) { return static_cast<double>(load(xp[i])); };
-    for (int64_t oh = 0; oh < p.out_h; ++oh) {
-      for (int64_t ow = 0; ow < p.out_w; ++ow) {
-        y[plane * out_size + oh * p.out_w + ow] =
-            store_double<T>(avg_pool_output<double>(p, count_include_pad, oh, ow, load_x));
-      }
-    }
-  }
+  for_each_output(planes, p, [&](int64_t plane, int64_t oh, int64_t ow, int64_t o) {
+    y[o] = store_double<T>(
+        avg_pool_output<double>(p, count_include_pad, oh, ow, double_loader(x + plane * p.in_h * p.in_w)));
+  });
 }
 
 template <typename T>
 void avg_pool2d_backward(const T* dy, int64_t planes, const PoolPlane& p, bool count_include_pad, T* dx) {
-  const int64_t in_size = p.in_h * p.in_w, out_size = p.out_h * p.out_w;
-  for (int64_t plane = 0; plane < planes; ++plane) {
-    const T* gp = dy + plane * out_size;
-    const auto load_grad = [gp](int64_t o) { return static_cast<double>(load(gp[o])); };
-    for (int64_t h = 0; h < p.in_h; ++h) {
-      for (int64_t w = 0; w < p.in_w; ++w) {
-        dx[plane * in_size + h * p.in_w + w] =
-            store_double<T>(avg_pool_input_grad<double>(p, count_include_pad, h, w, load_grad));
-      }
-    }
-  }
+  for_each_input(planes, p, [&](int64_t plane, int64_t h, int64_t w, int64_t i) {
+    dx[i] = store_double<T>(
+        avg_pool_input_grad<double>(p, count_include_pad, h, w, double_loader(dy + plane * p.out_h * p.out_w)));
+  });
 }
 
 // y[plane] = the mean of x[plane, 0 .. hw), hw >= 1.

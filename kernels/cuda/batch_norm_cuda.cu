@@ -44,8 +44,8 @@ struct BatchNormDescriptors {
 
   BatchNormDescriptors(DType dtype, const BatchNormDims& d) {
     // cuDNN describes tensors with int sizes and strides.
-    BATON_CHECK(d.n * d.c * d.h * d.w <= std::numeric_limits<int>::max(), "batch norm on CUDA: input [", d.n, ", ",
-                d.c, ", ", d.h, ", ", d.w, "] has more elements than cuDNN accepts (2^31 - 1); split the batch");
+    BATON_CHECK(d.n * d.c * d.h * d.w <= std::numeric_limits<int>::max(), "batch norm on CUDA: input [", d.n, ", ", d.c,
+                ", ", d.h, ", ", d.w, "] has more elements than cuDNN accepts (2^31 - 1); split the batch");
     const cudnnDataType_t type = dtype == DType::f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
     BATON_CUDNN_CHECK(cudnnSetTensor4dDescriptor(x.get(), CUDNN_TENSOR_NCHW, type, static_cast<int>(d.n),
                                                  static_cast<int>(d.c), static_cast<int>(d.h), static_cast<int>(d.w)));
@@ -159,9 +159,9 @@ void batch_norm_forward_train(cudnnContext* handle, DType dtype, const BatchNorm
   CudaDeviceGuard guard(device_index);
   const BatchNormDescriptors desc(dtype, dims);
   const Factor one(dtype, 1.0), zero(dtype, 0.0);
-  BATON_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
-      handle, kMode, one.get(), zero.get(), desc.x.get(), x, desc.x.get(), y, desc.channel.get(), weight, bias,
-      momentum, running_mean, running_var, eps, save_mean, save_invstd));
+  BATON_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(handle, kMode, one.get(), zero.get(), desc.x.get(), x,
+                                                           desc.x.get(), y, desc.channel.get(), weight, bias, momentum,
+                                                           running_mean, running_var, eps, save_mean, save_invstd));
 }
 
 void batch_norm_forward_eval(cudnnContext* handle, DType dtype, const BatchNormDims& dims, const void* x,
@@ -183,15 +183,15 @@ void batch_norm_backward_train(cudnnContext* handle, DType dtype, const BatchNor
   const BatchNormDescriptors desc(dtype, dims);
   const Factor one(dtype, 1.0), zero(dtype, 0.0);
   // dx = 1·dx_computed + 0·dx; param grads = 1·computed + (1 or 0)·prior.
-  BATON_CUDNN_CHECK(cudnnBatchNormalizationBackward(
-      handle, kMode, one.get(), zero.get(), one.get(), accumulate_param_grads ? one.get() : zero.get(), desc.x.get(),
-      x, desc.x.get(), dy, desc.x.get(), dx, desc.channel.get(), weight, weight_grad, bias_grad, eps, save_mean,
-      save_invstd));
+  BATON_CUDNN_CHECK(cudnnBatchNormalizationBackward(handle, kMode, one.get(), zero.get(), one.get(),
+                                                    accumulate_param_grads ? one.get() : zero.get(), desc.x.get(), x,
+                                                    desc.x.get(), dy, desc.x.get(), dx, desc.channel.get(), weight,
+                                                    weight_grad, bias_grad, eps, save_mean, save_invstd));
 }
 
-void batch_norm_backward_eval(DType dtype, const BatchNormDims& dims, const void* x, const void* dy,
-                              const void* weight, const void* mean, const void* var, double eps, void* dx,
-                              void* weight_grad, void* bias_grad, int device_index, void* stream) {
+void batch_norm_backward_eval(DType dtype, const BatchNormDims& dims, const void* x, const void* dy, const void* weight,
+                              const void* mean, const void* var, double eps, void* dx, void* weight_grad,
+                              void* bias_grad, int device_index, void* stream) {
   const int64_t n = dims.n * dims.c * dims.h * dims.w;
   if (n == 0) return;
   CudaDeviceGuard guard(device_index);
@@ -201,8 +201,8 @@ void batch_norm_backward_eval(DType dtype, const BatchNormDims& dims, const void
     if (weight_grad != nullptr || bias_grad != nullptr) {
       const auto blocks = static_cast<unsigned>(dims.c < detail::kMaxBlocks ? dims.c : detail::kMaxBlocks);
       frozen_param_grads_kernel<<<blocks, kThreads, 0, s>>>(
-          static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<const T*>(mean),
-          static_cast<const T*>(var), e, dims, static_cast<T*>(weight_grad), static_cast<T*>(bias_grad));
+          static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<const T*>(mean), static_cast<const T*>(var),
+          e, dims, static_cast<T*>(weight_grad), static_cast<T*>(bias_grad));
       BATON_KERNEL_CHECK(s, "frozen_param_grads_kernel");
     }
     if (dx == nullptr) return;

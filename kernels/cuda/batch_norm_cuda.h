@@ -40,9 +40,9 @@ void batch_norm_backward_train(cudnnContext* handle, DType dtype, const BatchNor
 // Frozen statistics, baton's kernels: dx = dy·γ·invstd (skipped when dx is null); weight_grad +=
 // Σ dy·(x − mean)·invstd and bias_grad += Σ dy (skipped when null; one block per channel, fixed
 // reduction order). weight null: γ = 1.
-void batch_norm_backward_eval(DType dtype, const BatchNormDims& dims, const void* x, const void* dy,
-                              const void* weight, const void* mean, const void* var, double eps, void* dx,
-                              void* weight_grad, void* bias_grad, int device_index, void* stream);
+void batch_norm_backward_eval(DType dtype, const BatchNormDims& dims, const void* x, const void* dy, const void* weight,
+                              const void* mean, const void* var, double eps, void* dx, void* weight_grad,
+                              void* bias_grad, int device_index, void* stream);
 
 // *counter += 1 (an i64 on the device).
 void increment_counter(int64_t* counter, int device_index, void* stream);

@@ -25,7 +25,8 @@ __global__ void max_pool_forward_kernel(const T* __restrict__ x, int64_t planes,
     const int64_t plane = o / out_size, r = o - plane * out_size, oh = r / p.out_w, ow = r - oh * p.out_w;
     const T* xp = x + plane * in_size;
     int64_t index = -1;
-    const Acc<T> best = max_pool_window<Acc<T>>(p, oh, ow, [xp](int64_t i) { return load(xp[i]); }, index);
+    const Acc<T> best = max_pool_window<Acc<T>>(
+        p, oh, ow, [xp](int64_t i) { return load(xp[i]); }, index);
     y[o] = store<T>(best);
     indices[o] = static_cast<I>(index);
   }
@@ -56,8 +57,8 @@ __global__ void avg_pool_forward_kernel(const T* __restrict__ x, int64_t planes,
 }
 
 template <typename T>
-__global__ void avg_pool_backward_kernel(const T* __restrict__ dy, int64_t planes, PoolPlane p,
-                                         bool count_include_pad, T* __restrict__ dx) {
+__global__ void avg_pool_backward_kernel(const T* __restrict__ dy, int64_t planes, PoolPlane p, bool count_include_pad,
+                                         T* __restrict__ dx) {
   const int64_t in_size = p.in_h * p.in_w, out_size = p.out_h * p.out_w;
   for (int64_t i = grid_thread(); i < planes * in_size; i += grid_threads()) {
     const int64_t plane = i / in_size, r = i - plane * in_size, h = r / p.in_w, w = r - h * p.in_w;
@@ -182,8 +183,8 @@ void global_avg_pool2d_backward(DType dtype, const void* dy, int64_t planes, int
       global_avg_backward_kernel<W><<<detail::grid_for(n / W + 1), detail::kBlockSize, 0, s>>>(
           static_cast<const T*>(dy), n, hw, static_cast<T*>(dx));
     } else {
-      global_avg_backward_kernel<1><<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(static_cast<const T*>(dy), n,
-                                                                                         hw, static_cast<T*>(dx));
+      global_avg_backward_kernel<1>
+          <<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(static_cast<const T*>(dy), n, hw, static_cast<T*>(dx));
     }
     BATON_KERNEL_CHECK(s, "global_avg_backward_kernel");
   });

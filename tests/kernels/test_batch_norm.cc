@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/batch_norm.h"
+#include "tests/kernels/cpu_op_test.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
 
@@ -97,26 +98,35 @@ std::vector<double> plus(std::vector<double> a, const std::vector<double>& b) {
   return a;
 }
 
-class BatchNormCpu : public ::testing::Test {
+class BatchNormCpu : public testing::CpuOpTest {
  protected:
-  Tensor poisoned(const Shape& shape, DType dtype) {
-    Tensor t = Tensor::empty(shape, dtype, ctx);
-    testing::poison(t, ctx.stream());
-    return t;
-  }
-  Tensor random(const Shape& shape, DType dtype, uint64_t seed, double low = -1.0, double high = 1.0) {
-    return testing::random_tensor(shape, dtype, ctx.stream(), seed, low, high);
-  }
-  std::vector<double> values(const Tensor& t) {
-    if (!t.defined()) return {};
-    return testing::to_doubles(t, ctx.stream());
-  }
   ::testing::AssertionResult close(const Tensor& actual, const std::vector<double>& expected) {
     const double tol = actual.dtype() == DType::f64 ? 1e-11 : 2e-5;
     return testing::all_close(values(actual), expected, tol, tol);
   }
 
-  Context ctx{Device::cpu()};
+  // backward(dx, weight_grad, bias_grad) against `ref`: with every output (the parameter gradients
+  // accumulating onto random values), with dx alone, and with the parameter gradients alone.
+  template <typename Backward>
+  void expect_backward(const Shape& s, DType dtype, const Grads& ref, const Backward& backward) {
+    const Shape c{s[1]};
+    const Tensor dx = poisoned(s, dtype), dw = random(c, dtype, 17), db = random(c, dtype, 18);
+    const std::vector<double> dw0 = values(dw), db0 = values(db);
+    backward(dx, dw, db);
+    EXPECT_TRUE(close(dx, ref.dx)) << "dx";
+    EXPECT_TRUE(close(dw, plus(dw0, ref.dw))) << "weight_grad";
+    EXPECT_TRUE(close(db, plus(db0, ref.db))) << "bias_grad";
+
+    const Tensor dx_only = poisoned(s, dtype);
+    backward(dx_only, Tensor(), Tensor());
+    EXPECT_TRUE(close(dx_only, ref.dx)) << "dx alone";
+
+    const Tensor dw_only = random(c, dtype, 19), db_only = random(c, dtype, 20);
+    const std::vector<double> dw1 = values(dw_only), db1 = values(db_only);
+    backward(Tensor(), dw_only, db_only);
+    EXPECT_TRUE(close(dw_only, plus(dw1, ref.dw))) << "weight_grad alone";
+    EXPECT_TRUE(close(db_only, plus(db1, ref.db))) << "bias_grad alone";
+  }
 };
 
 TEST_F(BatchNormCpu, TrainingForwardMatchesTheReference) {
@@ -200,25 +210,10 @@ TEST_F(BatchNormCpu, TrainingBackwardMatchesTheReference) {
         const Tensor mean = poisoned(c, dtype), invstd = poisoned(c, dtype);
         batch_norm_forward_train(ctx, x, w, Tensor(), kEps, kMomentum, poisoned(s, dtype), mean, invstd, Tensor(),
                                  Tensor(), Tensor());
-        const Grads ref = train_backward(s, values(x), values(dy), values(w));
-
-        // Parameter gradients accumulate onto what is there.
-        const Tensor dx = poisoned(s, dtype), dw = random(c, dtype, 17), db = random(c, dtype, 18);
-        const std::vector<double> dw0 = values(dw), db0 = values(db);
-        batch_norm_backward_train(ctx, x, dy, w, mean, invstd, kEps, dx, dw, db);
-        EXPECT_TRUE(close(dx, ref.dx)) << "dx";
-        EXPECT_TRUE(close(dw, plus(dw0, ref.dw))) << "weight_grad";
-        EXPECT_TRUE(close(db, plus(db0, ref.db))) << "bias_grad";
-
-        // Only dx; only the parameter gradients.
-        const Tensor dx_only = poisoned(s, dtype);
-        batch_norm_backward_train(ctx, x, dy, w, mean, invstd, kEps, dx_only, Tensor(), Tensor());
-        EXPECT_TRUE(close(dx_only, ref.dx)) << "dx alone";
-        const Tensor dw_only = random(c, dtype, 19), db_only = random(c, dtype, 20);
-        const std::vector<double> dw1 = values(dw_only), db1 = values(db_only);
-        batch_norm_backward_train(ctx, x, dy, w, mean, invstd, kEps, Tensor(), dw_only, db_only);
-        EXPECT_TRUE(close(dw_only, plus(dw1, ref.dw))) << "weight_grad alone";
-        EXPECT_TRUE(close(db_only, plus(db1, ref.db))) << "bias_grad alone";
+        expect_backward(s, dtype, train_backward(s, values(x), values(dy), values(w)),
+                        [&](const Tensor& dx, const Tensor& dw, const Tensor& db) {
+                          batch_norm_backward_train(ctx, x, dy, w, mean, invstd, kEps, dx, dw, db);
+                        });
       }
     }
   }
@@ -233,16 +228,10 @@ TEST_F(BatchNormCpu, EvalBackwardMatchesTheReference) {
         const Tensor x = random(s, dtype, 21), dy = random(s, dtype, 22);
         const Tensor w = affine ? random(c, dtype, 23) : Tensor();
         const Tensor mean = random(c, dtype, 24), var = random(c, dtype, 25, 0.2, 2.0);
-        const Grads ref = eval_backward(s, values(x), values(dy), values(w), Stats{values(mean), values(var)});
-        const Tensor dx = poisoned(s, dtype), dw = random(c, dtype, 26), db = random(c, dtype, 27);
-        const std::vector<double> dw0 = values(dw), db0 = values(db);
-        batch_norm_backward_eval(ctx, x, dy, w, mean, var, kEps, dx, dw, db);
-        EXPECT_TRUE(close(dx, ref.dx)) << "dx";
-        EXPECT_TRUE(close(dw, plus(dw0, ref.dw))) << "weight_grad";
-        EXPECT_TRUE(close(db, plus(db0, ref.db))) << "bias_grad";
-        const Tensor dx_only = poisoned(s, dtype);
-        batch_norm_backward_eval(ctx, x, dy, w, mean, var, kEps, dx_only, Tensor(), Tensor());
-        EXPECT_TRUE(close(dx_only, ref.dx)) << "dx alone";
+        expect_backward(s, dtype, eval_backward(s, values(x), values(dy), values(w), Stats{values(mean), values(var)}),
+                        [&](const Tensor& dx, const Tensor& dw, const Tensor& db) {
+                          batch_norm_backward_eval(ctx, x, dy, w, mean, var, kEps, dx, dw, db);
+                        });
       }
     }
   }
@@ -261,9 +250,9 @@ TEST_F(BatchNormCpu, BadArgumentsNameTheProblem) {
   };
   EXPECT_ERROR_MENTIONS("batch_norm_forward_train: argument 'x' has dtype f16, expected one of f32, f64",
                         train(random(s, DType::f16, 29), Tensor(), kEps, kMomentum, Tensor(), Tensor(), Tensor()));
-  EXPECT_ERROR_MENTIONS("argument 'weight' has shape [4], expected [3] (the channels of 'x'",
-                        train(x, Tensor::empty(Shape{4}, DType::f32, ctx), kEps, kMomentum, Tensor(), Tensor(),
-                              Tensor()));
+  EXPECT_ERROR_MENTIONS(
+      "argument 'weight' has shape [4], expected [3] (the channels of 'x'",
+      train(x, Tensor::empty(Shape{4}, DType::f32, ctx), kEps, kMomentum, Tensor(), Tensor(), Tensor()));
   EXPECT_ERROR_MENTIONS("argument 'weight' has dtype f64, expected f32",
                         train(x, Tensor::empty(c, DType::f64, ctx), kEps, kMomentum, Tensor(), Tensor(), Tensor()));
   EXPECT_ERROR_MENTIONS("eps is 0, expected a finite value > 0",
@@ -275,15 +264,15 @@ TEST_F(BatchNormCpu, BadArgumentsNameTheProblem) {
                         train(x, Tensor(), kEps, kMomentum, m, Tensor(), Tensor()));
   EXPECT_ERROR_MENTIONS("argument 'num_batches_tracked' is f32 of shape [3], expected an i64 scalar",
                         train(x, Tensor(), kEps, kMomentum, m, v, m));
-  EXPECT_ERROR_MENTIONS("expected more than 1 value per channel when training, got input of shape [1, 3, 1, 1]",
-                        train(random(Shape{1, 3, 1, 1}, DType::f32, 30), Tensor(), kEps, kMomentum, Tensor(),
-                              Tensor(), count));
+  EXPECT_ERROR_MENTIONS(
+      "expected more than 1 value per channel when training, got input of shape [1, 3, 1, 1]",
+      train(random(Shape{1, 3, 1, 1}, DType::f32, 30), Tensor(), kEps, kMomentum, Tensor(), Tensor(), count));
   EXPECT_ERROR_MENTIONS("argument 'x' has shape [2, 3, 16], expected 4 dimensions",
                         batch_norm_forward_eval(ctx, x.reshape(Shape{2, 3, 16}), Tensor(), Tensor(), m, v, kEps,
                                                 y.reshape(Shape{2, 3, 16})));
-  EXPECT_ERROR_MENTIONS("batch_norm_forward_eval: argument 'var' has shape [2]",
-                        batch_norm_forward_eval(ctx, x, Tensor(), Tensor(), m, Tensor::empty(Shape{2}, DType::f32, ctx),
-                                                kEps, y));
+  EXPECT_ERROR_MENTIONS(
+      "batch_norm_forward_eval: argument 'var' has shape [2]",
+      batch_norm_forward_eval(ctx, x, Tensor(), Tensor(), m, Tensor::empty(Shape{2}, DType::f32, ctx), kEps, y));
   EXPECT_ERROR_MENTIONS("batch_norm_forward_eval: argument 'mean' is an undefined tensor",
                         batch_norm_forward_eval(ctx, x, Tensor(), Tensor(), Tensor(), v, kEps, y));
   EXPECT_ERROR_MENTIONS("batch_norm_backward_train: argument 'dy' has shape [2, 3, 4, 2], expected [2, 3, 4, 4]",

@@ -20,8 +20,12 @@ using testing::copy_to;
 constexpr double kEps = 1e-3;
 constexpr double kMomentum = 0.3;
 
-const Shape kShapes[] = {Shape{2, 3, 4, 5},   Shape{1, 4, 1, 3},    Shape{64, 8, 1, 1},
-                         Shape{8, 16, 7, 7},  Shape{4, 3, 33, 33},  Shape{32, 64, 16, 16},
+const Shape kShapes[] = {Shape{2, 3, 4, 5},
+                         Shape{1, 4, 1, 3},
+                         Shape{64, 8, 1, 1},
+                         Shape{8, 16, 7, 7},
+                         Shape{4, 3, 33, 33},
+                         Shape{32, 64, 16, 16},
                          Shape{1, 2, 1, (int64_t{1} << 20) + 3}};
 
 struct Variant {
@@ -145,14 +149,13 @@ TEST_F(BatchNormCuda, TrainingBackwardMatchesCpu) {
     batch_norm_forward_train(cpu, x, w, Tensor(), kEps, kMomentum, poisoned(cpu, v.shape, v.dtype), mean, invstd,
                              Tensor(), Tensor(), Tensor());
     const Tensor gmean = copy_to(mean, gs()), ginvstd = copy_to(invstd, gs());
-    compare_backward(
-        v, x, dy, w,
-        [&](Context& ctx, const Tensor& xx, const Tensor& g, const Tensor& ww, const Tensor& dx, const Tensor& dw,
-            const Tensor& db) {
-          const bool cuda = ctx.device().is_cuda();
-          batch_norm_backward_train(ctx, xx, g, ww, cuda ? gmean : mean, cuda ? ginvstd : invstd, kEps, dx, dw,
-                                    db);
-        });
+    compare_backward(v, x, dy, w,
+                     [&](Context& ctx, const Tensor& xx, const Tensor& g, const Tensor& ww, const Tensor& dx,
+                         const Tensor& dw, const Tensor& db) {
+                       const bool cuda = ctx.device().is_cuda();
+                       batch_norm_backward_train(ctx, xx, g, ww, cuda ? gmean : mean, cuda ? ginvstd : invstd, kEps, dx,
+                                                 dw, db);
+                     });
   }
 }
 
@@ -164,13 +167,13 @@ TEST_F(BatchNormCuda, FrozenStatisticsBackwardMatchesCpu) {
     const Tensor w = v.affine ? random(c, v, 18) : Tensor();
     const Tensor mean = random(c, v, 19, 0.0, 2.0), var = random(c, v, 20, 0.2, 2.0);
     const Tensor gmean = copy_to(mean, gs()), gvar = copy_to(var, gs());
-    compare_backward(
-        v, x, dy, w,
-        [&](Context& ctx, const Tensor& xx, const Tensor& g, const Tensor& ww, const Tensor& dx, const Tensor& dw,
-            const Tensor& db) {
-          const bool cuda = ctx.device().is_cuda();
-          batch_norm_backward_eval(ctx, xx, g, ww, cuda ? gmean : mean, cuda ? gvar : var, kEps, dx, dw, db);
-        });
+    compare_backward(v, x, dy, w,
+                     [&](Context& ctx, const Tensor& xx, const Tensor& g, const Tensor& ww, const Tensor& dx,
+                         const Tensor& dw, const Tensor& db) {
+                       const bool cuda = ctx.device().is_cuda();
+                       batch_norm_backward_eval(ctx, xx, g, ww, cuda ? gmean : mean, cuda ? gvar : var, kEps, dx, dw,
+                                                db);
+                     });
   }
 }
 

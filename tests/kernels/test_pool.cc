@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/pool.h"
+#include "tests/kernels/cpu_op_test.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
 
@@ -43,8 +44,8 @@ std::vector<Case> cases(bool with_dilation) {
       {Shape{2, 2, 7, 9}, geometry({3, 3}, {2, 2}, {1, 1}, {1, 1}, false)},  // ResNet's stem pool
       {Shape{1, 3, 7, 9}, geometry({3, 3}, {2, 2}, {1, 1}, {1, 1}, true)},
       {Shape{3, 1, 6, 5}, geometry({3, 2}, {1, 2}, {1, 1}, {1, 1}, true)},
-      {Shape{1, 2, 5, 6}, geometry({2, 3}, {3, 2}, {1, 1}, {1, 1}, true)},   // windows past the padding
-      {Shape{2, 2, 6, 6}, geometry({3, 3}, {2, 2}, {1, 1}, {1, 1}, true)},   // last window past in + pad
+      {Shape{1, 2, 5, 6}, geometry({2, 3}, {3, 2}, {1, 1}, {1, 1}, true)},  // windows past the padding
+      {Shape{2, 2, 6, 6}, geometry({3, 3}, {2, 2}, {1, 1}, {1, 1}, true)},  // last window past in + pad
       {Shape{1, 1, 4, 5}, geometry({1, 1}, {1, 1}, {0, 0}, {1, 1}, false)},
       {Shape{2, 3, 5, 5}, geometry({5, 5}, {1, 1}, {2, 2}, {1, 1}, false)},  // overlapping, heavy padding
   };
@@ -57,10 +58,10 @@ std::vector<Case> cases(bool with_dilation) {
 
 std::string describe(const Case& c) {
   const Pool2dGeometry& g = c.g;
-  return c.input.str() + " k " + std::to_string(g.kernel[0]) + "x" +
-         std::to_string(g.kernel[1]) + " s " + std::to_string(g.stride[0]) + "," + std::to_string(g.stride[1]) +
-         " p " + std::to_string(g.padding[0]) + "," + std::to_string(g.padding[1]) + " d " +
-         std::to_string(g.dilation[0]) + "," + std::to_string(g.dilation[1]) + (g.ceil_mode ? " ceil" : "");
+  return c.input.str() + " k " + std::to_string(g.kernel[0]) + "x" + std::to_string(g.kernel[1]) + " s " +
+         std::to_string(g.stride[0]) + "," + std::to_string(g.stride[1]) + " p " + std::to_string(g.padding[0]) + "," +
+         std::to_string(g.padding[1]) + " d " + std::to_string(g.dilation[0]) + "," + std::to_string(g.dilation[1]) +
+         (g.ceil_mode ? " ceil" : "");
 }
 
 Shape out_shape(const Case& c) {
@@ -85,8 +86,8 @@ void for_each_tap(const Case& c, const Fn& fn) {
             const int64_t h = oh * g.stride[0] - g.padding[0] + kh * g.dilation[0];
             const int64_t w = ow * g.stride[1] - g.padding[1] + kw * g.dilation[1];
             const bool inside = h >= 0 && h < H && w >= 0 && w < W;
-            const bool in_padded = h >= -g.padding[0] && h < H + g.padding[0] && w >= -g.padding[1] &&
-                                   w < W + g.padding[1];
+            const bool in_padded =
+                h >= -g.padding[0] && h < H + g.padding[0] && w >= -g.padding[1] && w < W + g.padding[1];
             fn((plane * OH + oh) * OW + ow, inside ? (plane * H + h) * W + w : -1, in_padded);
           }
         }
@@ -155,17 +156,7 @@ AvgReference avg_reference(const Case& c, bool count_include_pad, const std::vec
   return r;
 }
 
-class PoolCpu : public ::testing::Test {
- protected:
-  Tensor poisoned(const Shape& shape, DType dtype) {
-    Tensor t = Tensor::empty(shape, dtype, ctx);
-    testing::poison(t, ctx.stream());
-    return t;
-  }
-  std::vector<double> values(const Tensor& t) { return testing::to_doubles(t, ctx.stream()); }
-
-  Context ctx{Device::cpu()};
-};
+using PoolCpu = testing::CpuOpTest;
 
 TEST_F(PoolCpu, OutputSizesFollowPyTorch) {
   // Values torch.nn.functional.max_pool2d gives.
@@ -325,8 +316,8 @@ TEST_F(PoolCpu, BadGeometryNamesTheField) {
                         pool2d_output_shape("op", in, geometry({3, 3}, {1, 1}, {2, 1}, {1, 1}, false)));
   EXPECT_ERROR_MENTIONS("padding [0, -1] must not be negative",
                         pool2d_output_shape("op", in, geometry({3, 3}, {1, 1}, {0, -1}, {1, 1}, false)));
-  EXPECT_ERROR_MENTIONS("is too small", pool2d_output_shape("op", Shape{1, 1, 2, 8},
-                                                            geometry({3, 3}, {1, 1}, {0, 0}, {1, 1}, false)));
+  EXPECT_ERROR_MENTIONS("is too small",
+                        pool2d_output_shape("op", Shape{1, 1, 2, 8}, geometry({3, 3}, {1, 1}, {0, 0}, {1, 1}, false)));
   EXPECT_ERROR_MENTIONS("expected 4 dimensions",
                         pool2d_output_shape("op", Shape{8, 8}, geometry({2, 2}, {2, 2}, {0, 0}, {1, 1}, false)));
 }

@@ -106,8 +106,12 @@ TEST_F(PoolCuda, AvgPoolMatchesCpu) {
 
 TEST_F(PoolCuda, GlobalAvgPoolMatchesCpu) {
   // H·W of 1, 7, 49, 1023 and 2^20 + 3; many planes.
-  const Shape shapes[] = {Shape{1, 1, 1, 1},  Shape{3, 5, 1, 7},    Shape{64, 33, 7, 7},
-                          Shape{2, 3, 31, 33}, Shape{1, 1, 1, (int64_t{1} << 20) + 3}, Shape{70000, 3, 1, 1}};
+  const Shape shapes[] = {Shape{1, 1, 1, 1},
+                          Shape{3, 5, 1, 7},
+                          Shape{64, 33, 7, 7},
+                          Shape{2, 3, 31, 33},
+                          Shape{1, 1, 1, (int64_t{1} << 20) + 3},
+                          Shape{70000, 3, 1, 1}};
   for (const Shape& shape : shapes) {
     for (DType dtype : kFloatingDTypes) {
       for (bool offset : {false, true}) {

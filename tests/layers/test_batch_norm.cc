@@ -89,7 +89,8 @@ class BatchNorm2dForward : public ::testing::Test {
  protected:
   void SetUp() override {
     x = testing::random_tensor(shape, DType::f64, ctx.stream(), 5, -1.0, 3.0);
-    params = {testing::random_tensor(c, DType::f64, ctx.stream(), 6), testing::random_tensor(c, DType::f64, ctx.stream(), 7)};
+    params = {testing::random_tensor(c, DType::f64, ctx.stream(), 6),
+              testing::random_tensor(c, DType::f64, ctx.stream(), 7)};
     buffers = {testing::random_tensor(c, DType::f64, ctx.stream(), 8),
                testing::random_tensor(c, DType::f64, ctx.stream(), 9, 0.5, 2.0),
                testing::from_doubles({2}, Shape{}, DType::i64, ctx.stream())};
@@ -138,22 +139,16 @@ TEST_F(BatchNorm2dForward, UpdateBuffersFalseLeavesTheBuffersAlone) {
   EXPECT_EQ(snapshot(), before);
 }
 
-TEST_F(BatchNorm2dForward, EvalModeUsesTheRunningStatistics) {
-  const BatchNorm2d layer(options(3));
-  const auto before = snapshot();
-  const ForwardResult r = run(layer, ctx, Mode::eval, x, params, buffers);
-  EXPECT_TRUE(close(r.outputs[0], normalise(shape, values(x), before[0], before[1], values(params[0]),
-                                            values(params[1]))));
-  EXPECT_EQ(snapshot(), before);
-}
-
-TEST_F(BatchNorm2dForward, FrozenStatisticsInTrainModeUseAndKeepTheRunningStatistics) {
-  const BatchNorm2d layer(options(3, true, true, /*freeze=*/true));
-  const auto before = snapshot();
-  const ForwardResult r = run(layer, ctx, Mode::train, x, params, buffers);
-  EXPECT_TRUE(close(r.outputs[0], normalise(shape, values(x), before[0], before[1], values(params[0]),
-                                            values(params[1]))));
-  EXPECT_EQ(snapshot(), before);
+TEST_F(BatchNorm2dForward, EvalModeAndFrozenStatisticsUseAndKeepTheRunningStatistics) {
+  for (bool freeze : {false, true}) {
+    SCOPED_TRACE(freeze ? "frozen, train mode" : "eval mode");
+    const BatchNorm2d layer(options(3, true, true, freeze));
+    const auto before = snapshot();
+    const ForwardResult r = run(layer, ctx, freeze ? Mode::train : Mode::eval, x, params, buffers);
+    EXPECT_TRUE(
+        close(r.outputs[0], normalise(shape, values(x), before[0], before[1], values(params[0]), values(params[1]))));
+    EXPECT_EQ(snapshot(), before);
+  }
 }
 
 TEST_F(BatchNorm2dForward, WithoutTrackingEvalModeUsesBatchStatistics) {
@@ -241,8 +236,9 @@ TEST(BatchNorm2d, JsonRoundTripsThroughTheRegistry) {
                                                 {"affine", true},
                                                 {"track_running_stats", true},
                                                 {"freeze_statistics", false}}));
-  const nlohmann::json custom{{"num_features", 3},  {"eps", 0.001},         {"momentum", 0.5},
-                              {"affine", false},    {"track_running_stats", true}, {"freeze_statistics", true}};
+  const nlohmann::json custom{
+      {"num_features", 3},        {"eps", 0.001}, {"momentum", 0.5}, {"affine", false}, {"track_running_stats", true},
+      {"freeze_statistics", true}};
   const auto layer = r.create("BatchNorm2d", custom);
   EXPECT_EQ(layer->config(), custom);
   EXPECT_EQ(r.create(layer->type(), layer->config())->config(), custom);
@@ -275,8 +271,7 @@ TEST(BatchNorm2d, MismatchedInputsAreErrors) {
   EXPECT_ERROR_MENTIONS("BatchNorm2d: input has shape [2, 4, 5, 5] with 4 channels, expected 3 (num_features)",
                         layer.infer_shapes(wrong_channels));
   const Shape wrong_rank[] = {Shape{2, 3}};
-  EXPECT_ERROR_MENTIONS("BatchNorm2d: input has shape [2, 3], expected 4 dimensions",
-                        layer.infer_shapes(wrong_rank));
+  EXPECT_ERROR_MENTIONS("BatchNorm2d: input has shape [2, 3], expected 4 dimensions", layer.infer_shapes(wrong_rank));
   // Forward checks the input too, before any kernel sees it.
   Context ctx(Device::cpu());
   const Tensor x = testing::random_tensor(Shape{2, 4, 5, 5}, DType::f32, ctx.stream(), 13);
@@ -284,9 +279,9 @@ TEST(BatchNorm2d, MismatchedInputsAreErrors) {
   EXPECT_ERROR_MENTIONS("with 4 channels, expected 3", run(layer, ctx, Mode::train, x, p, {}));
   // A batch of one value per channel has no training statistics.
   const BatchNorm2d one(options(2, false, false));
-  EXPECT_ERROR_MENTIONS("expected more than 1 value per channel when training",
-                        run(one, ctx, Mode::train, testing::random_tensor(Shape{1, 2, 1, 1}, DType::f32, ctx.stream(), 14),
-                            {}, {}));
+  EXPECT_ERROR_MENTIONS(
+      "expected more than 1 value per channel when training",
+      run(one, ctx, Mode::train, testing::random_tensor(Shape{1, 2, 1, 1}, DType::f32, ctx.stream(), 14), {}, {}));
 }
 
 }  // namespace

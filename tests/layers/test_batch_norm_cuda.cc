@@ -20,8 +20,8 @@ TEST(BatchNorm2dCuda, MatchesCpu) {
         for (bool freeze : {false, true}) {
           if (freeze && !track) continue;
           for (Mode mode : {Mode::train, Mode::eval}) {
-            SCOPED_TRACE(shape.str() + (affine ? " affine" : "") + (track ? " track" : "") +
-                         (freeze ? " freeze" : "") + (mode == Mode::train ? " train" : " eval"));
+            SCOPED_TRACE(shape.str() + (affine ? " affine" : "") + (track ? " track" : "") + (freeze ? " freeze" : "") +
+                         (mode == Mode::train ? " train" : " eval"));
             const BatchNorm2d layer({.num_features = shape[1],
                                      .eps = 1e-5,
                                      .momentum = 0.1,

@@ -33,10 +33,8 @@ ForwardResult run(const Layer& layer, Context& ctx, const Tensor& x, Mode mode =
 TEST(MaxPool2d, GradientCheck) {
   const Stream s = Stream::create(Device::cpu());
   const MaxPool2dOptions variants[] = {
-      max_options({2, 2}, std::nullopt, {0, 0}, {1, 1}, false),
-      max_options({3, 3}, {{2, 2}}, {1, 1}, {1, 1}, false),
-      max_options({3, 3}, {{2, 2}}, {1, 1}, {1, 1}, true),
-      max_options({3, 2}, {{1, 2}}, {1, 1}, {2, 1}, true),
+      max_options({2, 2}, std::nullopt, {0, 0}, {1, 1}, false), max_options({3, 3}, {{2, 2}}, {1, 1}, {1, 1}, false),
+      max_options({3, 3}, {{2, 2}}, {1, 1}, {1, 1}, true),      max_options({3, 2}, {{1, 2}}, {1, 1}, {2, 1}, true),
       max_options({2, 3}, {{2, 1}}, {0, 1}, {1, 2}, false),
   };
   for (const MaxPool2dOptions& o : variants) {
@@ -136,13 +134,12 @@ TEST(Pooling, BackwardSkipsTheInputGradientWhenNotNeeded) {
     SCOPED_TRACE(layer->type());
     const ForwardResult r = run(*layer, ctx, x);
     const std::vector<Tensor> dy{testing::random_tensor(r.outputs[0].shape(), DType::f32, ctx.stream(), 26)};
-    const std::vector<Tensor> dx = layer->backward(
-        BackwardArgs{.ctx = ctx,
-                                                   .output_grads = dy,
-                                                   .saved = r.saved,
-                                                   .params = {},
-                                                   .param_grads = {},
-                                                   .needs_input_grad = {false}});
+    const std::vector<Tensor> dx = layer->backward(BackwardArgs{.ctx = ctx,
+                                                                .output_grads = dy,
+                                                                .saved = r.saved,
+                                                                .params = {},
+                                                                .param_grads = {},
+                                                                .needs_input_grad = {false}});
     ASSERT_EQ(dx.size(), 1u);
     EXPECT_FALSE(dx[0].defined());
   }
@@ -172,8 +169,8 @@ TEST(Pooling, JsonRoundTripsThroughTheRegistry) {
                                            {"padding", {0, 0}},
                                            {"dilation", {1, 1}},
                                            {"ceil_mode", false}}));
-  const nlohmann::json custom_max{{"kernel_size", {3, 2}}, {"stride", {2, 1}}, {"padding", {1, 1}},
-                                  {"dilation", {2, 1}},    {"ceil_mode", true}};
+  const nlohmann::json custom_max{
+      {"kernel_size", {3, 2}}, {"stride", {2, 1}}, {"padding", {1, 1}}, {"dilation", {2, 1}}, {"ceil_mode", true}};
   EXPECT_EQ(r.create("MaxPool2d", custom_max)->config(), custom_max);
   EXPECT_EQ(r.create("MaxPool2d", {{"kernel_size", 2}, {"stride", nullptr}})->config()["stride"],
             (nlohmann::json{2, 2}));
@@ -185,8 +182,11 @@ TEST(Pooling, JsonRoundTripsThroughTheRegistry) {
                                            {"padding", {0, 0}},
                                            {"ceil_mode", false},
                                            {"count_include_pad", true}}));
-  const nlohmann::json custom_avg{{"kernel_size", {3, 3}}, {"stride", {2, 2}}, {"padding", {1, 0}},
-                                  {"ceil_mode", true},     {"count_include_pad", false}};
+  const nlohmann::json custom_avg{{"kernel_size", {3, 3}},
+                                  {"stride", {2, 2}},
+                                  {"padding", {1, 0}},
+                                  {"ceil_mode", true},
+                                  {"count_include_pad", false}};
   EXPECT_EQ(r.create("AvgPool2d", custom_avg)->config(), custom_avg);
 
   const auto global = r.create("AdaptiveAvgPool2d", {{"output_size", 1}});
@@ -225,8 +225,7 @@ TEST(Pooling, BadConfigsNameTheProblem) {
   EXPECT_ERROR_MENTIONS("field 'count_include_pad' is \"yes\", expected true or false",
                         create("AvgPool2d", {{"kernel_size", 2}, {"count_include_pad", "yes"}}));
   for (const nlohmann::json& size : {nlohmann::json(2), nlohmann::json{1, 2}, nlohmann::json{7, 7}}) {
-    EXPECT_ERROR_MENTIONS("AdaptiveAvgPool2d: output_size",
-                          create("AdaptiveAvgPool2d", {{"output_size", size}}));
+    EXPECT_ERROR_MENTIONS("AdaptiveAvgPool2d: output_size", create("AdaptiveAvgPool2d", {{"output_size", size}}));
     EXPECT_ERROR_MENTIONS("is not supported; only 1 x 1 (global average pooling) is",
                           create("AdaptiveAvgPool2d", {{"output_size", size}}));
   }
