@@ -10,6 +10,8 @@ const LayerRegistry& builtin_layers() {
     register_dropout_layers(r);
     register_structural_layers(r);
     register_loss_layers(r);
+    register_batch_norm_layers(r);
+    register_pooling_layers(r);
     return r;
   }();
   return registry;

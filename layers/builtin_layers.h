@@ -9,6 +9,9 @@ namespace baton::layers {
 const LayerRegistry& builtin_layers();
 
 void register_activation_layers(LayerRegistry& registry);
+// Batch normalisation and pooling: BatchNorm2d; MaxPool2d, AvgPool2d, AdaptiveAvgPool2d.
+void register_batch_norm_layers(LayerRegistry& registry);
+void register_pooling_layers(LayerRegistry& registry);
 
 // Dropout, structural layers (Add, Concat, Flatten, Identity) and losses.
 void register_dropout_layers(LayerRegistry& registry);

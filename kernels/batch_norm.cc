@@ -1,0 +1,287 @@
+// Batch-norm ops: argument checks, then the CPU reference or the CUDA launchers (cuDNN and baton's
+// kernels). For cuDNN, pointers it needs but the caller did not give (γ = 1, β = 0 without affine
+// parameters, scratch for an unwanted dx or unwanted parameter gradients) come from ctx.workspace.
+#include "kernels/batch_norm.h"
+
+#include <cmath>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "kernels/cpu/batch_norm_cpu.h"
+#include "kernels/op_checks.h"
+#include "runtime/core/build_config.h"
+
+#if BATON_HAVE_CUDA
+#include "kernels/cuda/batch_norm_cuda.h"
+#include "runtime/core/fill_pattern.h"
+#endif
+
+namespace baton::kernels {
+namespace {
+
+// x: on the context's device, [N, C, H, W], f32 or f64.
+void check_input(std::string_view op, const Context& ctx, const NamedTensor& x) {
+  check_on_context(op, ctx, {x});
+  check_rank(op, x, 4);
+  check_dtype_in(op, x, {DType::f32, DType::f64});
+}
+
+// A tensor of x's shape and dtype on the context's device (skipped when undefined and optional).
+void check_like_input(std::string_view op, const Context& ctx, const NamedTensor& x, const NamedTensor& t,
+                      bool optional = false) {
+  if (optional && !t.tensor.defined()) return;
+  check_on_context(op, ctx, {t});
+  check_same_shape(op, {x, t});
+  check_same_dtype(op, {x, t});
+}
+
+// A per-channel tensor: [C] of x's dtype on the context's device (skipped when undefined and optional).
+void check_channel(std::string_view op, const Context& ctx, const NamedTensor& x, const NamedTensor& t,
+                   bool optional = false) {
+  if (optional && !t.tensor.defined()) return;
+  check_on_context(op, ctx, {t});
+  const int64_t channels = x.tensor.size(1);
+  BATON_CHECK(t.tensor.shape() == Shape{channels}, op, ": argument '", t.name, "' has shape ", t.tensor.shape().str(),
+              ", expected [", channels, "] (the channels of '", x.name, "', shape ", x.tensor.shape().str(), ")");
+  check_same_dtype(op, {x, t});
+}
+
+// Both defined or both undefined.
+void check_pair(std::string_view op, const NamedTensor& a, const NamedTensor& b) {
+  BATON_CHECK(a.tensor.defined() == b.tensor.defined(), op, ": arguments '", a.name, "' and '", b.name,
+              "' must both be defined or both be undefined ('", a.tensor.defined() ? a.name : b.name,
+              "' is the only one defined)");
+}
+
+void check_eps(std::string_view op, double eps) {
+  BATON_CHECK(eps > 0.0 && std::isfinite(eps), op, ": eps is ", eps, ", expected a finite value > 0");
+}
+
+// The per-channel tensor t as doubles on the host (CPU tensors only).
+template <typename T>
+std::vector<double> channel_values(const Tensor& t) {
+  const T* p = t.data<T>();
+  return std::vector<double>(p, p + t.numel());
+}
+
+template <typename T>
+T* data_or_null(const Tensor& t) {
+  return t.defined() ? t.data<T>() : nullptr;
+}
+
+template <typename Fn>
+void dispatch_bn(std::string_view op, DType dtype, Fn&& fn) {
+  if (dtype == DType::f64) return fn.template operator()<double>();
+  if (dtype == DType::f32) return fn.template operator()<float>();
+  BATON_FAIL(op, ": dtype ", dtype_name(dtype), " is not supported (expected f32 or f64)");
+}
+
+#if BATON_HAVE_CUDA
+cuda::BatchNormDims dims_of(const Tensor& x) { return {x.size(0), x.size(1), x.size(2), x.size(3)}; }
+
+void* pointer_or_null(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
+
+// Pieces of one ctx.workspace() block, each 256-byte aligned: sizes are planned first, then the
+// block is taken once and carved in the same order.
+class Scratch {
+ public:
+  // Plans a piece of `bytes` when `wanted`; returns its index (or -1).
+  int plan(bool wanted, size_t bytes) {
+    if (!wanted) return -1;
+    offsets_.push_back(total_);
+    total_ += (bytes + 255) / 256 * 256;
+    return static_cast<int>(offsets_.size()) - 1;
+  }
+  void acquire(Context& ctx) {
+    if (total_ > 0) base_ = static_cast<char*>(ctx.workspace(total_));
+  }
+  void* get(int piece) const { return piece < 0 ? nullptr : base_ + offsets_[static_cast<size_t>(piece)]; }
+
+ private:
+  std::vector<size_t> offsets_;
+  size_t total_ = 0;
+  char* base_ = nullptr;
+};
+
+// `t`'s pointer, or a workspace piece of `channels` elements filled with `value`, ordered on ctx's stream.
+void* channel_or_constant(Context& ctx, const Tensor& t, const Scratch& scratch, int piece, DType dtype,
+                          int64_t channels, double value) {
+  if (t.defined()) return t.data_ptr();
+  void* p = scratch.get(piece);
+  detail::fill_pattern(p, ctx.device(), channels, dtype_size(dtype), detail::element_bits(value, dtype), ctx.stream());
+  return p;
+}
+
+size_t channel_bytes(const Tensor& x) { return static_cast<size_t>(x.size(1)) * dtype_size(x.dtype()); }
+
+// γ and β for cuDNN's forward calls: the given tensors, or ones and zeros in the workspace.
+struct ScaleBias {
+  const void* scale;
+  const void* bias;
+};
+
+ScaleBias scale_bias_or_constants(Context& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  Scratch scratch;
+  const int ones = scratch.plan(!weight.defined(), channel_bytes(x));
+  const int zeros = scratch.plan(!bias.defined(), channel_bytes(x));
+  scratch.acquire(ctx);
+  return {channel_or_constant(ctx, weight, scratch, ones, x.dtype(), x.size(1), 1.0),
+          channel_or_constant(ctx, bias, scratch, zeros, x.dtype(), x.size(1), 0.0)};
+}
+#endif
+
+}  // namespace
+
+void batch_norm_forward_train(Context& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias, double eps,
+                              double momentum, const Tensor& y, const Tensor& save_mean, const Tensor& save_invstd,
+                              const Tensor& running_mean, const Tensor& running_var,
+                              const Tensor& num_batches_tracked) {
+  constexpr std::string_view op = "batch_norm_forward_train";
+  const NamedTensor nx{"x", x};
+  check_input(op, ctx, nx);
+  check_like_input(op, ctx, nx, {"y", y});
+  check_channel(op, ctx, nx, {"weight", weight}, true);
+  check_channel(op, ctx, nx, {"bias", bias}, true);
+  check_channel(op, ctx, nx, {"save_mean", save_mean});
+  check_channel(op, ctx, nx, {"save_invstd", save_invstd});
+  check_pair(op, {"running_mean", running_mean}, {"running_var", running_var});
+  check_channel(op, ctx, nx, {"running_mean", running_mean}, true);
+  check_channel(op, ctx, nx, {"running_var", running_var}, true);
+  if (num_batches_tracked.defined()) {
+    check_on_context(op, ctx, {{"num_batches_tracked", num_batches_tracked}});
+    BATON_CHECK(num_batches_tracked.dtype() == DType::i64 && num_batches_tracked.shape() == Shape{}, op,
+                ": argument 'num_batches_tracked' is ", dtype_name(num_batches_tracked.dtype()), " of shape ",
+                num_batches_tracked.shape().str(), ", expected an i64 scalar (shape [])");
+  }
+  check_eps(op, eps);
+  BATON_CHECK(momentum >= 0.0 && momentum <= 1.0, op, ": momentum is ", momentum, ", expected a value in [0, 1]");
+  const int64_t per_channel = x.size(0) * x.size(2) * x.size(3);
+  BATON_CHECK(per_channel > 1, op, ": expected more than 1 value per channel when training, got input of shape ",
+              x.shape().str());
+#if BATON_HAVE_CUDA
+  if (ctx.device().is_cuda()) {
+    if (x.numel() > 0) {  // no channels: nothing to normalise
+      const ScaleBias sb = scale_bias_or_constants(ctx, x, weight, bias);
+      cuda::batch_norm_forward_train(ctx.cudnn(), x.dtype(), dims_of(x), x.data_ptr(), sb.scale, sb.bias, eps, momentum,
+                                     y.data_ptr(), save_mean.data_ptr(), save_invstd.data_ptr(),
+                                     pointer_or_null(running_mean), pointer_or_null(running_var), ctx.device().index());
+    }
+    if (num_batches_tracked.defined()) {
+      cuda::increment_counter(num_batches_tracked.data<int64_t>(), ctx.device().index(), ctx.stream().native_handle());
+    }
+    return;
+  }
+#endif
+  dispatch_bn(op, x.dtype(), [&]<typename T>() {
+    cpu::batch_norm_forward_train(x.data<T>(), data_or_null<T>(weight), data_or_null<T>(bias), x.size(0), x.size(1),
+                                  x.size(2) * x.size(3), eps, momentum, y.data<T>(), save_mean.data<T>(),
+                                  save_invstd.data<T>(), data_or_null<T>(running_mean), data_or_null<T>(running_var));
+  });
+  if (num_batches_tracked.defined()) ++*num_batches_tracked.data<int64_t>();
+}
+
+void batch_norm_forward_eval(Context& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                             const Tensor& mean, const Tensor& var, double eps, const Tensor& y) {
+  constexpr std::string_view op = "batch_norm_forward_eval";
+  const NamedTensor nx{"x", x};
+  check_input(op, ctx, nx);
+  check_like_input(op, ctx, nx, {"y", y});
+  check_channel(op, ctx, nx, {"weight", weight}, true);
+  check_channel(op, ctx, nx, {"bias", bias}, true);
+  check_channel(op, ctx, nx, {"mean", mean});
+  check_channel(op, ctx, nx, {"var", var});
+  check_eps(op, eps);
+  if (x.numel() == 0) return;
+#if BATON_HAVE_CUDA
+  if (ctx.device().is_cuda()) {
+    const ScaleBias sb = scale_bias_or_constants(ctx, x, weight, bias);
+    return cuda::batch_norm_forward_eval(ctx.cudnn(), x.dtype(), dims_of(x), x.data_ptr(), sb.scale, sb.bias,
+                                         mean.data_ptr(), var.data_ptr(), eps, y.data_ptr(), ctx.device().index());
+  }
+#endif
+  dispatch_bn(op, x.dtype(), [&]<typename T>() {
+    std::vector<double> mu = channel_values<T>(mean), invstd = channel_values<T>(var);
+    for (double& v : invstd) v = 1.0 / std::sqrt(v + eps);
+    cpu::batch_norm_normalize(x.data<T>(), data_or_null<T>(weight), data_or_null<T>(bias), x.size(0), x.size(1),
+                              x.size(2) * x.size(3), mu, invstd, y.data<T>());
+  });
+}
+
+namespace {
+
+// The checks both backward ops share: x, dy (and dx when defined) alike, weight optional,
+// weight_grad and bias_grad both or neither. `stat_a` and `stat_b` are the statistics.
+void check_backward(std::string_view op, const Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& weight,
+                    const NamedTensor& stat_a, const NamedTensor& stat_b, double eps, const Tensor& dx,
+                    const Tensor& weight_grad, const Tensor& bias_grad) {
+  const NamedTensor nx{"x", x};
+  check_input(op, ctx, nx);
+  check_like_input(op, ctx, nx, {"dy", dy});
+  check_like_input(op, ctx, nx, {"dx", dx}, true);
+  check_channel(op, ctx, nx, {"weight", weight}, true);
+  check_channel(op, ctx, nx, stat_a);
+  check_channel(op, ctx, nx, stat_b);
+  check_pair(op, {"weight_grad", weight_grad}, {"bias_grad", bias_grad});
+  check_channel(op, ctx, nx, {"weight_grad", weight_grad}, true);
+  check_channel(op, ctx, nx, {"bias_grad", bias_grad}, true);
+  check_eps(op, eps);
+}
+
+}  // namespace
+
+void batch_norm_backward_train(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& weight,
+                               const Tensor& save_mean, const Tensor& save_invstd, double eps, const Tensor& dx,
+                               const Tensor& weight_grad, const Tensor& bias_grad) {
+  constexpr std::string_view op = "batch_norm_backward_train";
+  check_backward(op, ctx, x, dy, weight, {"save_mean", save_mean}, {"save_invstd", save_invstd}, eps, dx, weight_grad,
+                 bias_grad);
+  if (x.numel() == 0 || (!dx.defined() && !weight_grad.defined())) return;
+#if BATON_HAVE_CUDA
+  if (ctx.device().is_cuda()) {
+    Scratch scratch;
+    const int ones = scratch.plan(!weight.defined(), channel_bytes(x));
+    const int dx_scratch = scratch.plan(!dx.defined(), x.nbytes());
+    const int dw_scratch = scratch.plan(!weight_grad.defined(), channel_bytes(x));
+    const int db_scratch = scratch.plan(!bias_grad.defined(), channel_bytes(x));
+    scratch.acquire(ctx);
+    return cuda::batch_norm_backward_train(ctx.cudnn(), x.dtype(), dims_of(x), x.data_ptr(), dy.data_ptr(),
+                                           channel_or_constant(ctx, weight, scratch, ones, x.dtype(), x.size(1), 1.0),
+                                           save_mean.data_ptr(), save_invstd.data_ptr(), eps,
+                                           dx.defined() ? dx.data_ptr() : scratch.get(dx_scratch),
+                                           weight_grad.defined() ? weight_grad.data_ptr() : scratch.get(dw_scratch),
+                                           bias_grad.defined() ? bias_grad.data_ptr() : scratch.get(db_scratch),
+                                           weight_grad.defined(), ctx.device().index());
+  }
+#endif
+  dispatch_bn(op, x.dtype(), [&]<typename T>() {
+    cpu::batch_norm_backward(x.data<T>(), dy.data<T>(), data_or_null<T>(weight), x.size(0), x.size(1),
+                             x.size(2) * x.size(3), channel_values<T>(save_mean), channel_values<T>(save_invstd), true,
+                             data_or_null<T>(dx), data_or_null<T>(weight_grad), data_or_null<T>(bias_grad));
+  });
+}
+
+void batch_norm_backward_eval(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& weight, const Tensor& mean,
+                              const Tensor& var, double eps, const Tensor& dx, const Tensor& weight_grad,
+                              const Tensor& bias_grad) {
+  constexpr std::string_view op = "batch_norm_backward_eval";
+  check_backward(op, ctx, x, dy, weight, {"mean", mean}, {"var", var}, eps, dx, weight_grad, bias_grad);
+  if (x.numel() == 0 || (!dx.defined() && !weight_grad.defined())) return;
+#if BATON_HAVE_CUDA
+  if (ctx.device().is_cuda()) {
+    return cuda::batch_norm_backward_eval(x.dtype(), dims_of(x), x.data_ptr(), dy.data_ptr(), pointer_or_null(weight),
+                                          mean.data_ptr(), var.data_ptr(), eps, pointer_or_null(dx),
+                                          pointer_or_null(weight_grad), pointer_or_null(bias_grad),
+                                          ctx.device().index(), ctx.stream().native_handle());
+  }
+#endif
+  dispatch_bn(op, x.dtype(), [&]<typename T>() {
+    std::vector<double> invstd = channel_values<T>(var);
+    for (double& v : invstd) v = 1.0 / std::sqrt(v + eps);
+    cpu::batch_norm_backward(x.data<T>(), dy.data<T>(), data_or_null<T>(weight), x.size(0), x.size(1),
+                             x.size(2) * x.size(3), channel_values<T>(mean), invstd, false, data_or_null<T>(dx),
+                             data_or_null<T>(weight_grad), data_or_null<T>(bias_grad));
+  });
+}
+
+}  // namespace baton::kernels

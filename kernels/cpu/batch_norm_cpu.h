@@ -1,0 +1,95 @@
+// CPU reference of the batch-norm ops (kernels/batch_norm.h): per channel, statistics in double
+// (mean, then squared deviations), elementwise results in double rounded once to T (float or
+// double). x is [batch, channels, hw]; a null weight means γ = 1, a null bias β = 0.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace baton::kernels::cpu {
+
+// Calls fn(index) for the elements of channel c, in memory order.
+template <typename Fn>
+void for_each_in_channel(int64_t batch, int64_t channels, int64_t hw, int64_t c, const Fn& fn) {
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t row = (b * channels + c) * hw;
+    for (int64_t i = row; i < row + hw; ++i) fn(i);
+  }
+}
+
+// y = (x − mean[c])·invstd[c]·γ[c] + β[c] for every channel.
+template <typename T>
+void batch_norm_normalize(const T* x, const T* weight, const T* bias, int64_t batch, int64_t channels, int64_t hw,
+                          const std::vector<double>& mean, const std::vector<double>& invstd, T* y) {
+  for (int64_t c = 0; c < channels; ++c) {
+    const auto k = static_cast<size_t>(c);
+    const double scale = invstd[k] * (weight != nullptr ? static_cast<double>(weight[c]) : 1.0);
+    const double shift = bias != nullptr ? static_cast<double>(bias[c]) : 0.0;
+    for_each_in_channel(batch, channels, hw, c, [&](int64_t i) {
+      y[i] = static_cast<T>((static_cast<double>(x[i]) - mean[k]) * scale + shift);
+    });
+  }
+}
+
+// Batch statistics (biased variance), the normalised output, and the running statistics updated
+// when running_mean is not null (running_var then neither).
+template <typename T>
+void batch_norm_forward_train(const T* x, const T* weight, const T* bias, int64_t batch, int64_t channels, int64_t hw,
+                              double eps, double momentum, T* y, T* save_mean, T* save_invstd, T* running_mean,
+                              T* running_var) {
+  const double count = static_cast<double>(batch * hw);
+  std::vector<double> mean(static_cast<size_t>(channels)), invstd(static_cast<size_t>(channels));
+  for (int64_t c = 0; c < channels; ++c) {
+    const auto k = static_cast<size_t>(c);
+    double sum = 0.0;
+    for_each_in_channel(batch, channels, hw, c, [&](int64_t i) { sum += static_cast<double>(x[i]); });
+    mean[k] = sum / count;
+    double squares = 0.0;
+    for_each_in_channel(batch, channels, hw, c, [&](int64_t i) {
+      const double d = static_cast<double>(x[i]) - mean[k];
+      squares += d * d;
+    });
+    const double var = squares / count;
+    invstd[k] = 1.0 / std::sqrt(var + eps);
+    save_mean[c] = static_cast<T>(mean[k]);
+    save_invstd[c] = static_cast<T>(invstd[k]);
+    if (running_mean != nullptr) {
+      running_mean[c] = static_cast<T>((1.0 - momentum) * static_cast<double>(running_mean[c]) + momentum * mean[k]);
+      running_var[c] = static_cast<T>((1.0 - momentum) * static_cast<double>(running_var[c]) +
+                                      momentum * var * count / (count - 1.0));
+    }
+  }
+  batch_norm_normalize(x, weight, bias, batch, channels, hw, mean, invstd, y);
+}
+
+// Backward for per-channel mean and invstd. With x̂ = (x − mean)·invstd, bias_grad += Σ dy and
+// weight_grad += Σ dy·x̂ (each skipped when null); dx (skipped when null) = γ·invstd·dy, less
+// Σdy/M + x̂·Σ(dy·x̂)/M when `batch_stats` (the statistics were computed from x).
+template <typename T>
+void batch_norm_backward(const T* x, const T* dy, const T* weight, int64_t batch, int64_t channels, int64_t hw,
+                         const std::vector<double>& mean, const std::vector<double>& invstd, bool batch_stats, T* dx,
+                         T* weight_grad, T* bias_grad) {
+  const double count = static_cast<double>(batch * hw);
+  for (int64_t c = 0; c < channels; ++c) {
+    const auto k = static_cast<size_t>(c);
+    double sum_dy = 0.0, sum_dy_xhat = 0.0;
+    for_each_in_channel(batch, channels, hw, c, [&](int64_t i) {
+      const double g = static_cast<double>(dy[i]);
+      sum_dy += g;
+      sum_dy_xhat += g * (static_cast<double>(x[i]) - mean[k]) * invstd[k];
+    });
+    if (weight_grad != nullptr) weight_grad[c] = static_cast<T>(static_cast<double>(weight_grad[c]) + sum_dy_xhat);
+    if (bias_grad != nullptr) bias_grad[c] = static_cast<T>(static_cast<double>(bias_grad[c]) + sum_dy);
+    if (dx == nullptr) continue;
+    const double scale = invstd[k] * (weight != nullptr ? static_cast<double>(weight[c]) : 1.0);
+    const double mean_dy = batch_stats ? sum_dy / count : 0.0;
+    const double mean_dy_xhat = batch_stats ? sum_dy_xhat / count : 0.0;
+    for_each_in_channel(batch, channels, hw, c, [&](int64_t i) {
+      const double xhat = (static_cast<double>(x[i]) - mean[k]) * invstd[k];
+      dx[i] = static_cast<T>(scale * (static_cast<double>(dy[i]) - mean_dy - xhat * mean_dy_xhat));
+    });
+  }
+}
+
+}  // namespace baton::kernels::cpu

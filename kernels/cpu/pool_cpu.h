@@ -1,0 +1,101 @@
+// CPU reference of the pooling ops (kernels/pool.h): the shared per-element formulas
+// (kernels/pool_math.h) evaluated in double, plane by plane.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cpu/scalar.h"
+#include "kernels/pool_math.h"
+
+namespace baton::kernels::cpu {
+
+// Stores a double result as T (through Acc<T>: exact for maxima, one more rounding for sums).
+template <typename T>
+T store_double(double v) {
+  return store<T>(static_cast<Acc<T>>(v));
+}
+
+// Calls fn(plane, oh, ow, o) for every output element o of [planes, out_h, out_w], in order.
+template <typename Fn>
+void for_each_output(int64_t planes, const PoolPlane& p, const Fn& fn) {
+  int64_t o = 0;
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    for (int64_t oh = 0; oh < p.out_h; ++oh) {
+      for (int64_t ow = 0; ow < p.out_w; ++ow) fn(plane, oh, ow, o++);
+    }
+  }
+}
+
+// Calls fn(plane, h, w, i) for every input element i of [planes, in_h, in_w], in order.
+template <typename Fn>
+void for_each_input(int64_t planes, const PoolPlane& p, const Fn& fn) {
+  int64_t i = 0;
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    for (int64_t h = 0; h < p.in_h; ++h) {
+      for (int64_t w = 0; w < p.in_w; ++w) fn(plane, h, w, i++);
+    }
+  }
+}
+
+// Element i of `data` as a double.
+template <typename T>
+auto double_loader(const T* data) {
+  return [data](int64_t i) { return static_cast<double>(load(data[i])); };
+}
+
+// x [planes, in_h, in_w] -> y, indices [planes, out_h, out_w]; I is int32_t or int64_t.
+template <typename T, typename I>
+void max_pool2d_forward(const T* x, int64_t planes, const PoolPlane& p, T* y, I* indices) {
+  for_each_output(planes, p, [&](int64_t plane, int64_t oh, int64_t ow, int64_t o) {
+    int64_t index = -1;
+    y[o] = store_double<T>(max_pool_window<double>(p, oh, ow, double_loader(x + plane * p.in_h * p.in_w), index));
+    indices[o] = static_cast<I>(index);
+  });
+}
+
+template <typename T, typename I>
+void max_pool2d_backward(const T* dy, const I* indices, int64_t planes, const PoolPlane& p, T* dx) {
+  for_each_input(planes, p, [&](int64_t plane, int64_t h, int64_t w, int64_t i) {
+    const I* plane_indices = indices + plane * p.out_h * p.out_w;
+    const auto load_index = [plane_indices](int64_t o) { return static_cast<int64_t>(plane_indices[o]); };
+    dx[i] = store_double<T>(
+        max_pool_input_grad<double>(p, h, w, double_loader(dy + plane * p.out_h * p.out_w), load_index));
+  });
+}
+
+template <typename T>
+void avg_pool2d_forward(const T* x, int64_t planes, const PoolPlane& p, bool count_include_pad, T* y) {
+  for_each_output(planes, p, [&](int64_t plane, int64_t oh, int64_t ow, int64_t o) {
+    y[o] = store_double<T>(
+        avg_pool_output<double>(p, count_include_pad, oh, ow, double_loader(x + plane * p.in_h * p.in_w)));
+  });
+}
+
+template <typename T>
+void avg_pool2d_backward(const T* dy, int64_t planes, const PoolPlane& p, bool count_include_pad, T* dx) {
+  for_each_input(planes, p, [&](int64_t plane, int64_t h, int64_t w, int64_t i) {
+    dx[i] = store_double<T>(
+        avg_pool_input_grad<double>(p, count_include_pad, h, w, double_loader(dy + plane * p.out_h * p.out_w)));
+  });
+}
+
+// y[plane] = the mean of x[plane, 0 .. hw), hw >= 1.
+template <typename T>
+void global_avg_pool2d_forward(const T* x, int64_t planes, int64_t hw, T* y) {
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    double sum = 0.0;
+    for (int64_t i = plane * hw; i < (plane + 1) * hw; ++i) sum += static_cast<double>(load(x[i]));
+    y[plane] = store_double<T>(sum / static_cast<double>(hw));
+  }
+}
+
+// dx[plane, i] = dy[plane] / hw, divided in Acc<T> as the CUDA kernel does.
+template <typename T>
+void global_avg_pool2d_backward(const T* dy, int64_t planes, int64_t hw, T* dx) {
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const T g = store<T>(load(dy[plane]) / static_cast<Acc<T>>(hw));
+    for (int64_t i = plane * hw; i < (plane + 1) * hw; ++i) dx[i] = g;
+  }
+}
+
+}  // namespace baton::kernels::cpu

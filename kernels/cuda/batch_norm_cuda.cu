@@ -1,0 +1,231 @@
+// CUDA batch norm: cuDNN's spatial batch normalisation (CUDNN_BATCHNORM_SPATIAL, not the persistent
+// variant) for the training forward, the inference forward and the training backward; baton's own
+// kernels for the backward with frozen statistics (cuDNN has none) and the batch counter. cuDNN's
+// spatial batch norm is outside the routines its documentation lists as non-deterministic, and the
+// own kernels reduce in a fixed order (one block per channel, no atomics).
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "kernels/cuda/batch_norm_cuda.h"
+#include "kernels/cuda/scalar.cuh"
+#include "kernels/cuda/vec.cuh"
+#include "runtime/core/cuda/cuda_check.h"
+#include "runtime/core/cuda/launch.h"
+#include "runtime/core/cuda/library_check.h"
+#include "runtime/core/log.h"
+
+namespace baton::kernels::cuda {
+namespace {
+
+constexpr cudnnBatchNormMode_t kMode = CUDNN_BATCHNORM_SPATIAL;
+
+// A cuDNN tensor descriptor, destroyed with its owner.
+class TensorDescriptor {
+ public:
+  TensorDescriptor() { BATON_CUDNN_CHECK(cudnnCreateTensorDescriptor(&desc_)); }
+  ~TensorDescriptor() {
+    if (cudnnDestroyTensorDescriptor(desc_) != CUDNN_STATUS_SUCCESS) log_error("cudnnDestroyTensorDescriptor failed");
+  }
+  TensorDescriptor(const TensorDescriptor&) = delete;
+  TensorDescriptor& operator=(const TensorDescriptor&) = delete;
+
+  cudnnTensorDescriptor_t get() const { return desc_; }
+
+ private:
+  cudnnTensorDescriptor_t desc_ = nullptr;
+};
+
+// The descriptors of one batch-norm call: x (also y, dy, dx) as NCHW, and the per-channel tensors
+// as cuDNN derives them for spatial mode ([1, C, 1, 1]).
+struct BatchNormDescriptors {
+  TensorDescriptor x, channel;
+
+  BatchNormDescriptors(DType dtype, const BatchNormDims& d) {
+    // cuDNN describes tensors with int sizes and strides.
+    BATON_CHECK(d.n * d.c * d.h * d.w <= std::numeric_limits<int>::max(), "batch norm on CUDA: input [", d.n, ", ", d.c,
+                ", ", d.h, ", ", d.w, "] has more elements than cuDNN accepts (2^31 - 1); split the batch");
+    const cudnnDataType_t type = dtype == DType::f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+    BATON_CUDNN_CHECK(cudnnSetTensor4dDescriptor(x.get(), CUDNN_TENSOR_NCHW, type, static_cast<int>(d.n),
+                                                 static_cast<int>(d.c), static_cast<int>(d.h), static_cast<int>(d.w)));
+    BATON_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(channel.get(), x.get(), kMode));
+  }
+};
+
+// A cuDNN blending factor: in host memory, double for double data and float otherwise.
+class Factor {
+ public:
+  Factor(DType dtype, double value) : is_double_(dtype == DType::f64), f_(static_cast<float>(value)), d_(value) {}
+  const void* get() const { return is_double_ ? static_cast<const void*>(&d_) : static_cast<const void*>(&f_); }
+
+ private:
+  bool is_double_;
+  float f_;
+  double d_;
+};
+
+constexpr int kThreads = 256;
+
+// The sums of a and b over the block (valid in thread 0): warp shuffles, then the first warp over
+// the warps' partial sums. A fixed tree, so the same inputs give the same bits.
+template <typename A>
+__device__ void block_sum2(A& a, A& b) {
+  __shared__ A partial[2][kThreads / 32];
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) {
+    a += __shfl_down_sync(0xffffffffu, a, offset);
+    b += __shfl_down_sync(0xffffffffu, b, offset);
+  }
+  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+  if (lane == 0) {
+    partial[0][warp] = a;
+    partial[1][warp] = b;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    a = lane < kThreads / 32 ? partial[0][lane] : A(0);
+    b = lane < kThreads / 32 ? partial[1][lane] : A(0);
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) {
+      a += __shfl_down_sync(0xffffffffu, a, offset);
+      b += __shfl_down_sync(0xffffffffu, b, offset);
+    }
+  }
+  __syncthreads();  // partial may be reused by the next channel
+}
+
+// One block per channel (grid-stride over channels): bias_grad[c] += Σ dy and weight_grad[c] +=
+// invstd·Σ dy·(x − mean), each skipped when null.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    frozen_param_grads_kernel(const T* __restrict__ x, const T* __restrict__ dy, const T* __restrict__ mean,
+                              const T* __restrict__ var, Acc<T> eps, BatchNormDims d, T* weight_grad, T* bias_grad) {
+  using A = Acc<T>;
+  const int64_t hw = d.h * d.w, per_channel = d.n * hw;
+  for (int64_t c = blockIdx.x; c < d.c; c += gridDim.x) {  // uniform across the block
+    const A m = load(mean[c]);
+    A sum_dy = A(0), sum_dy_xc = A(0);
+    for (int64_t j = threadIdx.x; j < per_channel; j += blockDim.x) {
+      const int64_t b = j / hw, at = (b * d.c + c) * hw + (j - b * hw);
+      const A g = load(dy[at]);
+      sum_dy += g;
+      sum_dy_xc += g * (load(x[at]) - m);
+    }
+    block_sum2(sum_dy, sum_dy_xc);
+    if (threadIdx.x == 0) {
+      const A invstd = A(1) / sqrt(load(var[c]) + eps);
+      if (weight_grad != nullptr) weight_grad[c] = store<T>(load(weight_grad[c]) + sum_dy_xc * invstd);
+      if (bias_grad != nullptr) bias_grad[c] = store<T>(load(bias_grad[c]) + sum_dy);
+    }
+  }
+}
+
+// dx = dy·γ[c]/sqrt(var[c] + eps) over n elements of NCHW (channel c = (i / hw) % channels), W
+// elements per access (W = 1: scalar accesses).
+template <int W, typename T>
+__global__ void frozen_dx_kernel(const T* __restrict__ dy, const T* __restrict__ weight, const T* __restrict__ var,
+                                 Acc<T> eps, int64_t n, int64_t channels, int64_t hw, T* __restrict__ dx) {
+  using A = Acc<T>;
+  const auto scaled = [&](T g, int64_t i) {
+    const int64_t c = (i / hw) % channels;
+    const A gamma = weight != nullptr ? load(weight[c]) : A(1);
+    return store<T>(load(g) * (gamma / sqrt(load(var[c]) + eps)));
+  };
+  const int64_t packs = n / W;
+  for (int64_t pack = grid_thread(); pack < packs; pack += grid_threads()) {
+    Vec<T, W> v = load_vec<W>(dy + pack * W);
+#pragma unroll
+    for (int k = 0; k < W; ++k) v.v[k] = scaled(v.v[k], pack * W + k);
+    store_vec<W>(dx + pack * W, v);
+  }
+  for (int64_t i = packs * W + grid_thread(); i < n; i += grid_threads()) dx[i] = scaled(dy[i], i);
+}
+
+__global__ void increment_kernel(int64_t* counter) { *counter += 1; }
+
+template <typename Fn>
+void dispatch_bn(DType dtype, Fn&& fn) {
+  if (dtype == DType::f64) return fn.template operator()<double>();
+  return fn.template operator()<float>();
+}
+
+}  // namespace
+
+void batch_norm_forward_train(cudnnContext* handle, DType dtype, const BatchNormDims& dims, const void* x,
+                              const void* weight, const void* bias, double eps, double momentum, void* y,
+                              void* save_mean, void* save_invstd, void* running_mean, void* running_var,
+                              int device_index) {
+  CudaDeviceGuard guard(device_index);
+  const BatchNormDescriptors desc(dtype, dims);
+  const Factor one(dtype, 1.0), zero(dtype, 0.0);
+  BATON_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(handle, kMode, one.get(), zero.get(), desc.x.get(), x,
+                                                           desc.x.get(), y, desc.channel.get(), weight, bias, momentum,
+                                                           running_mean, running_var, eps, save_mean, save_invstd));
+}
+
+void batch_norm_forward_eval(cudnnContext* handle, DType dtype, const BatchNormDims& dims, const void* x,
+                             const void* weight, const void* bias, const void* mean, const void* var, double eps,
+                             void* y, int device_index) {
+  CudaDeviceGuard guard(device_index);
+  const BatchNormDescriptors desc(dtype, dims);
+  const Factor one(dtype, 1.0), zero(dtype, 0.0);
+  BATON_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(handle, kMode, one.get(), zero.get(), desc.x.get(), x,
+                                                            desc.x.get(), y, desc.channel.get(), weight, bias, mean,
+                                                            var, eps));
+}
+
+void batch_norm_backward_train(cudnnContext* handle, DType dtype, const BatchNormDims& dims, const void* x,
+                               const void* dy, const void* weight, const void* save_mean, const void* save_invstd,
+                               double eps, void* dx, void* weight_grad, void* bias_grad, bool accumulate_param_grads,
+                               int device_index) {
+  CudaDeviceGuard guard(device_index);
+  const BatchNormDescriptors desc(dtype, dims);
+  const Factor one(dtype, 1.0), zero(dtype, 0.0);
+  // dx = 1·dx_computed + 0·dx; param grads = 1·computed + (1 or 0)·prior.
+  BATON_CUDNN_CHECK(cudnnBatchNormalizationBackward(handle, kMode, one.get(), zero.get(), one.get(),
+                                                    accumulate_param_grads ? one.get() : zero.get(), desc.x.get(), x,
+                                                    desc.x.get(), dy, desc.x.get(), dx, desc.channel.get(), weight,
+                                                    weight_grad, bias_grad, eps, save_mean, save_invstd));
+}
+
+void batch_norm_backward_eval(DType dtype, const BatchNormDims& dims, const void* x, const void* dy, const void* weight,
+                              const void* mean, const void* var, double eps, void* dx, void* weight_grad,
+                              void* bias_grad, int device_index, void* stream) {
+  const int64_t n = dims.n * dims.c * dims.h * dims.w;
+  if (n == 0) return;
+  CudaDeviceGuard guard(device_index);
+  auto s = static_cast<cudaStream_t>(stream);
+  dispatch_bn(dtype, [&]<typename T>() {
+    const auto e = static_cast<Acc<T>>(eps);
+    if (weight_grad != nullptr || bias_grad != nullptr) {
+      const auto blocks = static_cast<unsigned>(dims.c < detail::kMaxBlocks ? dims.c : detail::kMaxBlocks);
+      frozen_param_grads_kernel<<<blocks, kThreads, 0, s>>>(
+          static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<const T*>(mean), static_cast<const T*>(var),
+          e, dims, static_cast<T*>(weight_grad), static_cast<T*>(bias_grad));
+      BATON_KERNEL_CHECK(s, "frozen_param_grads_kernel");
+    }
+    if (dx == nullptr) return;
+    const auto* g = static_cast<const T*>(dy);
+    auto* out = static_cast<T*>(dx);
+    const int64_t hw = dims.h * dims.w;
+    if (aligned16(g) && aligned16(out)) {
+      constexpr int W = kVecWidth<T>;
+      frozen_dx_kernel<W><<<detail::grid_for(n / W + 1), detail::kBlockSize, 0, s>>>(
+          g, static_cast<const T*>(weight), static_cast<const T*>(var), e, n, dims.c, hw, out);
+    } else {
+      frozen_dx_kernel<1><<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(
+          g, static_cast<const T*>(weight), static_cast<const T*>(var), e, n, dims.c, hw, out);
+    }
+    BATON_KERNEL_CHECK(s, "frozen_dx_kernel");
+  });
+}
+
+void increment_counter(int64_t* counter, int device_index, void* stream) {
+  CudaDeviceGuard guard(device_index);
+  auto s = static_cast<cudaStream_t>(stream);
+  increment_kernel<<<1, 1, 0, s>>>(counter);
+  BATON_KERNEL_CHECK(s, "increment_kernel");
+}
+
+}  // namespace baton::kernels::cuda

@@ -1,0 +1,248 @@
+// Pooling ops: geometry and argument checks, then the CPU reference or the CUDA launchers.
+#include "kernels/pool.h"
+
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "kernels/cpu/pool_cpu.h"
+#include "kernels/dispatch.h"
+#include "kernels/op_checks.h"
+#include "kernels/pool_math.h"
+#include "runtime/core/build_config.h"
+
+#if BATON_HAVE_CUDA
+#include "kernels/cuda/pool_cuda.h"
+#endif
+
+namespace baton::kernels {
+namespace {
+
+constexpr std::initializer_list<DType> kFloating = {DType::f32, DType::f64, DType::f16, DType::bf16};
+
+std::string pair_str(const std::array<int64_t, 2>& v) { return detail::concat("[", v[0], ", ", v[1], "]"); }
+
+// The geometry resolved for input planes [in_h, in_w] and output planes [out_h, out_w].
+PoolPlane make_plane(const Pool2dGeometry& g, int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w) {
+  PoolPlane p;
+  p.in_h = in_h;
+  p.in_w = in_w;
+  p.out_h = out_h;
+  p.out_w = out_w;
+  p.kernel_h = g.kernel[0];
+  p.kernel_w = g.kernel[1];
+  p.stride_h = g.stride[0];
+  p.stride_w = g.stride[1];
+  p.pad_h = g.padding[0];
+  p.pad_w = g.padding[1];
+  p.dilation_h = g.dilation[0];
+  p.dilation_w = g.dilation[1];
+  return p;
+}
+
+// The plane geometry of a pooling op between an input of shape `input` (checked: 4-D) and its output
+// `output` (checked: the shape pool2d_output_shape gives), naming `output_name` on a mismatch.
+PoolPlane check_pool_shapes(std::string_view op, const NamedTensor& input, const NamedTensor& output,
+                            const Pool2dGeometry& g) {
+  check_rank(op, input, 4);
+  const Shape expected = pool2d_output_shape(op, input.tensor.shape(), g);
+  BATON_CHECK(output.tensor.shape() == expected, op, ": argument '", output.name, "' has shape ",
+              output.tensor.shape().str(), ", expected ", expected.str(), " (pooling '", input.name, "' of shape ",
+              input.tensor.shape().str(), ")");
+  return make_plane(g, input.tensor.size(2), input.tensor.size(3), expected[2], expected[3]);
+}
+
+// Max-pool indices: i32 or i64 of the output's shape, and i32 only when every plane index fits.
+void check_indices(std::string_view op, const Tensor& indices, const Shape& output_shape, const PoolPlane& p) {
+  check_dtype_in(op, {"indices", indices}, {DType::i32, DType::i64});
+  BATON_CHECK(indices.shape() == output_shape, op, ": argument 'indices' has shape ", indices.shape().str(),
+              ", expected ", output_shape.str(), " (the pooled shape)");
+  BATON_CHECK(indices.dtype() == DType::i64 || p.in_h * p.in_w <= std::numeric_limits<int32_t>::max(), op,
+              ": argument 'indices' is i32 but planes of ", p.in_h, " x ", p.in_w, " elements need i64");
+}
+
+void check_no_dilation(std::string_view op, const Pool2dGeometry& g) {
+  BATON_CHECK(g.dilation[0] == 1 && g.dilation[1] == 1, op, ": dilation ", pair_str(g.dilation),
+              " is not supported (average pooling has no dilation; expected [1, 1])");
+}
+
+int64_t planes_of(const Tensor& t) { return t.size(0) * t.size(1); }
+
+#if BATON_HAVE_CUDA
+int device_index(const Context& ctx) { return ctx.device().index(); }
+void* stream_of(const Context& ctx) { return ctx.stream().native_handle(); }
+#endif
+
+// Calls fn.template operator()<I>() with I the C++ type of an index dtype (i32 or i64, checked before).
+template <typename Fn>
+void dispatch_index(DType dtype, Fn&& fn) {
+  if (dtype == DType::i32) return fn.template operator()<int32_t>();
+  return fn.template operator()<int64_t>();
+}
+
+}  // namespace
+
+void check_pool_geometry(std::string_view what, const Pool2dGeometry& g) {
+  const auto check_positive = [&](const std::array<int64_t, 2>& v, std::string_view field) {
+    BATON_CHECK(v[0] >= 1 && v[1] >= 1, what, ": ", field, " ", pair_str(v), " must be at least 1");
+  };
+  check_positive(g.kernel, "kernel_size");
+  check_positive(g.stride, "stride");
+  check_positive(g.dilation, "dilation");
+  BATON_CHECK(g.padding[0] >= 0 && g.padding[1] >= 0, what, ": padding ", pair_str(g.padding), " must not be negative");
+  BATON_CHECK(g.padding[0] <= g.kernel[0] / 2 && g.padding[1] <= g.kernel[1] / 2, what, ": padding ",
+              pair_str(g.padding), " must be at most half the kernel_size ", pair_str(g.kernel), " (as in PyTorch)");
+}
+
+int64_t pool_output_size(int64_t input, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation,
+                         bool ceil_mode) {
+  const int64_t span = input + 2 * padding - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  // Floor division (span may be negative for too small an input).
+  int64_t size = (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
+  // With ceil_mode the last window must start inside the input or its leading padding.
+  if (ceil_mode && (size - 1) * stride >= input + padding) --size;
+  return size;
+}
+
+Shape pool2d_output_shape(std::string_view what, const Shape& input, const Pool2dGeometry& g) {
+  BATON_CHECK(input.rank() == 4, what, ": input has shape ", input.str(), ", expected 4 dimensions [N, C, H, W]");
+  check_pool_geometry(what, g);
+  const int64_t out_h = pool_output_size(input[2], g.kernel[0], g.stride[0], g.padding[0], g.dilation[0], g.ceil_mode);
+  const int64_t out_w = pool_output_size(input[3], g.kernel[1], g.stride[1], g.padding[1], g.dilation[1], g.ceil_mode);
+  BATON_CHECK(out_h >= 1 && out_w >= 1, what, ": input of shape ", input.str(), " is too small for kernel_size ",
+              pair_str(g.kernel), ", stride ", pair_str(g.stride), ", padding ", pair_str(g.padding), ", dilation ",
+              pair_str(g.dilation), ": the output would be ", out_h, " x ", out_w);
+  return Shape{input[0], input[1], out_h, out_w};
+}
+
+void max_pool2d_forward(Context& ctx, const Tensor& x, const Pool2dGeometry& g, const Tensor& y,
+                        const Tensor& indices) {
+  constexpr std::string_view op = "max_pool2d_forward";
+  check_on_context(op, ctx, {{"x", x}, {"y", y}, {"indices", indices}});
+  check_dtype_in(op, {"x", x}, kFloating);
+  check_same_dtype(op, {{"x", x}, {"y", y}});
+  const PoolPlane p = check_pool_shapes(op, {"x", x}, {"y", y}, g);
+  check_indices(op, indices, y.shape(), p);
+#if BATON_HAVE_CUDA
+  if (ctx.device().is_cuda()) {
+    return cuda::max_pool2d_forward(x.dtype(), indices.dtype(), x.data_ptr(), planes_of(x), p, y.data_ptr(),
+                                    indices.data_ptr(), device_index(ctx), stream_of(ctx));
+  }
+#endif
+  dispatch_floating(op, x.dtype(), [&]<typename T>() {
+    dispatch_index(indices.dtype(), [&]<typename I>() {
+      cpu::max_pool2d_forward(x.data<T>(), planes_of(x), p, y.data<T>(), indices.data<I>());
+    });
+  });
+}
+
+void max_pool2d_backward(Context& ctx, const Tensor& dy, const Tensor& indices, const Pool2dGeometry& g,
+                         const Tensor& dx) {
+  constexpr std::string_view op = "max_pool2d_backward";
+  check_on_context(op, ctx, {{"dy", dy}, {"indices", indices}, {"dx", dx}});
+  check_dtype_in(op, {"dx", dx}, kFloating);
+  check_same_dtype(op, {{"dx", dx}, {"dy", dy}});
+  const PoolPlane p = check_pool_shapes(op, {"dx", dx}, {"dy", dy}, g);
+  check_indices(op, indices, dy.shape(), p);
+#if BATON_HAVE_CUDA
+  if (ctx.device().is_cuda()) {
+    return cuda::max_pool2d_backward(dx.dtype(), indices.dtype(), dy.data_ptr(), indices.data_ptr(), planes_of(dx), p,
+                                     dx.data_ptr(), device_index(ctx), stream_of(ctx));
+  }
+#endif
+  dispatch_floating(op, dx.dtype(), [&]<typename T>() {
+    dispatch_index(indices.dtype(), [&]<typename I>() {
+      cpu::max_pool2d_backward(dy.data<T>(), indices.data<I>(), planes_of(dx), p, dx.data<T>());
+    });
+  });
+}
+
+void avg_pool2d_forward(Context& ctx, const Tensor& x, const Pool2dGeometry& g, bool count_include_pad,
+                        const Tensor& y) {
+  constexpr std::string_view op = "avg_pool2d_forward";
+  check_on_context(op, ctx, {{"x", x}, {"y", y}});
+  check_dtype_in(op, {"x", x}, kFloating);
+  check_same_dtype(op, {{"x", x}, {"y", y}});
+  check_no_dilation(op, g);
+  const PoolPlane p = check_pool_shapes(op, {"x", x}, {"y", y}, g);
+#if BATON_HAVE_CUDA
+  if (ctx.device().is_cuda()) {
+    return cuda::avg_pool2d_forward(x.dtype(), x.data_ptr(), planes_of(x), p, count_include_pad, y.data_ptr(),
+                                    device_index(ctx), stream_of(ctx));
+  }
+#endif
+  dispatch_floating(op, x.dtype(), [&]<typename T>() {
+    cpu::avg_pool2d_forward(x.data<T>(), planes_of(x), p, count_include_pad, y.data<T>());
+  });
+}
+
+void avg_pool2d_backward(Context& ctx, const Tensor& dy, const Pool2dGeometry& g, bool count_include_pad,
+                         const Tensor& dx) {
+  constexpr std::string_view op = "avg_pool2d_backward";
+  check_on_context(op, ctx, {{"dy", dy}, {"dx", dx}});
+  check_dtype_in(op, {"dx", dx}, kFloating);
+  check_same_dtype(op, {{"dx", dx}, {"dy", dy}});
+  check_no_dilation(op, g);
+  const PoolPlane p = check_pool_shapes(op, {"dx", dx}, {"dy", dy}, g);
+#if BATON_HAVE_CUDA
+  if (ctx.device().is_cuda()) {
+    return cuda::avg_pool2d_backward(dx.dtype(), dy.data_ptr(), planes_of(dx), p, count_include_pad, dx.data_ptr(),
+                                     device_index(ctx), stream_of(ctx));
+  }
+#endif
+  dispatch_floating(op, dx.dtype(), [&]<typename T>() {
+    cpu::avg_pool2d_backward(dy.data<T>(), planes_of(dx), p, count_include_pad, dx.data<T>());
+  });
+}
+
+namespace {
+
+// `full` is [N, C, H, W] with H·W >= 1 and `pooled` [N, C, 1, 1], of one floating dtype.
+void check_global(std::string_view op, const Context& ctx, const NamedTensor& full, const NamedTensor& pooled) {
+  check_on_context(op, ctx, {full, pooled});
+  check_rank(op, full, 4);
+  check_dtype_in(op, full, kFloating);
+  check_same_dtype(op, {full, pooled});
+  const Shape& s = full.tensor.shape();
+  BATON_CHECK(s[2] * s[3] >= 1, op, ": argument '", full.name, "' has shape ", s.str(),
+              ", expected planes of at least one element");
+  const Shape expected{s[0], s[1], 1, 1};
+  BATON_CHECK(pooled.tensor.shape() == expected, op, ": argument '", pooled.name, "' has shape ",
+              pooled.tensor.shape().str(), ", expected ", expected.str(), " (one value per plane of '", full.name,
+              "', shape ", s.str(), ")");
+}
+
+}  // namespace
+
+void global_avg_pool2d_forward(Context& ctx, const Tensor& x, const Tensor& y) {
+  constexpr std::string_view op = "global_avg_pool2d_forward";
+  check_global(op, ctx, {"x", x}, {"y", y});
+  const int64_t hw = x.size(2) * x.size(3);
+#if BATON_HAVE_CUDA
+  if (ctx.device().is_cuda()) {
+    return cuda::global_avg_pool2d_forward(x.dtype(), x.data_ptr(), planes_of(x), hw, y.data_ptr(), device_index(ctx),
+                                           stream_of(ctx));
+  }
+#endif
+  dispatch_floating(op, x.dtype(),
+                    [&]<typename T>() { cpu::global_avg_pool2d_forward(x.data<T>(), planes_of(x), hw, y.data<T>()); });
+}
+
+void global_avg_pool2d_backward(Context& ctx, const Tensor& dy, const Tensor& dx) {
+  constexpr std::string_view op = "global_avg_pool2d_backward";
+  check_global(op, ctx, {"dx", dx}, {"dy", dy});
+  const int64_t hw = dx.size(2) * dx.size(3);
+#if BATON_HAVE_CUDA
+  if (ctx.device().is_cuda()) {
+    return cuda::global_avg_pool2d_backward(dx.dtype(), dy.data_ptr(), planes_of(dx), hw, dx.data_ptr(),
+                                            device_index(ctx), stream_of(ctx));
+  }
+#endif
+  dispatch_floating(op, dx.dtype(), [&]<typename T>() {
+    cpu::global_avg_pool2d_backward(dy.data<T>(), planes_of(dx), hw, dx.data<T>());
+  });
+}
+
+}  // namespace baton::kernels
