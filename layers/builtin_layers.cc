@@ -7,6 +7,8 @@ const LayerRegistry& builtin_layers() {
   static const LayerRegistry registry = [] {
     LayerRegistry r;
     register_activation_layers(r);
+    register_conv_layers(r);
+    register_linear_layers(r);
     return r;
   }();
   return registry;

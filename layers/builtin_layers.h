@@ -9,5 +9,8 @@ namespace baton::layers {
 const LayerRegistry& builtin_layers();
 
 void register_activation_layers(LayerRegistry& registry);
+// Matrix products and convolution: Conv2d (layers/conv.h), Linear (layers/linear.h).
+void register_conv_layers(LayerRegistry& registry);
+void register_linear_layers(LayerRegistry& registry);
 
 }  // namespace baton::layers
