@@ -11,7 +11,7 @@
 // CUDA: cuDNN, NCHW. For each pass the algorithm is chosen by measurement (cudnnFind*AlgorithmEx
 // with a workspace from ctx.workspace(), so cuDNN allocates nothing) the first time a problem is
 // seen, and kept in a process-wide, thread-safe cache keyed by (pass, shapes, params, dtype,
-// device, allow_tf32, deterministic, workspace limit). Only algorithms whose workspace fits
+// device, allow_tf32, deterministic, workspace limit, alignment of the data). Only algorithms whose workspace fits
 // ctx.workspace_limit() are eligible, and with ctx.deterministic() only those cuDNN reports as
 // deterministic. f32 convolutions use TF32 tensor cores only when ctx.allow_tf32(). The measurement
 // runs the candidate algorithms on the call's own tensors (the filter-gradient search writes a
@@ -69,8 +69,8 @@ struct Conv2dAlgorithm {
 };
 
 // The cached algorithm for a pass over these shapes, or nothing when conv2d_* has not yet run it
-// with the same settings (ctx's device, allow_tf32, deterministic and workspace limit). x is the
-// input's shape (dx for backward_data), w the filter's.
+// with the same settings (ctx's device, allow_tf32, deterministic and workspace limit) on 16-byte
+// aligned tensors. x is the input's shape (dx for backward_data), w the filter's.
 std::optional<Conv2dAlgorithm> cached_conv2d_algorithm(const Context& ctx, Conv2dPass pass, const Shape& x,
                                                        const Shape& w, const Conv2dParams& params, DType dtype);
 

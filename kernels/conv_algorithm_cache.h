@@ -26,11 +26,14 @@ struct ConvAlgorithmKey {
   bool allow_tf32 = false;  // always false for f64, where it changes nothing
   bool deterministic = false;
   size_t workspace_limit = 0;
+  // The alignment in bytes (1 to 16) common to the pass's pointers: some algorithms need 16-byte
+  // aligned data, and micro-batch views may start anywhere. 16 for freshly allocated tensors.
+  int alignment = 16;
 
   auto operator<=>(const ConvAlgorithmKey&) const = default;
 };
 
-// The key of a problem run with ctx's settings; x and w must have rank 4.
+// The key of a problem run with ctx's settings on 16-byte aligned tensors; x and w must have rank 4.
 ConvAlgorithmKey conv_algorithm_key(const Context& ctx, Conv2dPass pass, const Shape& x, const Shape& w,
                                     const Conv2dParams& params, DType dtype);
 

@@ -22,7 +22,6 @@
 #include "layers/conv.h"
 #include "layers/linear.h"
 #include "runtime/core/atomic_file.h"
-#include "runtime/core/device_info.h"
 #include "tools/bench_timer.h"
 #include "tools/commands.h"
 
@@ -200,29 +199,16 @@ std::string format_overhead(double ms, std::optional<double> direct) {
 nlohmann::json optional_json(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
 void run_bench(const BenchOptions& options) {
-  Device device = Device::cpu();
-  if (!options.device.empty()) {
-    device = Device::parse(options.device);
-    check_device(device);
-  } else if (cuda_device_count() > 0) {
-    device = Device::cuda(0);
-  } else {
-    std::printf("no GPU found (%s); benchmarking %s\n", query_system_info().cuda_unavailable_reason.c_str(),
-                device.str().c_str());
-  }
+  const Device device = choose_bench_device(options.device);
   const int64_t batch = options.batch > 0 ? options.batch : device.is_cuda() ? 32 : 2;
   Context ctx(device);
   ctx.set_allow_tf32(options.tf32);
   const BenchTimerConfig timing = device.is_cuda() ? BenchTimerConfig{.warmup = 5, .repeats = 20}
                                                    : BenchTimerConfig{.warmup = 1, .repeats = 3};
-  nlohmann::json report;
-  report["device"] = device.str();
-  report["device_name"] = device_display_name(device);
+  nlohmann::json report = bench_report(device, timing);
   report["batch"] = batch;
   report["dtype"] = "f32";
   report["allow_tf32"] = options.tf32;
-  report["timing"] = {{"warmup", timing.warmup}, {"repeats", timing.repeats}, {"statistic", "median"}};
-  report["results"] = nlohmann::json::array();
   report["skipped"] = nlohmann::json::array({kBatchNormSkipped});
 
   std::printf("%s, batch %lld, f32%s\n", device_display_name(device).c_str(), static_cast<long long>(batch),
@@ -300,7 +286,7 @@ void add_bench_layers_command(CLI::App& bench) {
       "layers", "ResNet-50's convolutions and classifier: forward/backward medians, TFLOP/s, overhead over cuDNN/cuBLAS");
   cmd->add_option("--device", options->device, "cpu, cpu:N or cuda:N (default: cuda:0 if present, else cpu)");
   cmd->add_option("--batch", options->batch, "Batch size (default: 32 on a GPU, 2 on the CPU)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--json", options->json_path, "Also write the results as JSON to this file (atomically)");
   cmd->add_flag("--tf32", options->tf32, "Allow TF32 tensor cores for the f32 convolutions and GEMMs");
   cmd->callback([options] { run_bench(*options); });

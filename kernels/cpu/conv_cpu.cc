@@ -66,22 +66,32 @@ T* group_block(T* base, int64_t i, int64_t gi, int64_t channels, int64_t per_gro
   return base + (i * channels + gi * per_group) * spatial;
 }
 
+// Calls fn(i, gi, columns) for every sample i and group gi, with the column matrix of that group of
+// x: x itself when direct(), else im2col into `buffer`.
+template <typename T, typename Fn>
+void for_each_group_columns(const ConvGeometry& g, const T* x, T* buffer, Fn&& fn) {
+  const int64_t cg = g.group_channels();
+  for (int64_t i = 0; i < g.n; ++i) {
+    for (int64_t gi = 0; gi < g.groups; ++gi) {
+      const T* xg = group_block(x, i, gi, g.c, cg, g.h * g.w);
+      if (g.direct()) {
+        fn(i, gi, xg);
+        continue;
+      }
+      im2col(g, xg, buffer);
+      fn(i, gi, static_cast<const T*>(buffer));
+    }
+  }
+}
+
 }  // namespace
 
 template <typename T>
 void conv2d_forward(const ConvGeometry& g, const T* x, const T* w, T* y, T* columns) {
-  const int64_t cg = g.group_channels(), kg = g.group_filters(), crs = cg * g.r * g.s, pq = g.p * g.q;
-  for (int64_t i = 0; i < g.n; ++i) {
-    for (int64_t gi = 0; gi < g.groups; ++gi) {
-      const T* xg = group_block(x, i, gi, g.c, cg, g.h * g.w);
-      const T* cols = xg;
-      if (!g.direct()) {
-        im2col(g, xg, columns);
-        cols = columns;
-      }
-      gemm<T>(false, false, kg, pq, crs, T(1), w + gi * kg * crs, cols, T(0), group_block(y, i, gi, g.k, kg, pq));
-    }
-  }
+  const int64_t kg = g.group_filters(), crs = g.group_channels() * g.r * g.s, pq = g.p * g.q;
+  for_each_group_columns(g, x, columns, [&](int64_t i, int64_t gi, const T* cols) {
+    gemm<T>(false, false, kg, pq, crs, T(1), w + gi * kg * crs, cols, T(0), group_block(y, i, gi, g.k, kg, pq));
+  });
 }
 
 template <typename T>
@@ -104,18 +114,10 @@ void conv2d_backward_data(const ConvGeometry& g, const T* dy, const T* w, T* dx,
 
 template <typename T>
 void conv2d_backward_filter(const ConvGeometry& g, const T* x, const T* dy, T* dw, T* columns) {
-  const int64_t cg = g.group_channels(), kg = g.group_filters(), crs = cg * g.r * g.s, pq = g.p * g.q;
-  for (int64_t i = 0; i < g.n; ++i) {
-    for (int64_t gi = 0; gi < g.groups; ++gi) {
-      const T* xg = group_block(x, i, gi, g.c, cg, g.h * g.w);
-      const T* cols = xg;
-      if (!g.direct()) {
-        im2col(g, xg, columns);
-        cols = columns;
-      }
-      gemm<T>(false, true, kg, crs, pq, T(1), group_block(dy, i, gi, g.k, kg, pq), cols, T(1), dw + gi * kg * crs);
-    }
-  }
+  const int64_t kg = g.group_filters(), crs = g.group_channels() * g.r * g.s, pq = g.p * g.q;
+  for_each_group_columns(g, x, columns, [&](int64_t i, int64_t gi, const T* cols) {
+    gemm<T>(false, true, kg, crs, pq, T(1), group_block(dy, i, gi, g.k, kg, pq), cols, T(1), dw + gi * kg * crs);
+  });
 }
 
 #define BATON_CONV_CPU_DEFINE(T)                                                   \

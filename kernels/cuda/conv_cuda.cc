@@ -7,8 +7,9 @@
 
 #include <algorithm>
 #include <array>
-#include <climits>
+#include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "kernels/conv_algorithm_cache.h"
 #include "runtime/core/cuda/cuda_check.h"
@@ -206,9 +207,18 @@ Conv2dAlgorithm measure(Context& ctx, const ConvArgs& a, const ConvAlgorithmKey&
              " bytes", key.deterministic ? ", deterministic only" : "", "; ", returned, " algorithms tried)");
 }
 
+// The key of the pass's problem, with the alignment its pointers share (capped at 16 bytes).
+ConvAlgorithmKey key_of(const Context& ctx, const ConvArgs& a) {
+  ConvAlgorithmKey key = conv_algorithm_key(ctx, a.pass, a.x, a.w, a.params, a.dtype);
+  const uintptr_t bits = reinterpret_cast<uintptr_t>(a.x_data) | reinterpret_cast<uintptr_t>(a.w_data) |
+                         reinterpret_cast<uintptr_t>(a.y_data) | uintptr_t{16};
+  key.alignment = static_cast<int>(bits & (~bits + 1));  // the lowest set bit
+  return key;
+}
+
 template <typename P>
 void run_pass(Context& ctx, const ConvArgs& a) {
-  const ConvAlgorithmKey key = conv_algorithm_key(ctx, a.pass, a.x, a.w, a.params, a.dtype);
+  const ConvAlgorithmKey key = key_of(ctx, a);
   const Conv2dAlgorithm algo = conv_algorithm(key, [&] { return measure<P>(ctx, a, key); });
   const ConvDescriptors d(a, static_cast<cudnnMathType_t>(algo.math_type));
   void* workspace = algo.workspace_bytes > 0 ? ctx.workspace(algo.workspace_bytes) : nullptr;
@@ -218,8 +228,7 @@ void run_pass(Context& ctx, const ConvArgs& a) {
 
 template <typename P>
 std::function<void()> library_call(Context& ctx, const ConvArgs& a) {
-  const std::optional<Conv2dAlgorithm> algo =
-      find_conv_algorithm(conv_algorithm_key(ctx, a.pass, a.x, a.w, a.params, a.dtype));
+  const std::optional<Conv2dAlgorithm> algo = find_conv_algorithm(key_of(ctx, a));
   BATON_CHECK(algo.has_value(), pass_name(a.pass), ": no algorithm is cached for input ", a.x.str(), ", filter ",
               a.w.str(), " with this context's settings; run the op once first");
   auto d = std::make_shared<const ConvDescriptors>(a, static_cast<cudnnMathType_t>(algo->math_type));
