@@ -33,7 +33,9 @@ void check_bias(std::string_view op, const Context& ctx, const NamedTensor& t, c
               ", expected [", channels, "] (dimension 1 of '", t.name, "', shape ", t.tensor.shape().str(), ")");
 }
 
-int64_t inner_size(const Tensor& t) { return t.size(0) == 0 || t.size(1) == 0 ? 0 : t.numel() / (t.size(0) * t.size(1)); }
+int64_t inner_size(const Tensor& t) {
+  return t.size(0) == 0 || t.size(1) == 0 ? 0 : t.numel() / (t.size(0) * t.size(1));
+}
 
 }  // namespace
 
@@ -47,9 +49,8 @@ void bias_add(Context& ctx, const Tensor& bias, const Tensor& out) {
                           ctx.stream().native_handle());
   }
 #endif
-  dispatch_floating(op, out.dtype(), [&]<typename T>() {
-    cpu::bias_add(bias.data<T>(), batch, channels, inner, out.data<T>());
-  });
+  dispatch_floating(op, out.dtype(),
+                    [&]<typename T>() { cpu::bias_add(bias.data<T>(), batch, channels, inner, out.data<T>()); });
 }
 
 void bias_grad(Context& ctx, const Tensor& dy, const Tensor& db) {

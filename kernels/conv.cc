@@ -19,16 +19,12 @@
 namespace baton::kernels {
 namespace {
 
-std::string pair_str(const std::array<int64_t, 2>& v) {
-  return detail::concat("[", v[0], ", ", v[1], "]");
-}
+std::string pair_str(const std::array<int64_t, 2>& v) { return detail::concat("[", v[0], ", ", v[1], "]"); }
 
 void check_params(std::string_view op, const Conv2dParams& p) {
   BATON_CHECK(p.stride[0] >= 1 && p.stride[1] >= 1, op, ": stride ", pair_str(p.stride), " must be at least 1");
-  BATON_CHECK(p.padding[0] >= 0 && p.padding[1] >= 0, op, ": padding ", pair_str(p.padding),
-              " must not be negative");
-  BATON_CHECK(p.dilation[0] >= 1 && p.dilation[1] >= 1, op, ": dilation ", pair_str(p.dilation),
-              " must be at least 1");
+  BATON_CHECK(p.padding[0] >= 0 && p.padding[1] >= 0, op, ": padding ", pair_str(p.padding), " must not be negative");
+  BATON_CHECK(p.dilation[0] >= 1 && p.dilation[1] >= 1, op, ": dilation ", pair_str(p.dilation), " must be at least 1");
   BATON_CHECK(p.groups >= 1, op, ": groups ", p.groups, " must be at least 1");
 }
 
@@ -65,8 +61,8 @@ void check_conv(std::string_view op, const Context& ctx, const NamedTensor& x, c
   const Shape expected = output_shape(op, x.tensor.shape(), w.tensor.shape(), p);
   BATON_CHECK(y.tensor.shape() == expected, op, ": argument '", y.name, "' has shape ", y.tensor.shape().str(),
               ", expected ", expected.str(), " (from '", x.name, "' ", x.tensor.shape().str(), ", '", w.name, "' ",
-              w.tensor.shape().str(), ", stride ", pair_str(p.stride), ", padding ", pair_str(p.padding),
-              ", dilation ", pair_str(p.dilation), ", groups ", p.groups, ")");
+              w.tensor.shape().str(), ", stride ", pair_str(p.stride), ", padding ", pair_str(p.padding), ", dilation ",
+              pair_str(p.dilation), ", groups ", p.groups, ")");
   if (ctx.device().is_cuda()) {
     for (const Shape* s : {&x.tensor.shape(), &w.tensor.shape(), &y.tensor.shape()}) {
       BATON_CHECK(s->numel() <= INT_MAX, op, ": shape ", s->str(), " has more than ", INT_MAX,
@@ -79,9 +75,22 @@ void check_conv(std::string_view op, const Context& ctx, const NamedTensor& x, c
 }
 
 cpu::ConvGeometry geometry(const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p) {
-  return {.n = x[0], .c = x[1], .h = x[2], .w = x[3], .k = w[0], .r = w[2], .s = w[3], .p = y[2], .q = y[3],
-          .stride_h = p.stride[0], .stride_w = p.stride[1], .pad_h = p.padding[0], .pad_w = p.padding[1],
-          .dilation_h = p.dilation[0], .dilation_w = p.dilation[1], .groups = p.groups};
+  return {.n = x[0],
+          .c = x[1],
+          .h = x[2],
+          .w = x[3],
+          .k = w[0],
+          .r = w[2],
+          .s = w[3],
+          .p = y[2],
+          .q = y[3],
+          .stride_h = p.stride[0],
+          .stride_w = p.stride[1],
+          .pad_h = p.padding[0],
+          .pad_w = p.padding[1],
+          .dilation_h = p.dilation[0],
+          .dilation_w = p.dilation[1],
+          .groups = p.groups};
 }
 
 template <typename T>
@@ -100,13 +109,19 @@ void run_cpu(Context& ctx, Conv2dPass pass, const Tensor& x, const Tensor& w, co
 }
 
 // Runs one checked pass on the context's device; x, w, y as in cuda::ConvArgs.
-void run_pass(Context& ctx, Conv2dPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
-              const Conv2dParams& p) {
+void run_pass(Context& ctx, Conv2dPass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dParams& p) {
   if (x.size(0) == 0) return;  // an empty batch: no output elements, no gradient contribution
 #if BATON_HAVE_CUDA
   if (ctx.device().is_cuda()) {
-    return cuda::conv2d(ctx, {.pass = pass, .dtype = x.dtype(), .x = x.shape(), .w = w.shape(), .y = y.shape(),
-                              .params = p, .x_data = x.data_ptr(), .w_data = w.data_ptr(), .y_data = y.data_ptr()});
+    return cuda::conv2d(ctx, {.pass = pass,
+                              .dtype = x.dtype(),
+                              .x = x.shape(),
+                              .w = w.shape(),
+                              .y = y.shape(),
+                              .params = p,
+                              .x_data = x.data_ptr(),
+                              .w_data = w.data_ptr(),
+                              .y_data = y.data_ptr()});
   }
 #endif
   if (x.dtype() == DType::f64) return run_cpu<double>(ctx, pass, x, w, y, p);
@@ -157,9 +172,15 @@ std::function<void()> conv2d_library_call(Context& ctx, Conv2dPass pass, const T
   BATON_CHECK(x.size(0) > 0, "conv2d_library_call: an empty batch makes no library call");
 #if BATON_HAVE_CUDA
   if (ctx.device().is_cuda()) {
-    return cuda::conv2d_library_call(ctx, {.pass = pass, .dtype = x.dtype(), .x = x.shape(), .w = w.shape(),
-                                           .y = y.shape(), .params = params, .x_data = x.data_ptr(),
-                                           .w_data = w.data_ptr(), .y_data = y.data_ptr()});
+    return cuda::conv2d_library_call(ctx, {.pass = pass,
+                                           .dtype = x.dtype(),
+                                           .x = x.shape(),
+                                           .w = w.shape(),
+                                           .y = y.shape(),
+                                           .params = params,
+                                           .x_data = x.data_ptr(),
+                                           .w_data = w.data_ptr(),
+                                           .y_data = y.data_ptr()});
   }
 #endif
   static_cast<void>(pass);

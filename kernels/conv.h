@@ -65,7 +65,7 @@ struct Conv2dAlgorithm {
   int math_type = 0;          // cudnnMathType_t it runs with (CUDNN_FMA_MATH = 3: no tensor cores)
   bool deterministic = true;  // cuDNN reports it as deterministic
   size_t workspace_bytes = 0;
-  float measured_ms = 0;      // cuDNN's measurement when it was chosen
+  float measured_ms = 0;  // cuDNN's measurement when it was chosen
 };
 
 // The cached algorithm for a pass over these shapes, or nothing when conv2d_* has not yet run it

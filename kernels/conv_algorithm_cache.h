@@ -20,10 +20,10 @@ struct ConvAlgorithmKey {
   Conv2dPass pass = Conv2dPass::forward;
   DType dtype = DType::f32;
   int device = 0;
-  std::array<int64_t, 4> x{};  // input (or dx) shape
-  std::array<int64_t, 4> w{};  // filter shape
+  std::array<int64_t, 4> x{};       // input (or dx) shape
+  std::array<int64_t, 4> w{};       // filter shape
   std::array<int64_t, 7> params{};  // stride, padding, dilation (h, w each), groups
-  bool allow_tf32 = false;  // always false for f64, where it changes nothing
+  bool allow_tf32 = false;          // always false for f64, where it changes nothing
   bool deterministic = false;
   size_t workspace_limit = 0;
   // The alignment in bytes (1 to 16) common to the pass's pointers: some algorithms need 16-byte

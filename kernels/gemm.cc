@@ -55,8 +55,17 @@ cuda::GemmArgs gemm_args(const Tensor& a, const Tensor& b, const Tensor& out, bo
   for (const int64_t d : {s.m, s.n, s.k}) {
     BATON_CHECK(d <= INT_MAX, kOp, ": dimension ", d, " is too large for cuBLAS (at most ", INT_MAX, ")");
   }
-  return {.dtype = a.dtype(), .transpose_a = transpose_a, .transpose_b = transpose_b, .m = s.m, .n = s.n, .k = s.k,
-          .alpha = alpha, .beta = beta, .a = a.data_ptr(), .b = b.data_ptr(), .c = out.data_ptr()};
+  return {.dtype = a.dtype(),
+          .transpose_a = transpose_a,
+          .transpose_b = transpose_b,
+          .m = s.m,
+          .n = s.n,
+          .k = s.k,
+          .alpha = alpha,
+          .beta = beta,
+          .a = a.data_ptr(),
+          .b = b.data_ptr(),
+          .c = out.data_ptr()};
 }
 #endif
 

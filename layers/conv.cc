@@ -34,16 +34,20 @@ Conv2d::Conv2d(const Conv2dOptions& options) : options_(options) {
 }
 
 kernels::Conv2dParams Conv2d::params() const {
-  return {.stride = options_.stride, .padding = options_.padding, .dilation = options_.dilation,
-          .groups = options_.groups};
+  return {
+      .stride = options_.stride, .padding = options_.padding, .dilation = options_.dilation, .groups = options_.groups};
 }
 
 nlohmann::json Conv2d::config() const {
   const Conv2dOptions& o = options_;
-  return {{"in_channels", o.in_channels},       {"out_channels", o.out_channels},
-          {"kernel_size", pair_json(o.kernel_size)}, {"stride", pair_json(o.stride)},
-          {"padding", pair_json(o.padding)},     {"dilation", pair_json(o.dilation)},
-          {"groups", o.groups},                  {"bias", o.bias}};
+  return {{"in_channels", o.in_channels},
+          {"out_channels", o.out_channels},
+          {"kernel_size", pair_json(o.kernel_size)},
+          {"stride", pair_json(o.stride)},
+          {"padding", pair_json(o.padding)},
+          {"dilation", pair_json(o.dilation)},
+          {"groups", o.groups},
+          {"bias", o.bias}};
 }
 
 std::vector<Shape> Conv2d::infer_shapes(std::span<const Shape> inputs) const {
@@ -64,8 +68,8 @@ std::vector<Shape> Conv2d::infer_shapes(std::span<const Shape> inputs) const {
 std::vector<TensorSpec> Conv2d::param_specs(std::span<const Shape> /*inputs*/) const {
   const Conv2dOptions& o = options_;
   const int64_t fan_in = o.in_channels / o.groups * o.kernel_size[0] * o.kernel_size[1];
-  return weight_and_bias_specs(
-      Shape{o.out_channels, o.in_channels / o.groups, o.kernel_size[0], o.kernel_size[1]}, fan_in, o.bias);
+  return weight_and_bias_specs(Shape{o.out_channels, o.in_channels / o.groups, o.kernel_size[0], o.kernel_size[1]},
+                               fan_in, o.bias);
 }
 
 ForwardResult Conv2d::forward(const ForwardArgs& args) const {
@@ -110,8 +114,9 @@ LayerCost Conv2d::cost(std::span<const Shape> inputs, DType dtype) const {
 
 void register_conv_layers(LayerRegistry& registry) {
   registry.add("Conv2d", [](const nlohmann::json& config) {
-    const JsonConfig c(config, "Conv2d config",
-                       {"in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias"});
+    const JsonConfig c(
+        config, "Conv2d config",
+        {"in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias"});
     return std::make_unique<Conv2d>(Conv2dOptions{.in_channels = c.get_int("in_channels"),
                                                   .out_channels = c.get_int("out_channels"),
                                                   .kernel_size = c.get_pair("kernel_size"),

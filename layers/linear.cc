@@ -27,8 +27,7 @@ std::vector<Shape> Linear::infer_shapes(std::span<const Shape> inputs) const {
 }
 
 std::vector<TensorSpec> Linear::param_specs(std::span<const Shape> /*inputs*/) const {
-  return weight_and_bias_specs(Shape{options_.out_features, options_.in_features}, options_.in_features,
-                               options_.bias);
+  return weight_and_bias_specs(Shape{options_.out_features, options_.in_features}, options_.in_features, options_.bias);
 }
 
 ForwardResult Linear::forward(const ForwardArgs& args) const {
@@ -60,7 +59,8 @@ LayerCost Linear::cost(std::span<const Shape> inputs, DType dtype) const {
   c.forward_flops = 2 * c.forward_macs + (options_.bias ? outputs : 0);
   c.backward_flops = 4 * c.forward_macs + (options_.bias ? outputs : 0);
   c.saved_bytes = inputs[0].numel() * element;
-  c.param_bytes = (options_.out_features * options_.in_features + (options_.bias ? options_.out_features : 0)) * element;
+  c.param_bytes =
+      (options_.out_features * options_.in_features + (options_.bias ? options_.out_features : 0)) * element;
   return c;
 }
 

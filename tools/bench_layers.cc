@@ -8,12 +8,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "kernels/conv.h"
 #include "kernels/elementwise.h"
@@ -110,8 +109,12 @@ ForwardResult run_forward(Context& ctx, const Workload& w) {
 }
 
 void run_backward(Context& ctx, const Workload& w) {
-  w.layer->backward({.ctx = ctx, .output_grads = std::span(&w.dy, 1), .saved = w.saved, .params = w.params,
-                     .param_grads = w.grads, .needs_input_grad = {w.needs_input_grad}});
+  w.layer->backward({.ctx = ctx,
+                     .output_grads = std::span(&w.dy, 1),
+                     .saved = w.saved,
+                     .params = w.params,
+                     .param_grads = w.grads,
+                     .needs_input_grad = {w.needs_input_grad}});
 }
 
 // The library calls behind one forward and one backward, each as one function (empty on CPU).
@@ -132,7 +135,8 @@ DirectCalls conv_direct_calls(Context& ctx, const Workload& w) {
   if (!d.forward) return d;
   auto filter = kernels::conv2d_library_call(ctx, Conv2dPass::backward_filter, x, dw, w.dy, conv.params());
   std::function<void()> data;
-  if (w.needs_input_grad) data = kernels::conv2d_library_call(ctx, Conv2dPass::backward_data, dx, weight, w.dy, conv.params());
+  if (w.needs_input_grad)
+    data = kernels::conv2d_library_call(ctx, Conv2dPass::backward_data, dx, weight, w.dy, conv.params());
   d.backward = [data, filter] {
     if (data) data();
     filter();
@@ -165,9 +169,12 @@ std::vector<Workload> make_workloads(int64_t batch) {
     w.detail = std::to_string(s.kernel) + "x" + std::to_string(s.kernel) + (s.stride > 1 ? "/2 " : " ") +
                std::to_string(s.in) + "->" + std::to_string(s.out) + " @" + std::to_string(s.size);
     w.count = s.count;
-    w.layer = std::make_unique<layers::Conv2d>(layers::Conv2dOptions{
-        .in_channels = s.in, .out_channels = s.out, .kernel_size = {s.kernel, s.kernel},
-        .stride = {s.stride, s.stride}, .padding = {s.kernel / 2, s.kernel / 2}, .bias = false});
+    w.layer = std::make_unique<layers::Conv2d>(layers::Conv2dOptions{.in_channels = s.in,
+                                                                     .out_channels = s.out,
+                                                                     .kernel_size = {s.kernel, s.kernel},
+                                                                     .stride = {s.stride, s.stride},
+                                                                     .padding = {s.kernel / 2, s.kernel / 2},
+                                                                     .bias = false});
     w.input_shape = Shape{batch, s.in, s.size, s.size};
     w.needs_input_grad = s.name != "conv1";  // the image needs no gradient
     out.push_back(std::move(w));
@@ -203,8 +210,8 @@ void run_bench(const BenchOptions& options) {
   const int64_t batch = options.batch > 0 ? options.batch : device.is_cuda() ? 32 : 2;
   Context ctx(device);
   ctx.set_allow_tf32(options.tf32);
-  const BenchTimerConfig timing = device.is_cuda() ? BenchTimerConfig{.warmup = 5, .repeats = 20}
-                                                   : BenchTimerConfig{.warmup = 1, .repeats = 3};
+  const BenchTimerConfig timing =
+      device.is_cuda() ? BenchTimerConfig{.warmup = 5, .repeats = 20} : BenchTimerConfig{.warmup = 1, .repeats = 3};
   nlohmann::json report = bench_report(device, timing);
   report["batch"] = batch;
   report["dtype"] = "f32";
@@ -257,12 +264,14 @@ void run_bench(const BenchOptions& options) {
     if (const auto* conv = dynamic_cast<const layers::Conv2d*>(w.layer.get()); conv != nullptr) {
       using kernels::Conv2dPass;
       const Shape weight = w.params[0].shape();
-      for (const auto& [pass, key] : {std::pair{Conv2dPass::forward, "forward"},
-                                      std::pair{Conv2dPass::backward_data, "backward_data"},
-                                      std::pair{Conv2dPass::backward_filter, "backward_filter"}}) {
-        const auto algo = kernels::cached_conv2d_algorithm(ctx, pass, w.input_shape, weight, conv->params(), DType::f32);
+      for (const auto& [pass, key] :
+           {std::pair{Conv2dPass::forward, "forward"}, std::pair{Conv2dPass::backward_data, "backward_data"},
+            std::pair{Conv2dPass::backward_filter, "backward_filter"}}) {
+        const auto algo =
+            kernels::cached_conv2d_algorithm(ctx, pass, w.input_shape, weight, conv->params(), DType::f32);
         if (algo) {
-          row["cudnn_algorithms"][key] = {{"algo", algo->algo}, {"math_type", algo->math_type},
+          row["cudnn_algorithms"][key] = {{"algo", algo->algo},
+                                          {"math_type", algo->math_type},
                                           {"workspace_bytes", algo->workspace_bytes},
                                           {"deterministic", algo->deterministic}};
         }
@@ -283,7 +292,8 @@ void run_bench(const BenchOptions& options) {
 void add_bench_layers_command(CLI::App& bench) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* cmd = bench.add_subcommand(
-      "layers", "ResNet-50's convolutions and classifier: forward/backward medians, TFLOP/s, overhead over cuDNN/cuBLAS");
+      "layers",
+      "ResNet-50's convolutions and classifier: forward/backward medians, TFLOP/s, overhead over cuDNN/cuBLAS");
   cmd->add_option("--device", options->device, "cpu, cpu:N or cuda:N (default: cuda:0 if present, else cpu)");
   cmd->add_option("--batch", options->batch, "Batch size (default: 32 on a GPU, 2 on the CPU)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));

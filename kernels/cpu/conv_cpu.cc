@@ -120,8 +120,8 @@ void conv2d_backward_filter(const ConvGeometry& g, const T* x, const T* dy, T* d
   });
 }
 
-#define BATON_CONV_CPU_DEFINE(T)                                                   \
-  template void conv2d_forward<T>(const ConvGeometry&, const T*, const T*, T*, T*); \
+#define BATON_CONV_CPU_DEFINE(T)                                                          \
+  template void conv2d_forward<T>(const ConvGeometry&, const T*, const T*, T*, T*);       \
   template void conv2d_backward_data<T>(const ConvGeometry&, const T*, const T*, T*, T*); \
   template void conv2d_backward_filter<T>(const ConvGeometry&, const T*, const T*, T*, T*);
 BATON_CONV_CPU_DEFINE(float)

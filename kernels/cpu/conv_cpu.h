@@ -29,8 +29,8 @@ void conv2d_backward_data(const ConvGeometry& g, const T* dy, const T* w, T* dx,
 template <typename T>
 void conv2d_backward_filter(const ConvGeometry& g, const T* x, const T* dy, T* dw, T* columns);
 
-#define BATON_CONV_CPU_DECLARE(T)                                                         \
-  extern template void conv2d_forward<T>(const ConvGeometry&, const T*, const T*, T*, T*); \
+#define BATON_CONV_CPU_DECLARE(T)                                                                \
+  extern template void conv2d_forward<T>(const ConvGeometry&, const T*, const T*, T*, T*);       \
   extern template void conv2d_backward_data<T>(const ConvGeometry&, const T*, const T*, T*, T*); \
   extern template void conv2d_backward_filter<T>(const ConvGeometry&, const T*, const T*, T*, T*);
 BATON_CONV_CPU_DECLARE(float)

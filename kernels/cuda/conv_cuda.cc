@@ -60,9 +60,9 @@ struct ConvDescriptors {
     BATON_CUDNN_CHECK(cudnnSetFilter4dDescriptor(w.get(), t, CUDNN_TENSOR_NCHW, to_int(a.w[0]), to_int(a.w[1]),
                                                  to_int(a.w[2]), to_int(a.w[3])));
     const Conv2dParams& p = a.params;
-    BATON_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
-        conv.get(), to_int(p.padding[0]), to_int(p.padding[1]), to_int(p.stride[0]), to_int(p.stride[1]),
-        to_int(p.dilation[0]), to_int(p.dilation[1]), CUDNN_CROSS_CORRELATION, t));
+    BATON_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv.get(), to_int(p.padding[0]), to_int(p.padding[1]),
+                                                      to_int(p.stride[0]), to_int(p.stride[1]), to_int(p.dilation[0]),
+                                                      to_int(p.dilation[1]), CUDNN_CROSS_CORRELATION, t));
     BATON_CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv.get(), to_int(p.groups)));
     BATON_CUDNN_CHECK(cudnnSetConvolutionMathType(conv.get(), math));
   }
@@ -89,8 +89,8 @@ struct ForwardPass {
   }
   static cudnnStatus_t find(cudnnHandle_t h, const ConvDescriptors& d, const ConvArgs& a, void* out, int* returned,
                             Perf* perf, void* ws, size_t bytes) {
-    return cudnnFindConvolutionForwardAlgorithmEx(h, d.x.get(), a.x_data, d.w.get(), a.w_data, d.conv.get(),
-                                                  d.y.get(), out, kCount, returned, perf, ws, bytes);
+    return cudnnFindConvolutionForwardAlgorithmEx(h, d.x.get(), a.x_data, d.w.get(), a.w_data, d.conv.get(), d.y.get(),
+                                                  out, kCount, returned, perf, ws, bytes);
   }
   static cudnnStatus_t run(cudnnHandle_t h, const ConvDescriptors& d, const ConvArgs& a, int algo, void* ws,
                            size_t bytes, const Scaling& s) {
@@ -105,8 +105,7 @@ struct BackwardDataPass {
   static constexpr int kCount = CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT;
   static void* output(const ConvArgs& a) { return a.x_data; }
   static cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescriptors& d, Algo algo, size_t* bytes) {
-    return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(), algo,
-                                                        bytes);
+    return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(), algo, bytes);
   }
   static cudnnStatus_t find(cudnnHandle_t h, const ConvDescriptors& d, const ConvArgs& a, void* out, int* returned,
                             Perf* perf, void* ws, size_t bytes) {
@@ -203,8 +202,8 @@ Conv2dAlgorithm measure(Context& ctx, const ConvArgs& a, const ConvAlgorithmKey&
             .measured_ms = r.time};
   }
   BATON_FAIL(pass_name(a.pass), ": no cuDNN algorithm is eligible for input ", a.x.str(), ", filter ", a.w.str(),
-             ", output ", a.y.str(), " (", dtype_name(a.dtype), ", workspace limit ", key.workspace_limit,
-             " bytes", key.deterministic ? ", deterministic only" : "", "; ", returned, " algorithms tried)");
+             ", output ", a.y.str(), " (", dtype_name(a.dtype), ", workspace limit ", key.workspace_limit, " bytes",
+             key.deterministic ? ", deterministic only" : "", "; ", returned, " algorithms tried)");
 }
 
 // The key of the pass's problem, with the alignment its pointers share (capped at 16 bytes).
@@ -236,8 +235,8 @@ std::function<void()> library_call(Context& ctx, const ConvArgs& a) {
   if (algo->workspace_bytes > 0) workspace = Storage::allocate(algo->workspace_bytes, ctx.stream());
   const Scaling scaling(a.dtype, a.pass == Conv2dPass::backward_filter ? 1.0 : 0.0);
   return [handle = ctx.cudnn(), d, workspace, a, algo = *algo, scaling] {
-    BATON_CUDNN_CHECK(P::run(handle, *d, a, algo.algo, workspace ? workspace->data() : nullptr,
-                             algo.workspace_bytes, scaling));
+    BATON_CUDNN_CHECK(
+        P::run(handle, *d, a, algo.algo, workspace ? workspace->data() : nullptr, algo.workspace_bytes, scaling));
   };
 }
 

@@ -24,15 +24,25 @@ struct GemmCall {
   void* c;
 
   GemmCall(bool allow_tf32, const GemmArgs& g)
-      : op_a(g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N), op_b(g.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N),
-        m(static_cast<int>(g.m)), n(static_cast<int>(g.n)), k(static_cast<int>(g.k)),
-        lda(static_cast<int>(g.transpose_a ? g.m : g.k)), ldb(static_cast<int>(g.transpose_b ? g.k : g.n)),
-        ldc(static_cast<int>(g.n)), data_type(g.dtype == DType::f64 ? CUDA_R_64F : CUDA_R_32F),
+      : op_a(g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N),
+        op_b(g.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N),
+        m(static_cast<int>(g.m)),
+        n(static_cast<int>(g.n)),
+        k(static_cast<int>(g.k)),
+        lda(static_cast<int>(g.transpose_a ? g.m : g.k)),
+        ldb(static_cast<int>(g.transpose_b ? g.k : g.n)),
+        ldc(static_cast<int>(g.n)),
+        data_type(g.dtype == DType::f64 ? CUDA_R_64F : CUDA_R_32F),
         compute_type(g.dtype == DType::f64 ? CUBLAS_COMPUTE_64F
                      : allow_tf32          ? CUBLAS_COMPUTE_32F_FAST_TF32
                                            : CUBLAS_COMPUTE_32F),
-        alpha_f(static_cast<float>(g.alpha)), beta_f(static_cast<float>(g.beta)), alpha_d(g.alpha), beta_d(g.beta),
-        a(g.a), b(g.b), c(g.c) {}
+        alpha_f(static_cast<float>(g.alpha)),
+        beta_f(static_cast<float>(g.beta)),
+        alpha_d(g.alpha),
+        beta_d(g.beta),
+        a(g.a),
+        b(g.b),
+        c(g.c) {}
 
   bool is_double() const { return data_type == CUDA_R_64F; }
 

@@ -28,7 +28,6 @@ struct GemmArgs {
 void gemm(cublasContext* handle, bool allow_tf32, const GemmArgs& args, int device_index);
 
 // The same cublasGemmEx, with the modes set once now: each call of the result issues only the GEMM.
-std::function<void()> gemm_library_call(cublasContext* handle, bool allow_tf32, const GemmArgs& args,
-                                        int device_index);
+std::function<void()> gemm_library_call(cublasContext* handle, bool allow_tf32, const GemmArgs& args, int device_index);
 
 }  // namespace baton::kernels::cuda

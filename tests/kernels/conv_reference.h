@@ -51,8 +51,8 @@ inline ConvReference conv_reference(const ConvCase& c, const std::vector<double>
   const int64_t k_ = c.w[0], cg = c.w[1], r_ = c.w[2], s_ = c.w[3];
   const Shape ys = kernels::conv2d_output_shape(c.x, c.w, c.params);
   const int64_t p_ = ys[2], q_ = ys[3], kg = k_ / c.params.groups;
-  ConvReference ref{std::vector<double>(static_cast<size_t>(ys.numel()), 0.0),
-                    std::vector<double>(x.size(), 0.0), std::vector<double>(w.size(), 0.0)};
+  ConvReference ref{std::vector<double>(static_cast<size_t>(ys.numel()), 0.0), std::vector<double>(x.size(), 0.0),
+                    std::vector<double>(w.size(), 0.0)};
   for (int64_t n = 0; n < n_; ++n) {
     for (int64_t k = 0; k < k_; ++k) {
       const int64_t group = k / kg;

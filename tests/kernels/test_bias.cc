@@ -64,12 +64,14 @@ TEST_F(BiasCpu, RejectsBadArguments) {
   const Tensor out = Tensor::empty(Shape{2, 3, 4}, DType::f32, ctx);
   EXPECT_ERROR_MENTIONS("bias_add: argument 'bias' has shape [4], expected [3] (dimension 1 of 'out', shape [2, 3, 4])",
                         bias_add(ctx, Tensor::empty(Shape{4}, DType::f32, ctx), out));
-  EXPECT_ERROR_MENTIONS("bias_add: argument 'out' has shape [3], expected at least 2 dimensions",
-                        bias_add(ctx, Tensor::empty(Shape{3}, DType::f32, ctx), Tensor::empty(Shape{3}, DType::f32, ctx)));
+  EXPECT_ERROR_MENTIONS(
+      "bias_add: argument 'out' has shape [3], expected at least 2 dimensions",
+      bias_add(ctx, Tensor::empty(Shape{3}, DType::f32, ctx), Tensor::empty(Shape{3}, DType::f32, ctx)));
   EXPECT_ERROR_MENTIONS("bias_grad: argument 'db' has dtype f64, expected f32",
                         bias_grad(ctx, out, Tensor::empty(Shape{3}, DType::f64, ctx)));
-  EXPECT_ERROR_MENTIONS("bias_grad: argument 'dy' has dtype i32",
-                        bias_grad(ctx, Tensor::empty(Shape{2, 3}, DType::i32, ctx), Tensor::empty(Shape{3}, DType::i32, ctx)));
+  EXPECT_ERROR_MENTIONS(
+      "bias_grad: argument 'dy' has dtype i32",
+      bias_grad(ctx, Tensor::empty(Shape{2, 3}, DType::i32, ctx), Tensor::empty(Shape{3}, DType::i32, ctx)));
 }
 
 }  // namespace

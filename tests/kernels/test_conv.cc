@@ -76,7 +76,8 @@ TEST_F(ConvCpu, AllPassesMatchTheReference) {
       const Tensor db = random(Shape{c.w[0]}, dtype, 6);
       std::vector<double> expected_db = values(db);
       const std::vector<double> g = values(dy);
-      for (size_t i = 0; i < g.size(); ++i) expected_db[static_cast<size_t>(static_cast<int64_t>(i) / spatial % ys[1])] += g[i];
+      for (size_t i = 0; i < g.size(); ++i)
+        expected_db[static_cast<size_t>(static_cast<int64_t>(i) / spatial % ys[1])] += g[i];
       conv2d_backward_bias(ctx, dy, db);
       EXPECT_TRUE(testing::all_close(values(db), expected_db, tol, tol)) << "backward bias (accumulated)";
     }
@@ -156,9 +157,9 @@ TEST_F(ConvCpu, OpsRejectBadArguments) {
                         conv2d_backward_filter(ctx, x, y, p, Tensor::empty(Shape{6, 2, 3, 3}, DType::f32, ctx)));
   EXPECT_ERROR_MENTIONS("argument 'db' has shape [5], expected [6]",
                         conv2d_backward_bias(ctx, y, Tensor::empty(Shape{5}, DType::f32, ctx)));
-  EXPECT_ERROR_MENTIONS("conv2d_backward_bias: argument 'dy' has shape [2, 6], expected 4 dimensions",
-                        conv2d_backward_bias(ctx, Tensor::empty(Shape{2, 6}, DType::f32, ctx),
-                                             Tensor::empty(Shape{6}, DType::f32, ctx)));
+  EXPECT_ERROR_MENTIONS(
+      "conv2d_backward_bias: argument 'dy' has shape [2, 6], expected 4 dimensions",
+      conv2d_backward_bias(ctx, Tensor::empty(Shape{2, 6}, DType::f32, ctx), Tensor::empty(Shape{6}, DType::f32, ctx)));
   EXPECT_ERROR_MENTIONS("argument 'x' is an undefined tensor", conv2d_forward(ctx, Tensor(), w, Tensor(), p, y));
 }
 

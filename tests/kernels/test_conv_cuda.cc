@@ -217,8 +217,8 @@ TEST_F(ConvCuda, MisalignedViewsHaveTheirOwnAlgorithms) {
   conv2d_forward(cpu, x, w, Tensor(), c.params, y);
   conv2d_backward_data(cpu, dy, w, c.params, dx);
   conv2d_backward_filter(cpu, x, dy, c.params, dw);
-  for (const auto& [g, h, what] : {std::tuple{gy, y, "forward"}, std::tuple{gdx, dx, "backward data"},
-                                   std::tuple{gdw, dw, "backward filter"}}) {
+  for (const auto& [g, h, what] :
+       {std::tuple{gy, y, "forward"}, std::tuple{gdx, dx, "backward data"}, std::tuple{gdw, dw, "backward filter"}}) {
     EXPECT_TRUE(testing::all_close(testing::to_doubles(g, gs()), testing::to_doubles(h, cpu.stream()), 1e-4, 1e-4))
         << what;
   }

@@ -50,10 +50,12 @@ TEST_F(GemmCpu, RejectsBadArguments) {
   const Tensor a = testing::random_tensor(Shape{3, 4}, DType::f32, ctx.stream(), 2);
   const Tensor b = testing::random_tensor(Shape{5, 2}, DType::f32, ctx.stream(), 3);
   const Tensor out = Tensor::empty(Shape{3, 2}, DType::f32, ctx);
-  EXPECT_ERROR_MENTIONS("matmul: inner dimensions differ: 'a' has shape [3, 4] giving K = 4, 'b' has shape [5, 2] giving K = 5",
-                        matmul(ctx, a, b, out, false, false));
-  EXPECT_ERROR_MENTIONS("matmul: argument 'out' has shape [3, 2], expected [4, 2] (M from 'a', N from 'b')",
-                        matmul(ctx, a, testing::random_tensor(Shape{2, 3}, DType::f32, ctx.stream(), 7), out, true, true));
+  EXPECT_ERROR_MENTIONS(
+      "matmul: inner dimensions differ: 'a' has shape [3, 4] giving K = 4, 'b' has shape [5, 2] giving K = 5",
+      matmul(ctx, a, b, out, false, false));
+  EXPECT_ERROR_MENTIONS(
+      "matmul: argument 'out' has shape [3, 2], expected [4, 2] (M from 'a', N from 'b')",
+      matmul(ctx, a, testing::random_tensor(Shape{2, 3}, DType::f32, ctx.stream(), 7), out, true, true));
   EXPECT_ERROR_MENTIONS("argument 'b' has shape [5, 2, 1], expected 2 dimensions",
                         matmul(ctx, a, b.reshape(Shape{5, 2, 1}), out, false, false));
   EXPECT_ERROR_MENTIONS("argument 'out' has dtype f64, expected f32",

@@ -24,23 +24,32 @@ struct Variant {
 std::vector<Variant> variants() {
   return {
       {"3x3 pad 1", {.in_channels = 3, .out_channels = 4, .kernel_size = {3, 3}, .padding = {1, 1}}, Shape{2, 3, 5, 4}},
-      {"stride 2", {.in_channels = 2, .out_channels = 3, .kernel_size = {3, 3}, .stride = {2, 2}, .padding = {1, 1}},
+      {"stride 2",
+       {.in_channels = 2, .out_channels = 3, .kernel_size = {3, 3}, .stride = {2, 2}, .padding = {1, 1}},
        Shape{2, 2, 7, 6}},
-      {"dilation 2", {.in_channels = 2, .out_channels = 2, .kernel_size = {3, 3}, .padding = {2, 2}, .dilation = {2, 2}},
+      {"dilation 2",
+       {.in_channels = 2, .out_channels = 2, .kernel_size = {3, 3}, .padding = {2, 2}, .dilation = {2, 2}},
        Shape{1, 2, 6, 6}},
-      {"groups 2", {.in_channels = 4, .out_channels = 6, .kernel_size = {3, 3}, .padding = {1, 1}, .groups = 2},
+      {"groups 2",
+       {.in_channels = 4, .out_channels = 6, .kernel_size = {3, 3}, .padding = {1, 1}, .groups = 2},
        Shape{2, 4, 4, 5}},
-      {"depthwise", {.in_channels = 3, .out_channels = 3, .kernel_size = {3, 3}, .stride = {2, 2}, .padding = {1, 1},
-                     .groups = 3},
+      {"depthwise",
+       {.in_channels = 3, .out_channels = 3, .kernel_size = {3, 3}, .stride = {2, 2}, .padding = {1, 1}, .groups = 3},
        Shape{2, 3, 6, 6}},
       {"1x1", {.in_channels = 5, .out_channels = 3, .kernel_size = {1, 1}}, Shape{3, 5, 3, 4}},
-      {"1x1 stride 2 no bias", {.in_channels = 4, .out_channels = 6, .kernel_size = {1, 1}, .stride = {2, 2},
-                                .bias = false},
+      {"1x1 stride 2 no bias",
+       {.in_channels = 4, .out_channels = 6, .kernel_size = {1, 1}, .stride = {2, 2}, .bias = false},
        Shape{2, 4, 5, 5}},
-      {"non-square", {.in_channels = 2, .out_channels = 3, .kernel_size = {2, 3}, .stride = {1, 2}, .padding = {1, 0},
-                      .dilation = {2, 1}},
+      {"non-square",
+       {.in_channels = 2,
+        .out_channels = 3,
+        .kernel_size = {2, 3},
+        .stride = {1, 2},
+        .padding = {1, 0},
+        .dilation = {2, 1}},
        Shape{2, 2, 5, 7}},
-      {"batch 1 no bias", {.in_channels = 3, .out_channels = 2, .kernel_size = {3, 3}, .bias = false},
+      {"batch 1 no bias",
+       {.in_channels = 3, .out_channels = 2, .kernel_size = {3, 3}, .bias = false},
        Shape{1, 3, 4, 4}},
   };
 }
@@ -57,8 +66,8 @@ TEST(Conv2dLayer, GradientCheck) {
 }
 
 TEST(Conv2dLayer, ShapesAndParameterSpecs) {
-  const Conv2d conv({.in_channels = 6, .out_channels = 8, .kernel_size = {3, 5}, .stride = {2, 1},
-                     .padding = {1, 2}, .groups = 2});
+  const Conv2d conv(
+      {.in_channels = 6, .out_channels = 8, .kernel_size = {3, 5}, .stride = {2, 1}, .padding = {1, 2}, .groups = 2});
   const Shape in[] = {Shape{4, 6, 9, 10}};
   EXPECT_EQ(conv.infer_shapes(in)[0], (Shape{4, 8, 5, 10}));
   const std::vector<TensorSpec> specs = conv.param_specs(in);
@@ -86,7 +95,8 @@ TEST(Conv2dLayer, NoInputGradientWhenNotNeeded) {
   const Tensor b = testing::random_tensor(Shape{3}, DType::f64, ctx.stream(), 3);
   const Tensor params[] = {w, b};
   const Tensor inputs[] = {x};
-  const ForwardResult r = conv.forward({.ctx = ctx, .mode = Mode::train, .inputs = inputs, .params = params, .buffers = {}});
+  const ForwardResult r =
+      conv.forward({.ctx = ctx, .mode = Mode::train, .inputs = inputs, .params = params, .buffers = {}});
   ASSERT_EQ(r.saved.size(), 1u);
   EXPECT_EQ(r.saved[0].data_ptr(), x.data_ptr()) << "the input is saved as it is, not copied";
   Tensor dw = Tensor::empty(w.shape(), DType::f64, ctx), db = Tensor::empty(b.shape(), DType::f64, ctx);
@@ -94,8 +104,12 @@ TEST(Conv2dLayer, NoInputGradientWhenNotNeeded) {
   db.fill(0.0, ctx.stream());
   const Tensor grads[] = {dw, db};
   const Tensor dy = testing::random_tensor(r.outputs[0].shape(), DType::f64, ctx.stream(), 4);
-  const std::vector<Tensor> dx = conv.backward({.ctx = ctx, .output_grads = std::span(&dy, 1), .saved = r.saved,
-                                                .params = params, .param_grads = grads, .needs_input_grad = {false}});
+  const std::vector<Tensor> dx = conv.backward({.ctx = ctx,
+                                                .output_grads = std::span(&dy, 1),
+                                                .saved = r.saved,
+                                                .params = params,
+                                                .param_grads = grads,
+                                                .needs_input_grad = {false}});
   ASSERT_EQ(dx.size(), 1u);
   EXPECT_FALSE(dx[0].defined());
   double sum = 0;
@@ -123,19 +137,24 @@ TEST(Conv2dLayer, RejectsInvalidOptions) {
     change(o);
     return o;
   };
-  EXPECT_ERROR_MENTIONS("Conv2d: stride must be at least 1, got [0, 1]",
-                        Conv2d(with([](Conv2dOptions& o) { o.stride = {0, 1}; })));
-  EXPECT_ERROR_MENTIONS("Conv2d: padding must not be negative, got [0, -1]",
-                        Conv2d(with([](Conv2dOptions& o) { o.padding = {0, -1}; })));
-  EXPECT_ERROR_MENTIONS("Conv2d: dilation must be at least 1, got [0, 0]",
-                        Conv2d(with([](Conv2dOptions& o) { o.dilation = {0, 0}; })));
-  EXPECT_ERROR_MENTIONS("Conv2d: kernel_size must be at least 1, got [3, 0]",
-                        Conv2d(with([](Conv2dOptions& o) { o.kernel_size = {3, 0}; })));
+  EXPECT_ERROR_MENTIONS("Conv2d: stride must be at least 1, got [0, 1]", Conv2d(with([](Conv2dOptions& o) {
+                          o.stride = {0, 1};
+                        })));
+  EXPECT_ERROR_MENTIONS("Conv2d: padding must not be negative, got [0, -1]", Conv2d(with([](Conv2dOptions& o) {
+                          o.padding = {0, -1};
+                        })));
+  EXPECT_ERROR_MENTIONS("Conv2d: dilation must be at least 1, got [0, 0]", Conv2d(with([](Conv2dOptions& o) {
+                          o.dilation = {0, 0};
+                        })));
+  EXPECT_ERROR_MENTIONS("Conv2d: kernel_size must be at least 1, got [3, 0]", Conv2d(with([](Conv2dOptions& o) {
+                          o.kernel_size = {3, 0};
+                        })));
   EXPECT_ERROR_MENTIONS("Conv2d: groups 3 does not divide in_channels 4",
                         Conv2d(with([](Conv2dOptions& o) { o.groups = 3; })));
   EXPECT_ERROR_MENTIONS("Conv2d: groups 4 does not divide out_channels 6",
                         Conv2d(with([](Conv2dOptions& o) { o.groups = 4; })));
-  EXPECT_ERROR_MENTIONS("Conv2d: groups must be at least 1, got 0", Conv2d(with([](Conv2dOptions& o) { o.groups = 0; })));
+  EXPECT_ERROR_MENTIONS("Conv2d: groups must be at least 1, got 0",
+                        Conv2d(with([](Conv2dOptions& o) { o.groups = 0; })));
   EXPECT_ERROR_MENTIONS("Conv2d: in_channels must be at least 1, got 0",
                         Conv2d(with([](Conv2dOptions& o) { o.in_channels = 0; })));
   EXPECT_ERROR_MENTIONS("Conv2d: out_channels must be at least 1, got -2",
@@ -144,8 +163,14 @@ TEST(Conv2dLayer, RejectsInvalidOptions) {
 
 TEST(Conv2dLayer, JsonRoundTrip) {
   const LayerRegistry& r = builtin_layers();
-  const Conv2d conv({.in_channels = 6, .out_channels = 4, .kernel_size = {3, 1}, .stride = {2, 1}, .padding = {1, 0},
-                     .dilation = {1, 2}, .groups = 2, .bias = false});
+  const Conv2d conv({.in_channels = 6,
+                     .out_channels = 4,
+                     .kernel_size = {3, 1},
+                     .stride = {2, 1},
+                     .padding = {1, 0},
+                     .dilation = {1, 2},
+                     .groups = 2,
+                     .bias = false});
   const std::unique_ptr<Layer> again = r.create(conv.type(), conv.config());
   EXPECT_EQ(again->type(), "Conv2d");
   EXPECT_EQ(again->config(), conv.config());
@@ -178,8 +203,12 @@ TEST(Conv2dLayer, JsonErrorsNameTheField) {
 
 TEST(Conv2dLayer, CostCountsMacsAndBytes) {
   // ResNet-50's stem at batch 2: 64·112·112 outputs per sample, 3·7·7 taps each.
-  const Conv2d conv({.in_channels = 3, .out_channels = 64, .kernel_size = {7, 7}, .stride = {2, 2},
-                     .padding = {3, 3}, .bias = false});
+  const Conv2d conv({.in_channels = 3,
+                     .out_channels = 64,
+                     .kernel_size = {7, 7},
+                     .stride = {2, 2},
+                     .padding = {3, 3},
+                     .bias = false});
   const Shape in[] = {Shape{2, 3, 224, 224}};
   const LayerCost c = conv.cost(in, DType::f32);
   const double macs = 2.0 * 64 * 112 * 112 * 3 * 7 * 7;

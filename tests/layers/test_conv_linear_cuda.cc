@@ -23,16 +23,13 @@ TEST(Conv2dCuda, MatchesCpu) {
     Shape input;
   };
   const Case cases[] = {
-      {{.in_channels = 3, .out_channels = 8, .kernel_size = {7, 7}, .stride = {2, 2}, .padding = {3, 3},
-        .bias = false},
+      {{.in_channels = 3, .out_channels = 8, .kernel_size = {7, 7}, .stride = {2, 2}, .padding = {3, 3}, .bias = false},
        Shape{2, 3, 32, 32}},
       {{.in_channels = 16, .out_channels = 16, .kernel_size = {3, 3}, .padding = {1, 1}}, Shape{4, 16, 14, 14}},
       {{.in_channels = 16, .out_channels = 32, .kernel_size = {1, 1}, .stride = {2, 2}}, Shape{4, 16, 14, 14}},
-      {{.in_channels = 8, .out_channels = 8, .kernel_size = {3, 3}, .padding = {2, 2}, .dilation = {2, 2},
-        .groups = 8},
+      {{.in_channels = 8, .out_channels = 8, .kernel_size = {3, 3}, .padding = {2, 2}, .dilation = {2, 2}, .groups = 8},
        Shape{2, 8, 9, 9}},
-      {{.in_channels = 6, .out_channels = 4, .kernel_size = {2, 3}, .stride = {1, 2}, .padding = {1, 0},
-        .groups = 2},
+      {{.in_channels = 6, .out_channels = 4, .kernel_size = {2, 3}, .stride = {1, 2}, .padding = {1, 0}, .groups = 2},
        Shape{1, 6, 7, 8}},
   };
   uint64_t seed = 1;

@@ -25,7 +25,8 @@ TEST(LinearLayer, GradientCheck) {
       SCOPED_TRACE(std::to_string(c.batch) + "x" + std::to_string(c.in) + " -> " + std::to_string(c.out) +
                    (bias ? "" : " no bias"));
       const Linear linear({.in_features = c.in, .out_features = c.out, .bias = bias});
-      EXPECT_TRUE(testing::check_gradients(linear, {testing::random_tensor(Shape{c.batch, c.in}, DType::f64, s, seed++)}));
+      EXPECT_TRUE(
+          testing::check_gradients(linear, {testing::random_tensor(Shape{c.batch, c.in}, DType::f64, s, seed++)}));
     }
   }
 }
@@ -56,14 +57,19 @@ TEST(LinearLayer, SavesTheInputAndSkipsUnneededInputGradient) {
   const Tensor x = testing::random_tensor(Shape{4, 3}, DType::f64, ctx.stream(), 1);
   const Tensor params[] = {testing::random_tensor(Shape{2, 3}, DType::f64, ctx.stream(), 2),
                            testing::random_tensor(Shape{2}, DType::f64, ctx.stream(), 3)};
-  const ForwardResult r = linear.forward({.ctx = ctx, .mode = Mode::train, .inputs = std::span(&x, 1), .params = params, .buffers = {}});
+  const ForwardResult r =
+      linear.forward({.ctx = ctx, .mode = Mode::train, .inputs = std::span(&x, 1), .params = params, .buffers = {}});
   ASSERT_EQ(r.saved.size(), 1u);
   EXPECT_EQ(r.saved[0].data_ptr(), x.data_ptr());
   const Tensor grads[] = {Tensor::empty(Shape{2, 3}, DType::f64, ctx), Tensor::empty(Shape{2}, DType::f64, ctx)};
   for (Tensor g : grads) g.fill(0.0, ctx.stream());
   const Tensor dy = testing::random_tensor(Shape{4, 2}, DType::f64, ctx.stream(), 4);
-  const std::vector<Tensor> dx = linear.backward({.ctx = ctx, .output_grads = std::span(&dy, 1), .saved = r.saved,
-                                                  .params = params, .param_grads = grads, .needs_input_grad = {false}});
+  const std::vector<Tensor> dx = linear.backward({.ctx = ctx,
+                                                  .output_grads = std::span(&dy, 1),
+                                                  .saved = r.saved,
+                                                  .params = params,
+                                                  .param_grads = grads,
+                                                  .needs_input_grad = {false}});
   EXPECT_FALSE(dx.at(0).defined());
   double sum = 0;
   for (double v : testing::to_doubles(grads[1], ctx.stream())) sum += std::abs(v);
@@ -80,7 +86,8 @@ TEST(LinearLayer, InferShapesRejectsMismatches) {
 
 TEST(LinearLayer, RejectsInvalidOptionsAndConfigs) {
   EXPECT_ERROR_MENTIONS("Linear: in_features must be at least 1, got 0", Linear({.in_features = 0, .out_features = 2}));
-  EXPECT_ERROR_MENTIONS("Linear: out_features must be at least 1, got -1", Linear({.in_features = 2, .out_features = -1}));
+  EXPECT_ERROR_MENTIONS("Linear: out_features must be at least 1, got -1",
+                        Linear({.in_features = 2, .out_features = -1}));
   const LayerRegistry& r = builtin_layers();
   EXPECT_ERROR_MENTIONS("field 'in_features' is 2.5, expected an integer",
                         r.create("Linear", {{"in_features", 2.5}, {"out_features", 3}}));
