@@ -108,20 +108,26 @@ void run_cpu(Context& ctx, Conv2dPass pass, const Tensor& x, const Tensor& w, co
   }
 }
 
+#if BATON_HAVE_CUDA
+cuda::ConvArgs conv_args(Conv2dPass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dParams& p) {
+  return {.pass = pass,
+          .dtype = x.dtype(),
+          .x = x.shape(),
+          .w = w.shape(),
+          .y = y.shape(),
+          .params = p,
+          .x_data = x.data_ptr(),
+          .w_data = w.data_ptr(),
+          .y_data = y.data_ptr()};
+}
+#endif
+
 // Runs one checked pass on the context's device; x, w, y as in cuda::ConvArgs.
 void run_pass(Context& ctx, Conv2dPass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dParams& p) {
   if (x.size(0) == 0) return;  // an empty batch: no output elements, no gradient contribution
 #if BATON_HAVE_CUDA
   if (ctx.device().is_cuda()) {
-    return cuda::conv2d(ctx, {.pass = pass,
-                              .dtype = x.dtype(),
-                              .x = x.shape(),
-                              .w = w.shape(),
-                              .y = y.shape(),
-                              .params = p,
-                              .x_data = x.data_ptr(),
-                              .w_data = w.data_ptr(),
-                              .y_data = y.data_ptr()});
+    return cuda::conv2d(ctx, conv_args(pass, x, w, y, p));
   }
 #endif
   if (x.dtype() == DType::f64) return run_cpu<double>(ctx, pass, x, w, y, p);
@@ -172,15 +178,7 @@ std::function<void()> conv2d_library_call(Context& ctx, Conv2dPass pass, const T
   BATON_CHECK(x.size(0) > 0, "conv2d_library_call: an empty batch makes no library call");
 #if BATON_HAVE_CUDA
   if (ctx.device().is_cuda()) {
-    return cuda::conv2d_library_call(ctx, {.pass = pass,
-                                           .dtype = x.dtype(),
-                                           .x = x.shape(),
-                                           .w = w.shape(),
-                                           .y = y.shape(),
-                                           .params = params,
-                                           .x_data = x.data_ptr(),
-                                           .w_data = w.data_ptr(),
-                                           .y_data = y.data_ptr()});
+    return cuda::conv2d_library_call(ctx, conv_args(pass, x, w, y, params));
   }
 #endif
   static_cast<void>(pass);
