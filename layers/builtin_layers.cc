@@ -12,6 +12,8 @@ const LayerRegistry& builtin_layers() {
     register_loss_layers(r);
     register_batch_norm_layers(r);
     register_pooling_layers(r);
+    register_conv_layers(r);
+    register_linear_layers(r);
     return r;
   }();
   return registry;

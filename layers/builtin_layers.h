@@ -17,5 +17,8 @@ void register_pooling_layers(LayerRegistry& registry);
 void register_dropout_layers(LayerRegistry& registry);
 void register_structural_layers(LayerRegistry& registry);
 void register_loss_layers(LayerRegistry& registry);
+// Matrix products and convolution: Conv2d (layers/conv.h), Linear (layers/linear.h).
+void register_conv_layers(LayerRegistry& registry);
+void register_linear_layers(LayerRegistry& registry);
 
 }  // namespace baton::layers

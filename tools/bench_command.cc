@@ -1,4 +1,4 @@
-// `baton bench`: the benchmark subcommands (kernels now; layers and pipelines later).
+// `baton bench`: the benchmark subcommands (kernels and layers now; pipelines later).
 #include "tools/commands.h"
 
 namespace baton::cli {
@@ -7,6 +7,7 @@ void add_bench_command(CLI::App& app) {
   CLI::App* bench = app.add_subcommand("bench", "Microbenchmarks; results as a table and optionally JSON");
   bench->require_subcommand(1);
   add_bench_kernels_command(*bench);
+  add_bench_layers_command(*bench);
 }
 
 }  // namespace baton::cli

@@ -15,7 +15,6 @@
 #include "kernels/optimizer.h"
 #include "kernels/reduce.h"
 #include "runtime/core/atomic_file.h"
-#include "runtime/core/device_info.h"
 #include "runtime/core/log.h"
 #include "tools/bench_timer.h"
 #include "tools/commands.h"
@@ -95,26 +94,13 @@ std::string human_bytes(double bytes) {
 }
 
 void run_bench(const BenchOptions& options) {
-  Device device = Device::cpu();
-  if (!options.device.empty()) {
-    device = Device::parse(options.device);
-    check_device(device);
-  } else if (cuda_device_count() > 0) {
-    device = Device::cuda(0);
-  } else {
-    std::printf("no GPU found (%s); benchmarking %s\n", query_system_info().cuda_unavailable_reason.c_str(),
-                device.str().c_str());
-  }
+  const Device device = choose_bench_device(options.device);
   Context ctx(device);
   const int64_t large_bytes = options.quick ? (int64_t{16} << 20) : (int64_t{256} << 20);
   const int64_t small_bytes = int64_t{256} << 10;
   const BenchTimerConfig timing = options.quick ? BenchTimerConfig{.warmup = 2, .repeats = 5}
                                                 : BenchTimerConfig{.warmup = 5, .repeats = 20};
-  nlohmann::json report;
-  report["device"] = device.str();
-  report["device_name"] = device_display_name(device);
-  report["timing"] = {{"warmup", timing.warmup}, {"repeats", timing.repeats}, {"statistic", "median"}};
-  report["results"] = nlohmann::json::array();
+  nlohmann::json report = bench_report(device, timing);
 
   std::printf("%-22s %10s %12s %10s %10s\n", "op", "size", "median ms", "GB/s", "% of copy");
   for (const int64_t tensor_bytes : {large_bytes, small_bytes}) {

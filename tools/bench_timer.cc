@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "runtime/core/device_info.h"
@@ -41,6 +42,27 @@ std::string device_display_name(Device device) {
     if (gpu.index == device.index()) return gpu.name;
   }
   return device.str();
+}
+
+Device choose_bench_device(const std::string& requested) {
+  if (!requested.empty()) {
+    const Device device = Device::parse(requested);
+    check_device(device);
+    return device;
+  }
+  if (cuda_device_count() > 0) return Device::cuda(0);
+  std::printf("no GPU found (%s); benchmarking %s\n", query_system_info().cuda_unavailable_reason.c_str(),
+              Device::cpu().str().c_str());
+  return Device::cpu();
+}
+
+nlohmann::json bench_report(Device device, const BenchTimerConfig& timing) {
+  nlohmann::json report;
+  report["device"] = device.str();
+  report["device_name"] = device_display_name(device);
+  report["timing"] = {{"warmup", timing.warmup}, {"repeats", timing.repeats}, {"statistic", "median"}};
+  report["results"] = nlohmann::json::array();
+  return report;
 }
 
 }  // namespace baton::cli

@@ -3,6 +3,8 @@
 // one sample lasts at least ~0.5 ms, which keeps event resolution and launch gaps out of the number.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <functional>
 #include <string>
 
@@ -21,5 +23,12 @@ double time_median_ms(Context& ctx, const BenchTimerConfig& config, const std::f
 
 // "NVIDIA H200 (cuda:0)" or the CPU model for CPU devices.
 std::string device_display_name(Device device);
+
+// The device a benchmark runs on: `requested` when given (parsed and checked), else cuda:0 when a
+// GPU is present, else the CPU (printing why there is no GPU).
+Device choose_bench_device(const std::string& requested);
+
+// A JSON report's common fields: device, device_name, timing, and an empty results array.
+nlohmann::json bench_report(Device device, const BenchTimerConfig& timing);
 
 }  // namespace baton::cli

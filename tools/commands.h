@@ -8,5 +8,6 @@ namespace baton::cli {
 void add_devices_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_bench_kernels_command(CLI::App& bench);
+void add_bench_layers_command(CLI::App& bench);
 
 }  // namespace baton::cli

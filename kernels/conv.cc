@@ -1,0 +1,188 @@
+// Convolution: shape and argument checks, then the CPU reference (im2col + GEMM) or cuDNN.
+#include "kernels/conv.h"
+
+#include <array>
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "kernels/bias.h"
+#include "kernels/cpu/conv_cpu.h"
+#include "kernels/op_checks.h"
+#include "runtime/core/build_config.h"
+
+#if BATON_HAVE_CUDA
+#include "kernels/cuda/conv_cuda.h"
+#endif
+
+namespace baton::kernels {
+namespace {
+
+std::string pair_str(const std::array<int64_t, 2>& v) { return detail::concat("[", v[0], ", ", v[1], "]"); }
+
+void check_params(std::string_view op, const Conv2dParams& p) {
+  BATON_CHECK(p.stride[0] >= 1 && p.stride[1] >= 1, op, ": stride ", pair_str(p.stride), " must be at least 1");
+  BATON_CHECK(p.padding[0] >= 0 && p.padding[1] >= 0, op, ": padding ", pair_str(p.padding), " must not be negative");
+  BATON_CHECK(p.dilation[0] >= 1 && p.dilation[1] >= 1, op, ": dilation ", pair_str(p.dilation), " must be at least 1");
+  BATON_CHECK(p.groups >= 1, op, ": groups ", p.groups, " must be at least 1");
+}
+
+Shape output_shape(std::string_view op, const Shape& x, const Shape& w, const Conv2dParams& p) {
+  check_params(op, p);
+  BATON_CHECK(x.rank() == 4, op, ": input has shape ", x.str(), ", expected 4 dimensions [N, C, H, W]");
+  BATON_CHECK(w.rank() == 4, op, ": filter has shape ", w.str(), ", expected 4 dimensions [K, C / groups, R, S]");
+  const int64_t c = x[1], k = w[0];
+  BATON_CHECK(c >= 1 && x[2] >= 1 && x[3] >= 1, op, ": input has shape ", x.str(),
+              ", expected at least one channel, row and column");
+  BATON_CHECK(k >= 1 && w[2] >= 1 && w[3] >= 1, op, ": filter has shape ", w.str(),
+              ", expected at least one filter, row and column");
+  BATON_CHECK(c % p.groups == 0, op, ": groups ", p.groups, " does not divide the input's ", c, " channels");
+  BATON_CHECK(k % p.groups == 0, op, ": groups ", p.groups, " does not divide the filter's ", k, " output channels");
+  BATON_CHECK(w[1] == c / p.groups, op, ": filter has shape ", w.str(), ", expected ", c / p.groups,
+              " channels in dimension 1 (the input's ", c, " channels / groups ", p.groups, ")");
+  int64_t out[2];
+  for (int i = 0; i < 2; ++i) {
+    const int64_t extent = p.dilation[i] * (w[2 + i] - 1) + 1, padded = x[2 + i] + 2 * p.padding[i];
+    BATON_CHECK(extent <= padded, op, ": the ", i == 0 ? "height" : "width", " of the dilated kernel (", extent,
+                ") exceeds the padded input's (", padded, ") for input ", x.str(), ", filter ", w.str());
+    out[i] = (padded - extent) / p.stride[i] + 1;
+  }
+  return Shape{x[0], k, out[0], out[1]};
+}
+
+// The checks every pass shares: tensors on the context, one dtype (f32 or f64), shapes consistent.
+// `x` is the input (dx for backward data), `y` the output (dy).
+void check_conv(std::string_view op, const Context& ctx, const NamedTensor& x, const NamedTensor& w,
+                const NamedTensor& y, const Conv2dParams& p) {
+  check_on_context(op, ctx, {x, w, y});
+  check_dtype_in(op, x, {DType::f32, DType::f64});
+  check_same_dtype(op, {x, w, y});
+  const Shape expected = output_shape(op, x.tensor.shape(), w.tensor.shape(), p);
+  BATON_CHECK(y.tensor.shape() == expected, op, ": argument '", y.name, "' has shape ", y.tensor.shape().str(),
+              ", expected ", expected.str(), " (from '", x.name, "' ", x.tensor.shape().str(), ", '", w.name, "' ",
+              w.tensor.shape().str(), ", stride ", pair_str(p.stride), ", padding ", pair_str(p.padding), ", dilation ",
+              pair_str(p.dilation), ", groups ", p.groups, ")");
+  if (ctx.device().is_cuda()) {
+    for (const Shape* s : {&x.tensor.shape(), &w.tensor.shape(), &y.tensor.shape()}) {
+      BATON_CHECK(s->numel() <= INT_MAX, op, ": shape ", s->str(), " has more than ", INT_MAX,
+                  " elements, too many for cuDNN");
+    }
+    for (const int64_t v : {p.padding[0], p.padding[1], p.stride[0], p.stride[1], p.dilation[0], p.dilation[1]}) {
+      BATON_CHECK(v <= INT_MAX, op, ": convolution parameter ", v, " is too large for cuDNN");
+    }
+  }
+}
+
+cpu::ConvGeometry geometry(const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p) {
+  return {.n = x[0],
+          .c = x[1],
+          .h = x[2],
+          .w = x[3],
+          .k = w[0],
+          .r = w[2],
+          .s = w[3],
+          .p = y[2],
+          .q = y[3],
+          .stride_h = p.stride[0],
+          .stride_w = p.stride[1],
+          .pad_h = p.padding[0],
+          .pad_w = p.padding[1],
+          .dilation_h = p.dilation[0],
+          .dilation_w = p.dilation[1],
+          .groups = p.groups};
+}
+
+template <typename T>
+void run_cpu(Context& ctx, Conv2dPass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dParams& p) {
+  const cpu::ConvGeometry g = geometry(x.shape(), w.shape(), y.shape(), p);
+  const size_t column_bytes = static_cast<size_t>(g.column_elements()) * sizeof(T);
+  T* columns = column_bytes > 0 ? static_cast<T*>(ctx.workspace(column_bytes)) : nullptr;
+  switch (pass) {
+    case Conv2dPass::forward:
+      return cpu::conv2d_forward(g, x.data<T>(), w.data<T>(), y.data<T>(), columns);
+    case Conv2dPass::backward_data:
+      return cpu::conv2d_backward_data(g, y.data<T>(), w.data<T>(), x.data<T>(), columns);
+    case Conv2dPass::backward_filter:
+      return cpu::conv2d_backward_filter(g, x.data<T>(), y.data<T>(), w.data<T>(), columns);
+  }
+}
+
+#if BATON_HAVE_CUDA
+cuda::ConvArgs conv_args(Conv2dPass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dParams& p) {
+  return {.pass = pass,
+          .dtype = x.dtype(),
+          .x = x.shape(),
+          .w = w.shape(),
+          .y = y.shape(),
+          .params = p,
+          .x_data = x.data_ptr(),
+          .w_data = w.data_ptr(),
+          .y_data = y.data_ptr()};
+}
+#endif
+
+// Runs one checked pass on the context's device; x, w, y as in cuda::ConvArgs.
+void run_pass(Context& ctx, Conv2dPass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dParams& p) {
+  if (x.size(0) == 0) return;  // an empty batch: no output elements, no gradient contribution
+#if BATON_HAVE_CUDA
+  if (ctx.device().is_cuda()) {
+    return cuda::conv2d(ctx, conv_args(pass, x, w, y, p));
+  }
+#endif
+  if (x.dtype() == DType::f64) return run_cpu<double>(ctx, pass, x, w, y, p);
+  run_cpu<float>(ctx, pass, x, w, y, p);
+}
+
+}  // namespace
+
+Shape conv2d_output_shape(const Shape& x, const Shape& w, const Conv2dParams& params) {
+  return output_shape("conv2d", x, w, params);
+}
+
+void conv2d_forward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& params,
+                    const Tensor& y) {
+  constexpr std::string_view op = "conv2d_forward";
+  check_conv(op, ctx, {"x", x}, {"w", w}, {"y", y}, params);
+  if (bias.defined()) {
+    check_on_context(op, ctx, {{"bias", bias}});
+    check_same_dtype(op, {{"x", x}, {"bias", bias}});
+    BATON_CHECK(bias.shape() == Shape{w.size(0)}, op, ": argument 'bias' has shape ", bias.shape().str(),
+                ", expected [", w.size(0), "] (the filter's output channels)");
+  }
+  run_pass(ctx, Conv2dPass::forward, x, w, y, params);
+  if (bias.defined()) bias_add(ctx, bias, y);
+}
+
+void conv2d_backward_data(Context& ctx, const Tensor& dy, const Tensor& w, const Conv2dParams& params,
+                          const Tensor& dx) {
+  check_conv("conv2d_backward_data", ctx, {"dx", dx}, {"w", w}, {"dy", dy}, params);
+  run_pass(ctx, Conv2dPass::backward_data, dx, w, dy, params);
+}
+
+void conv2d_backward_filter(Context& ctx, const Tensor& x, const Tensor& dy, const Conv2dParams& params,
+                            const Tensor& dw) {
+  check_conv("conv2d_backward_filter", ctx, {"x", x}, {"dw", dw}, {"dy", dy}, params);
+  run_pass(ctx, Conv2dPass::backward_filter, x, dw, dy, params);
+}
+
+void conv2d_backward_bias(Context& ctx, const Tensor& dy, const Tensor& db) {
+  check_on_context("conv2d_backward_bias", ctx, {{"dy", dy}, {"db", db}});
+  check_rank("conv2d_backward_bias", {"dy", dy}, 4);
+  bias_grad(ctx, dy, db);
+}
+
+std::function<void()> conv2d_library_call(Context& ctx, Conv2dPass pass, const Tensor& x, const Tensor& w,
+                                          const Tensor& y, const Conv2dParams& params) {
+  check_conv("conv2d_library_call", ctx, {"x", x}, {"w", w}, {"y", y}, params);
+  BATON_CHECK(x.size(0) > 0, "conv2d_library_call: an empty batch makes no library call");
+#if BATON_HAVE_CUDA
+  if (ctx.device().is_cuda()) {
+    return cuda::conv2d_library_call(ctx, conv_args(pass, x, w, y, params));
+  }
+#endif
+  static_cast<void>(pass);
+  return {};
+}
+
+}  // namespace baton::kernels

@@ -1,0 +1,59 @@
+// CUDA bias add: a grid-stride loop over out [batch, channels, inner]. When out is 16-byte aligned
+// and inner is a multiple of the pack size, each thread moves whole 16-byte packs (a pack never
+// straddles two channels, so one channel index per pack); otherwise one element at a time.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/bias_cuda.h"
+#include "kernels/cuda/scalar.cuh"
+#include "kernels/cuda/vec.cuh"
+#include "runtime/core/cuda/cuda_check.h"
+#include "runtime/core/cuda/launch.h"
+
+namespace baton::kernels::cuda {
+namespace {
+
+using baton::detail::grid_for;
+using baton::detail::kBlockSize;
+
+template <bool kVector, typename T>
+__global__ void bias_add_kernel(const T* __restrict__ bias, int64_t channels, int64_t inner, int64_t n,
+                                T* __restrict__ out) {
+  const int64_t stride = grid_threads();
+  const int64_t first = grid_thread();
+  if constexpr (kVector) {
+    constexpr int V = kVecWidth<T>;
+    for (int64_t p = first; p < n / V; p += stride) {
+      const Acc<T> b = load(bias[(p * V / inner) % channels]);
+      Vec<T, V> pack = load_vec<V>(out + p * V);
+#pragma unroll
+      for (int k = 0; k < V; ++k) pack.v[k] = store<T>(load(pack.v[k]) + b);
+      store_vec<V>(out + p * V, pack);
+    }
+  } else {
+    for (int64_t i = first; i < n; i += stride) out[i] = store<T>(load(out[i]) + load(bias[(i / inner) % channels]));
+  }
+}
+
+}  // namespace
+
+void bias_add(DType dtype, const void* bias, int64_t batch, int64_t channels, int64_t inner, void* out,
+              int device_index, void* stream) {
+  const int64_t n = batch * channels * inner;
+  if (n == 0) return;
+  CudaDeviceGuard guard(device_index);
+  const auto s = static_cast<cudaStream_t>(stream);
+  dispatch_floating("bias_add", dtype, [&]<typename T>() {
+    const auto* b = static_cast<const T*>(bias);
+    auto* o = static_cast<T*>(out);
+    if (aligned16(out) && inner % kVecWidth<T> == 0) {
+      bias_add_kernel<true, T><<<grid_for(n / kVecWidth<T>), kBlockSize, 0, s>>>(b, channels, inner, n, o);
+    } else {
+      bias_add_kernel<false, T><<<grid_for(n), kBlockSize, 0, s>>>(b, channels, inner, n, o);
+    }
+    BATON_KERNEL_CHECK(s, "bias_add_kernel");
+  });
+}
+
+}  // namespace baton::kernels::cuda

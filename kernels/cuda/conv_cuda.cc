@@ -1,0 +1,270 @@
+// cuDNN convolutions (legacy API, NCHW): RAII descriptors, the algorithm search behind the cache of
+// kernels/conv_algorithm_cache.h, and the three passes. Scaling factors are float for f32 data and
+// double for f64, as cuDNN requires; backward filter runs with beta = 1 to accumulate into dw.
+#include "kernels/cuda/conv_cuda.h"
+
+#include <cudnn.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "kernels/conv_algorithm_cache.h"
+#include "runtime/core/cuda/cuda_check.h"
+#include "runtime/core/cuda/library_check.h"
+#include "runtime/core/log.h"
+#include "runtime/core/storage.h"
+
+namespace baton::kernels::cuda {
+namespace {
+
+// A cuDNN descriptor owned for the object's lifetime.
+template <typename Handle, cudnnStatus_t (*kCreate)(Handle*), cudnnStatus_t (*kDestroy)(Handle)>
+class Descriptor {
+ public:
+  Descriptor() { BATON_CUDNN_CHECK(kCreate(&handle_)); }
+  ~Descriptor() {
+    if (kDestroy(handle_) != CUDNN_STATUS_SUCCESS) log_error("cudnnDestroy*Descriptor failed");
+  }
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+  Handle get() const { return handle_; }
+
+ private:
+  Handle handle_ = nullptr;
+};
+
+using TensorDescriptor = Descriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
+using FilterDescriptor = Descriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
+using ConvolutionDescriptor =
+    Descriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor, cudnnDestroyConvolutionDescriptor>;
+
+int to_int(int64_t v) { return static_cast<int>(v); }  // kernels/conv.cc checked the range
+
+cudnnDataType_t data_type(DType dtype) { return dtype == DType::f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT; }
+
+// The descriptors of one problem, with the convolution set to `math`.
+struct ConvDescriptors {
+  TensorDescriptor x, y;
+  FilterDescriptor w;
+  ConvolutionDescriptor conv;
+
+  ConvDescriptors(const ConvArgs& a, cudnnMathType_t math) {
+    const cudnnDataType_t t = data_type(a.dtype);
+    BATON_CUDNN_CHECK(cudnnSetTensor4dDescriptor(x.get(), CUDNN_TENSOR_NCHW, t, to_int(a.x[0]), to_int(a.x[1]),
+                                                 to_int(a.x[2]), to_int(a.x[3])));
+    BATON_CUDNN_CHECK(cudnnSetTensor4dDescriptor(y.get(), CUDNN_TENSOR_NCHW, t, to_int(a.y[0]), to_int(a.y[1]),
+                                                 to_int(a.y[2]), to_int(a.y[3])));
+    BATON_CUDNN_CHECK(cudnnSetFilter4dDescriptor(w.get(), t, CUDNN_TENSOR_NCHW, to_int(a.w[0]), to_int(a.w[1]),
+                                                 to_int(a.w[2]), to_int(a.w[3])));
+    const Conv2dParams& p = a.params;
+    BATON_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv.get(), to_int(p.padding[0]), to_int(p.padding[1]),
+                                                      to_int(p.stride[0]), to_int(p.stride[1]), to_int(p.dilation[0]),
+                                                      to_int(p.dilation[1]), CUDNN_CROSS_CORRELATION, t));
+    BATON_CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv.get(), to_int(p.groups)));
+    BATON_CUDNN_CHECK(cudnnSetConvolutionMathType(conv.get(), math));
+  }
+};
+
+// 1 and 0 (1 for backward filter's beta) in the scaling type of the data.
+struct Scaling {
+  float f_alpha = 1, f_beta = 0;
+  double d_alpha = 1, d_beta = 0;
+  bool is_double;
+  Scaling(DType dtype, double beta) : f_beta(static_cast<float>(beta)), d_beta(beta), is_double(dtype == DType::f64) {}
+  const void* alpha() const { return is_double ? static_cast<const void*>(&d_alpha) : &f_alpha; }
+  const void* beta() const { return is_double ? static_cast<const void*>(&d_beta) : &f_beta; }
+};
+
+// The cuDNN entry points of each pass.
+struct ForwardPass {
+  using Perf = cudnnConvolutionFwdAlgoPerf_t;
+  using Algo = cudnnConvolutionFwdAlgo_t;
+  static constexpr int kCount = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+  static void* output(const ConvArgs& a) { return a.y_data; }
+  static cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescriptors& d, Algo algo, size_t* bytes) {
+    return cudnnGetConvolutionForwardWorkspaceSize(h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), algo, bytes);
+  }
+  static cudnnStatus_t find(cudnnHandle_t h, const ConvDescriptors& d, const ConvArgs& a, void* out, int* returned,
+                            Perf* perf, void* ws, size_t bytes) {
+    return cudnnFindConvolutionForwardAlgorithmEx(h, d.x.get(), a.x_data, d.w.get(), a.w_data, d.conv.get(), d.y.get(),
+                                                  out, kCount, returned, perf, ws, bytes);
+  }
+  static cudnnStatus_t run(cudnnHandle_t h, const ConvDescriptors& d, const ConvArgs& a, int algo, void* ws,
+                           size_t bytes, const Scaling& s) {
+    return cudnnConvolutionForward(h, s.alpha(), d.x.get(), a.x_data, d.w.get(), a.w_data, d.conv.get(),
+                                   static_cast<Algo>(algo), ws, bytes, s.beta(), d.y.get(), a.y_data);
+  }
+};
+
+struct BackwardDataPass {
+  using Perf = cudnnConvolutionBwdDataAlgoPerf_t;
+  using Algo = cudnnConvolutionBwdDataAlgo_t;
+  static constexpr int kCount = CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT;
+  static void* output(const ConvArgs& a) { return a.x_data; }
+  static cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescriptors& d, Algo algo, size_t* bytes) {
+    return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(), algo, bytes);
+  }
+  static cudnnStatus_t find(cudnnHandle_t h, const ConvDescriptors& d, const ConvArgs& a, void* out, int* returned,
+                            Perf* perf, void* ws, size_t bytes) {
+    return cudnnFindConvolutionBackwardDataAlgorithmEx(h, d.w.get(), a.w_data, d.y.get(), a.y_data, d.conv.get(),
+                                                       d.x.get(), out, kCount, returned, perf, ws, bytes);
+  }
+  static cudnnStatus_t run(cudnnHandle_t h, const ConvDescriptors& d, const ConvArgs& a, int algo, void* ws,
+                           size_t bytes, const Scaling& s) {
+    return cudnnConvolutionBackwardData(h, s.alpha(), d.w.get(), a.w_data, d.y.get(), a.y_data, d.conv.get(),
+                                        static_cast<Algo>(algo), ws, bytes, s.beta(), d.x.get(), a.x_data);
+  }
+};
+
+struct BackwardFilterPass {
+  using Perf = cudnnConvolutionBwdFilterAlgoPerf_t;
+  using Algo = cudnnConvolutionBwdFilterAlgo_t;
+  static constexpr int kCount = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT;
+  static void* output(const ConvArgs& a) { return a.w_data; }
+  static cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescriptors& d, Algo algo, size_t* bytes) {
+    return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x.get(), d.y.get(), d.conv.get(), d.w.get(), algo,
+                                                          bytes);
+  }
+  static cudnnStatus_t find(cudnnHandle_t h, const ConvDescriptors& d, const ConvArgs& a, void* out, int* returned,
+                            Perf* perf, void* ws, size_t bytes) {
+    return cudnnFindConvolutionBackwardFilterAlgorithmEx(h, d.x.get(), a.x_data, d.y.get(), a.y_data, d.conv.get(),
+                                                         d.w.get(), out, kCount, returned, perf, ws, bytes);
+  }
+  static cudnnStatus_t run(cudnnHandle_t h, const ConvDescriptors& d, const ConvArgs& a, int algo, void* ws,
+                           size_t bytes, const Scaling& s) {
+    return cudnnConvolutionBackwardFilter(h, s.alpha(), d.x.get(), a.x_data, d.y.get(), a.y_data, d.conv.get(),
+                                          static_cast<Algo>(algo), ws, bytes, s.beta(), d.w.get(), a.w_data);
+  }
+};
+
+const char* pass_name(Conv2dPass pass) {
+  switch (pass) {
+    case Conv2dPass::forward:
+      return "conv2d_forward";
+    case Conv2dPass::backward_data:
+      return "conv2d_backward_data";
+    case Conv2dPass::backward_filter:
+      return "conv2d_backward_filter";
+  }
+  return "conv2d";
+}
+
+// The math type the search allows: f32 uses tensor cores (TF32) only when allowed.
+cudnnMathType_t search_math_type(const ConvAlgorithmKey& key) {
+  if (key.dtype == DType::f64) return CUDNN_DEFAULT_MATH;
+  return key.allow_tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+}
+
+bool uses_tensor_ops(cudnnMathType_t math) {
+  return math == CUDNN_TENSOR_OP_MATH || math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+}
+
+// Measures every algorithm of pass P on the call's tensors (cudnnFind*AlgorithmEx with a workspace
+// from the context) and returns the fastest eligible one.
+template <typename P>
+Conv2dAlgorithm measure(Context& ctx, const ConvArgs& a, const ConvAlgorithmKey& key) {
+  cudnnHandle_t handle = ctx.cudnn();
+  const cudnnMathType_t math = search_math_type(key);
+  const ConvDescriptors d(a, math);
+  // The search workspace: the most any algorithm asks for within the limit (the others cannot run).
+  size_t search_bytes = 0;
+  for (int i = 0; i < P::kCount; ++i) {
+    size_t bytes = 0;
+    if (P::workspace(handle, d, static_cast<typename P::Algo>(i), &bytes) == CUDNN_STATUS_SUCCESS &&
+        bytes <= key.workspace_limit) {
+      search_bytes = std::max(search_bytes, bytes);
+    }
+  }
+  void* workspace = search_bytes > 0 ? ctx.workspace(search_bytes) : nullptr;
+  // The search writes its output: dw must not be touched (it accumulates), so it gets a scratch copy.
+  std::shared_ptr<Storage> scratch;
+  void* out = P::output(a);
+  if (a.pass == Conv2dPass::backward_filter) {
+    scratch = Storage::allocate(static_cast<size_t>(a.w.numel()) * dtype_size(a.dtype), ctx.stream());
+    out = scratch->data();
+  }
+  std::array<typename P::Perf, P::kCount> perf{};
+  int returned = 0;
+  BATON_CUDNN_CHECK(P::find(handle, d, a, out, &returned, perf.data(), workspace, search_bytes));
+  for (int i = 0; i < returned; ++i) {
+    const typename P::Perf& r = perf[static_cast<size_t>(i)];
+    const bool deterministic = r.determinism == CUDNN_DETERMINISTIC;
+    if (r.status != CUDNN_STATUS_SUCCESS || r.memory > key.workspace_limit) continue;
+    if (key.deterministic && !deterministic) continue;
+    if (math == CUDNN_FMA_MATH && uses_tensor_ops(r.mathType)) continue;
+    return {.algo = static_cast<int>(r.algo),
+            .math_type = static_cast<int>(math == CUDNN_FMA_MATH ? CUDNN_FMA_MATH : r.mathType),
+            .deterministic = deterministic,
+            .workspace_bytes = r.memory,
+            .measured_ms = r.time};
+  }
+  BATON_FAIL(pass_name(a.pass), ": no cuDNN algorithm is eligible for input ", a.x.str(), ", filter ", a.w.str(),
+             ", output ", a.y.str(), " (", dtype_name(a.dtype), ", workspace limit ", key.workspace_limit, " bytes",
+             key.deterministic ? ", deterministic only" : "", "; ", returned, " algorithms tried)");
+}
+
+// The key of the pass's problem, with the alignment its pointers share (capped at 16 bytes).
+ConvAlgorithmKey key_of(const Context& ctx, const ConvArgs& a) {
+  ConvAlgorithmKey key = conv_algorithm_key(ctx, a.pass, a.x, a.w, a.params, a.dtype);
+  const uintptr_t bits = reinterpret_cast<uintptr_t>(a.x_data) | reinterpret_cast<uintptr_t>(a.w_data) |
+                         reinterpret_cast<uintptr_t>(a.y_data) | uintptr_t{16};
+  key.alignment = static_cast<int>(bits & (~bits + 1));  // the lowest set bit
+  return key;
+}
+
+template <typename P>
+void run_pass(Context& ctx, const ConvArgs& a) {
+  const ConvAlgorithmKey key = key_of(ctx, a);
+  const Conv2dAlgorithm algo = conv_algorithm(key, [&] { return measure<P>(ctx, a, key); });
+  const ConvDescriptors d(a, static_cast<cudnnMathType_t>(algo.math_type));
+  void* workspace = algo.workspace_bytes > 0 ? ctx.workspace(algo.workspace_bytes) : nullptr;
+  const Scaling scaling(a.dtype, a.pass == Conv2dPass::backward_filter ? 1.0 : 0.0);
+  BATON_CUDNN_CHECK(P::run(ctx.cudnn(), d, a, algo.algo, workspace, algo.workspace_bytes, scaling));
+}
+
+template <typename P>
+std::function<void()> library_call(Context& ctx, const ConvArgs& a) {
+  const std::optional<Conv2dAlgorithm> algo = find_conv_algorithm(key_of(ctx, a));
+  BATON_CHECK(algo.has_value(), pass_name(a.pass), ": no algorithm is cached for input ", a.x.str(), ", filter ",
+              a.w.str(), " with this context's settings; run the op once first");
+  auto d = std::make_shared<const ConvDescriptors>(a, static_cast<cudnnMathType_t>(algo->math_type));
+  std::shared_ptr<Storage> workspace;
+  if (algo->workspace_bytes > 0) workspace = Storage::allocate(algo->workspace_bytes, ctx.stream());
+  const Scaling scaling(a.dtype, a.pass == Conv2dPass::backward_filter ? 1.0 : 0.0);
+  return [handle = ctx.cudnn(), d, workspace, a, algo = *algo, scaling] {
+    BATON_CUDNN_CHECK(
+        P::run(handle, *d, a, algo.algo, workspace ? workspace->data() : nullptr, algo.workspace_bytes, scaling));
+  };
+}
+
+}  // namespace
+
+void conv2d(Context& ctx, const ConvArgs& args) {
+  CudaDeviceGuard guard(ctx.device().index());
+  switch (args.pass) {
+    case Conv2dPass::forward:
+      return run_pass<ForwardPass>(ctx, args);
+    case Conv2dPass::backward_data:
+      return run_pass<BackwardDataPass>(ctx, args);
+    case Conv2dPass::backward_filter:
+      return run_pass<BackwardFilterPass>(ctx, args);
+  }
+}
+
+std::function<void()> conv2d_library_call(Context& ctx, const ConvArgs& args) {
+  CudaDeviceGuard guard(ctx.device().index());
+  switch (args.pass) {
+    case Conv2dPass::forward:
+      return library_call<ForwardPass>(ctx, args);
+    case Conv2dPass::backward_data:
+      return library_call<BackwardDataPass>(ctx, args);
+    case Conv2dPass::backward_filter:
+      return library_call<BackwardFilterPass>(ctx, args);
+  }
+  return {};
+}
+
+}  // namespace baton::kernels::cuda

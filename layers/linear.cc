@@ -1,0 +1,76 @@
+// Linear over kernels/gemm.h and kernels/bias.h.
+#include "layers/linear.h"
+
+#include "kernels/bias.h"
+#include "kernels/gemm.h"
+#include "layers/builtin_layers.h"
+#include "layers/fan_in_init.h"
+#include "runtime/graph/json_config.h"
+
+namespace baton::layers {
+
+Linear::Linear(const LinearOptions& options) : options_(options) {
+  BATON_CHECK(options_.in_features >= 1, "Linear: in_features must be at least 1, got ", options_.in_features);
+  BATON_CHECK(options_.out_features >= 1, "Linear: out_features must be at least 1, got ", options_.out_features);
+}
+
+nlohmann::json Linear::config() const {
+  return {{"in_features", options_.in_features}, {"out_features", options_.out_features}, {"bias", options_.bias}};
+}
+
+std::vector<Shape> Linear::infer_shapes(std::span<const Shape> inputs) const {
+  BATON_CHECK(inputs.size() == 1, "Linear: expected 1 input, got ", inputs.size());
+  const Shape& x = inputs[0];
+  BATON_CHECK(x.rank() == 2 && x[1] == options_.in_features, "Linear: input has shape ", x.str(), ", expected [N, ",
+              options_.in_features, "] (in_features ", options_.in_features, ")");
+  return {Shape{x[0], options_.out_features}};
+}
+
+std::vector<TensorSpec> Linear::param_specs(std::span<const Shape> /*inputs*/) const {
+  return weight_and_bias_specs(Shape{options_.out_features, options_.in_features}, options_.in_features, options_.bias);
+}
+
+ForwardResult Linear::forward(const ForwardArgs& args) const {
+  const Tensor& x = args.inputs[0];
+  Tensor y = Tensor::empty(infer_shapes(std::span(&x.shape(), 1))[0], x.dtype(), args.ctx);
+  kernels::matmul(args.ctx, x, args.params[0], y, false, true);  // y = x · Wᵀ
+  if (options_.bias) kernels::bias_add(args.ctx, args.params[1], y);
+  return {{y}, {x}};
+}
+
+std::vector<Tensor> Linear::backward(const BackwardArgs& args) const {
+  const Tensor& x = args.saved[0];
+  const Tensor& dy = args.output_grads[0];
+  Tensor dx;
+  if (args.needs_input_grad[0]) {
+    dx = Tensor::empty(x.shape(), x.dtype(), args.ctx);
+    kernels::matmul(args.ctx, dy, args.params[0], dx, false, false);  // dx = dy · W
+  }
+  kernels::matmul(args.ctx, dy, x, args.param_grads[0], true, false, 1.0, 1.0);  // dW += dyᵀ · x
+  if (options_.bias) kernels::bias_grad(args.ctx, dy, args.param_grads[1]);
+  return {dx};
+}
+
+LayerCost Linear::cost(std::span<const Shape> inputs, DType dtype) const {
+  LayerCost c = Layer::cost(inputs, dtype);
+  const int64_t element = static_cast<int64_t>(dtype_size(dtype));
+  const auto outputs = static_cast<double>(infer_shapes(inputs)[0].numel());
+  c.forward_macs = outputs * static_cast<double>(options_.in_features);
+  c.forward_flops = 2 * c.forward_macs + (options_.bias ? outputs : 0);
+  c.backward_flops = 4 * c.forward_macs + (options_.bias ? outputs : 0);
+  c.saved_bytes = inputs[0].numel() * element;
+  c.param_bytes =
+      (options_.out_features * options_.in_features + (options_.bias ? options_.out_features : 0)) * element;
+  return c;
+}
+
+void register_linear_layers(LayerRegistry& registry) {
+  registry.add("Linear", [](const nlohmann::json& config) {
+    const JsonConfig c(config, "Linear config", {"in_features", "out_features", "bias"});
+    return std::make_unique<Linear>(LinearOptions{.in_features = c.get_int("in_features"),
+                                                  .out_features = c.get_int("out_features"),
+                                                  .bias = c.get_bool("bias", true)});
+  });
+}
+
+}  // namespace baton::layers

@@ -1,0 +1,43 @@
+// Fully connected layer: Linear (PyTorch's nn.Linear) over kernels/gemm.h.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/graph/layer.h"
+
+namespace baton::layers {
+
+struct LinearOptions {
+  int64_t in_features = 0;   // >= 1
+  int64_t out_features = 0;  // >= 1
+  bool bias = true;
+
+  bool operator==(const LinearOptions&) const = default;
+};
+
+// y = x · weightᵀ + bias: x [N, in_features] -> y [N, out_features]. Parameters `weight`
+// [out_features, in_features] (PyTorch's layout) and, with bias, `bias` [out_features], both
+// initialised U(-1/sqrt(in_features), 1/sqrt(in_features)) (PyTorch's defaults); the bias has no
+// weight decay. Saves its input (a view, no copy) for backward.
+class Linear final : public Layer {
+ public:
+  // Throws baton::Error naming the first invalid option.
+  explicit Linear(const LinearOptions& options);
+
+  const LinearOptions& options() const { return options_; }
+
+  std::string_view type() const override { return "Linear"; }
+  // {"in_features", "out_features", "bias"}.
+  nlohmann::json config() const override;
+  std::vector<Shape> infer_shapes(std::span<const Shape> inputs) const override;
+  std::vector<TensorSpec> param_specs(std::span<const Shape> inputs) const override;
+  ForwardResult forward(const ForwardArgs& args) const override;
+  std::vector<Tensor> backward(const BackwardArgs& args) const override;
+  // MACs N·in·out forward; backward: input and weight gradients (as many MACs each) and the bias sum.
+  LayerCost cost(std::span<const Shape> inputs, DType dtype) const override;
+
+ private:
+  LinearOptions options_;
+};
+
+}  // namespace baton::layers
