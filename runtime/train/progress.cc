@@ -1,0 +1,58 @@
+// ProgressReporter implementation.
+#include "runtime/train/progress.h"
+
+#include <cmath>
+
+namespace baton {
+
+std::string format_duration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  const auto total = static_cast<int64_t>(seconds + 0.5);
+  const int64_t h = total / 3600, m = (total % 3600) / 60, s = total % 60;
+  char text[32];
+  if (h > 0) {
+    std::snprintf(text, sizeof(text), "%lld:%02lld:%02lld", static_cast<long long>(h), static_cast<long long>(m),
+                  static_cast<long long>(s));
+  } else {
+    std::snprintf(text, sizeof(text), "%lld:%02lld", static_cast<long long>(m), static_cast<long long>(s));
+  }
+  return text;
+}
+
+ProgressReporter::ProgressReporter(std::FILE* out, bool interactive, int64_t every)
+    : out_(out), interactive_(interactive), every_(every < 1 ? 1 : every) {}
+
+void ProgressReporter::update(const ProgressUpdate& u) {
+  if (interactive_) {
+    constexpr int kWidth = 24;
+    const int filled = u.batches_per_epoch > 0 ? static_cast<int>(kWidth * u.batch / u.batches_per_epoch) : 0;
+    std::string bar(static_cast<size_t>(filled), '#');
+    bar.resize(kWidth, '.');
+    std::fprintf(out_, "\repoch %lld [%s] %lld/%lld  loss %.4f  lr %.4g  %.0f samples/s  ETA %s   ",
+                 static_cast<long long>(u.epoch), bar.c_str(), static_cast<long long>(u.batch),
+                 static_cast<long long>(u.batches_per_epoch), u.loss, u.lr, u.samples_per_second,
+                 format_duration(u.eta_seconds).c_str());
+    std::fflush(out_);
+    bar_open_ = true;
+    return;
+  }
+  if (u.step % every_ != 0) return;
+  std::fprintf(out_, "epoch %lld step %lld (%lld/%lld): loss %.4f, lr %.4g, %.0f samples/s, ETA %s\n",
+               static_cast<long long>(u.epoch), static_cast<long long>(u.step), static_cast<long long>(u.batch),
+               static_cast<long long>(u.batches_per_epoch), u.loss, u.lr, u.samples_per_second,
+               format_duration(u.eta_seconds).c_str());
+  std::fflush(out_);
+}
+
+void ProgressReporter::message(const std::string& text) {
+  finish_epoch();
+  std::fprintf(out_, "%s\n", text.c_str());
+  std::fflush(out_);
+}
+
+void ProgressReporter::finish_epoch() {
+  if (bar_open_) std::fprintf(out_, "\n");
+  bar_open_ = false;
+}
+
+}  // namespace baton

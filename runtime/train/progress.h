@@ -1,0 +1,43 @@
+// Training progress on the terminal: a progress bar redrawn in place on a terminal, plain
+// periodic lines otherwise (a log file, CI).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace baton {
+
+struct ProgressUpdate {
+  int64_t epoch = 0;
+  int64_t batch = 0;             // batches done in this epoch
+  int64_t batches_per_epoch = 0;
+  int64_t step = 0;              // optimiser steps done in the run
+  double loss = 0;
+  double lr = 0;
+  double samples_per_second = 0;
+  double eta_seconds = 0;        // for the whole run
+};
+
+class ProgressReporter {
+ public:
+  // `interactive`: redraw one line (a terminal); else print a line every `every` steps.
+  ProgressReporter(std::FILE* out, bool interactive, int64_t every);
+  void update(const ProgressUpdate& u);
+  // A line of its own (evaluations, checkpoints), ending any bar in progress.
+  void message(const std::string& text);
+  // Ends the bar of an epoch.
+  void finish_epoch();
+
+ private:
+  std::FILE* out_;
+  bool interactive_;
+  int64_t every_;
+  bool bar_open_ = false;
+};
+
+// "1:02:03" or "2:03".
+std::string format_duration(double seconds);
+
+}  // namespace baton
