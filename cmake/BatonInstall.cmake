@@ -5,7 +5,7 @@ include(CMakePackageConfigHelpers)
 
 # Libraries in the export set (a new library floor is added here) and the folders whose
 # headers are public: every *.h under them is installed, found when installing (no list to edit).
-set(BATON_EXPORTED_LIBRARIES baton_core baton_kernels baton_graph baton_layers baton_train)
+set(BATON_EXPORTED_LIBRARIES baton_core baton_kernels baton_graph baton_layers baton_train baton_data)
 set(BATON_PUBLIC_HEADER_DIRS runtime kernels layers)
 
 set(BATON_INSTALL_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}/baton")
@@ -66,6 +66,7 @@ _baton_dependency_if_linked("Eigen3::" Eigen3 NO_MODULE)
 _baton_dependency_if_linked("nlohmann_json::" nlohmann_json)
 _baton_dependency_if_linked("CLI11::" CLI11)
 _baton_dependency_if_linked("MPI::" MPI COMPONENTS CXX)
+_baton_dependency_if_linked("Threads::" Threads)
 
 # The toolkit baton was built with: a hint for find_dependency(CUDAToolkit) when nvcc is not on PATH.
 set(BATON_CUDA_TOOLKIT_ROOT "")

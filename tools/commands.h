@@ -9,5 +9,6 @@ void add_devices_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_bench_kernels_command(CLI::App& bench);
 void add_bench_layers_command(CLI::App& bench);
+void add_make_dataset_command(CLI::App& app);
 
 }  // namespace baton::cli

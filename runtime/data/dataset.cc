@@ -1,0 +1,36 @@
+// The Dataset base and open_dataset's spec dispatch.
+#include "runtime/data/dataset.h"
+
+#include "runtime/core/error.h"
+#include "runtime/data/cifar.h"
+#include "runtime/data/shapes.h"
+#include "runtime/data/synthetic.h"
+
+namespace baton::data {
+
+const char* const kDatasetSpecForms =
+    "shapes, synthetic[:CxHxW[:CLASSES[:SAMPLES]]] (e.g. synthetic:3x32x32:10), cifar10:DIR, cifar100:DIR";
+
+const char* split_name(Split split) { return split == Split::train ? "train" : "test"; }
+
+Dataset::~Dataset() = default;
+
+void Dataset::check_index(int64_t index) const {
+  BATON_CHECK(index >= 0 && index < size(), name(), ": sample index ", index, " is out of range: expected 0 .. ",
+              size() - 1);
+}
+
+std::unique_ptr<Dataset> open_dataset(const std::string& spec, Split split, uint64_t seed) {
+  const std::string kind = spec.substr(0, spec.find(':'));
+  const std::string argument = spec.find(':') == std::string::npos ? std::string() : spec.substr(spec.find(':') + 1);
+  if (spec == "shapes") return std::make_unique<ShapesDataset>(split, seed);
+  if (kind == "synthetic") return std::make_unique<SyntheticDataset>(parse_synthetic_spec(spec), split, seed);
+  if ((kind == "cifar10" || kind == "cifar100") && spec.find(':') != std::string::npos) {
+    BATON_CHECK(!argument.empty(), "dataset spec '", spec, "': the directory after '", kind, ":' is missing");
+    return std::make_unique<CifarDataset>(kind == "cifar10" ? CifarVariant::cifar10 : CifarVariant::cifar100, argument,
+                                          split);
+  }
+  BATON_FAIL("unknown dataset '", spec, "': expected one of ", kDatasetSpecForms);
+}
+
+}  // namespace baton::data

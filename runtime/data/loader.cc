@@ -1,0 +1,311 @@
+// DataLoader: worker threads, the bounded set of batch buffers, in-order delivery, seek, and the
+// host-to-device copy for CUDA targets.
+//
+// Batches are numbered by (epoch, batch). Workers take the next number and a free buffer slot
+// under the mutex, decode outside it, and file the result under its number; next() waits for the
+// number it is due to return. There are workers + prefetch slots, so at most that many batches are
+// decoded or waiting, and the oldest undelivered batch always holds a slot (no deadlock).
+#include "runtime/data/loader.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "runtime/core/error.h"
+#include "runtime/core/log.h"
+#include "runtime/data/epoch_order.h"
+
+namespace baton::data {
+namespace {
+
+// A buffer slot. For CUDA targets it owns pinned host buffers for a full batch, reused; `copied`
+// marks the last copy out of them, which a worker waits for before writing them again. For CPU
+// targets the slot only bounds the work in flight: each batch gets fresh memory, handed to the user.
+struct Slot {
+  Tensor images, labels;
+  std::optional<Event> copied;
+};
+
+struct Decoded {
+  int slot = -1;
+  Tensor images, labels;  // host tensors holding exactly the batch's samples
+  std::exception_ptr error;
+};
+
+using BatchKey = std::pair<int64_t, int64_t>;  // (epoch, batch)
+
+Shape batch_shape(int64_t n, const Shape& image_shape) {
+  std::vector<int64_t> dims{n};
+  dims.insert(dims.end(), image_shape.dims().begin(), image_shape.dims().end());
+  return Shape(std::move(dims));
+}
+
+int64_t checked_batches_per_epoch(const Dataset& dataset, const LoaderOptions& options) {
+  BATON_CHECK(options.batch_size > 0, "data loader: batch_size must be positive, not ", options.batch_size);
+  BATON_CHECK(options.workers >= 1, "data loader: workers must be at least 1, not ", options.workers);
+  BATON_CHECK(options.prefetch >= 1, "data loader: prefetch must be at least 1, not ", options.prefetch);
+  const int64_t samples = dataset.size();
+  BATON_CHECK(!options.shuffle || samples <= int64_t{UINT32_MAX}, "data loader: ", dataset.name(), " has ", samples,
+              " samples; shuffling supports at most ", UINT32_MAX);
+  const int64_t batches =
+      options.drop_last ? samples / options.batch_size : (samples + options.batch_size - 1) / options.batch_size;
+  BATON_CHECK(batches > 0, "data loader: ", dataset.name(), " has ", samples, " samples, no full batch of ",
+              options.batch_size, options.drop_last ? " (drop_last is set)" : "");
+  return batches;
+}
+
+Device checked(Device device) {
+  check_device(device);
+  return device;
+}
+
+}  // namespace
+
+struct DataLoader::State {
+  State(const Dataset& dataset_, LoaderOptions options_, Device device_)
+      : dataset(dataset_),
+        options(std::move(options_)),
+        device(checked(device_)),
+        image_shape(dataset.image_shape()),
+        transform(image_shape, options.augmentation, options.normalization),
+        batches_per_epoch(checked_batches_per_epoch(dataset, options)),
+        stream(Stream::create(device)) {
+    const int count = options.workers + options.prefetch;
+    slots.resize(static_cast<size_t>(count));
+    for (int i = 0; i < count; ++i) {
+      if (device.is_cuda()) {
+        Slot& slot = slots[static_cast<size_t>(i)];
+        slot.images = Tensor::empty_host(batch_shape(options.batch_size, image_shape), DType::f32, HostMemory::pinned);
+        slot.labels = Tensor::empty_host(Shape{options.batch_size}, DType::i64, HostMemory::pinned);
+      }
+      free_slots.push_back(i);
+    }
+  }
+
+  ~State() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    work_available.notify_all();
+    for (std::thread& worker : workers) worker.join();
+    for (Slot& slot : slots) {
+      if (!slot.copied) continue;
+      try {
+        slot.copied->synchronize();  // a copy may still read the pinned buffers
+      } catch (const std::exception& e) {
+        log_error("data loader shutdown: waiting for a batch copy failed: ", e.what());
+      }
+    }
+  }
+
+  void start() {
+    for (int i = 0; i < options.workers; ++i) workers.emplace_back([this] { worker_loop(); });
+  }
+
+  void worker_loop() {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (true) {
+      work_available.wait(lock, [&] { return stopping || !free_slots.empty(); });
+      if (stopping) return;
+      const int slot = free_slots.back();
+      free_slots.pop_back();
+      if (next_to_decode.next_batch >= batches_per_epoch) next_to_decode = {next_to_decode.epoch + 1, 0};
+      const LoaderPosition job = next_to_decode;
+      ++next_to_decode.next_batch;
+      const uint64_t job_generation = generation;
+      Decoded result;
+      std::shared_ptr<const std::vector<int64_t>> order;
+      try {
+        order = order_for(job.epoch);
+      } catch (...) {
+        result.error = std::current_exception();
+      }
+      lock.unlock();
+      if (!result.error) result = decode(job, slot, order.get());
+      result.slot = slot;
+      lock.lock();
+      if (stopping) return;
+      if (job_generation != generation) {  // seek() discarded this batch
+        free_slots.push_back(slot);
+        work_available.notify_one();
+        continue;
+      }
+      decoded.emplace(BatchKey{job.epoch, job.next_batch}, std::move(result));
+      batch_ready.notify_all();
+    }
+  }
+
+  // The epoch's sample order (nullptr: dataset order). Called with the mutex held.
+  std::shared_ptr<const std::vector<int64_t>> order_for(int64_t epoch) {
+    if (!options.shuffle) return nullptr;
+    auto it = orders.find(epoch);
+    if (it != orders.end()) return it->second;
+    std::erase_if(orders, [&](const auto& entry) { return entry.first < epoch - 1 || entry.first > epoch + 1; });
+    auto order = std::make_shared<const std::vector<int64_t>>(shuffled_order(dataset.size(), options.seed, epoch));
+    orders.emplace(epoch, order);
+    return order;
+  }
+
+  Decoded decode(const LoaderPosition& job, int slot_index, const std::vector<int64_t>* order) {
+    Decoded out;
+    try {
+      const int64_t first = job.next_batch * options.batch_size;
+      const int64_t n = std::min(options.batch_size, dataset.size() - first);
+      if (device.is_cuda()) {
+        Slot& slot = slots[static_cast<size_t>(slot_index)];  // this worker's alone until filed
+        if (slot.copied) slot.copied->synchronize();
+        out.images = slot.images.slice(0, n);
+        out.labels = slot.labels.slice(0, n);
+      } else {
+        out.images = Tensor::empty(batch_shape(n, image_shape), DType::f32, stream);
+        out.labels = Tensor::empty(Shape{n}, DType::i64, stream);
+      }
+      float* images = out.images.data<float>();
+      int64_t* labels = out.labels.data<int64_t>();
+      const int64_t image_elements = image_shape.numel();
+      std::vector<uint8_t> pixels(static_cast<size_t>(image_elements));
+      for (int64_t i = 0; i < n && !stopping.load(std::memory_order_relaxed); ++i) {
+        const int64_t sample = order != nullptr ? (*order)[static_cast<size_t>(first + i)] : first + i;
+        int64_t label = -1;
+        dataset.read(sample, pixels.data(), label);
+        BATON_CHECK(label >= 0 && label < dataset.num_classes(), dataset.name(), ": sample ", sample, " has label ",
+                    label, ", expected 0 .. ", dataset.num_classes() - 1);
+        transform.apply(pixels.data(), transform.draw(options.seed, job.epoch, sample), images + i * image_elements);
+        labels[i] = label;
+      }
+    } catch (Error& e) {
+      e.add_context(describe(job));
+      out.error = std::current_exception();
+    } catch (const std::exception& e) {
+      Error error(detail::concat(dataset.name(), ": ", e.what()));
+      error.add_context(describe(job));
+      out.error = std::make_exception_ptr(error);
+    }
+    return out;
+  }
+
+  std::string describe(const LoaderPosition& job) const {
+    return detail::concat("loading batch ", job.next_batch, " of epoch ", job.epoch, " from ", dataset.name());
+  }
+
+  // Copies a decoded batch to the CUDA target on the copy stream; `compute_stream` waits for it.
+  Batch copy_to_device(const Decoded& d, const Stream& compute_stream) {
+    Slot& slot = slots[static_cast<size_t>(d.slot)];
+    Batch batch;
+    batch.images = Tensor::empty(d.images.shape(), DType::f32, stream);
+    batch.labels = Tensor::empty(d.labels.shape(), DType::i64, stream);
+    batch.images.copy_from(d.images, stream);
+    batch.labels.copy_from(d.labels, stream);
+    if (!slot.copied) slot.copied.emplace(device, /*timing=*/false);
+    slot.copied->record(stream);
+    compute_stream.wait(*slot.copied);
+    // Allocated on the copy stream, used on the compute stream: the free must wait for that use.
+    batch.images.record_stream(compute_stream);
+    batch.labels.record_stream(compute_stream);
+    return batch;
+  }
+
+  std::optional<Batch> next(const Stream& compute_stream) {
+    BATON_CHECK(compute_stream.device() == device, "data loader for ", device.str(), ": next() was given a stream on ",
+                compute_stream.device().str());
+    std::unique_lock<std::mutex> lock(mutex);
+    if (failure) std::rethrow_exception(failure);
+    if (next_to_return.next_batch >= batches_per_epoch) {
+      next_to_return = {next_to_return.epoch + 1, 0};
+      return std::nullopt;
+    }
+    const BatchKey key{next_to_return.epoch, next_to_return.next_batch};
+    batch_ready.wait(lock, [&] { return decoded.count(key) > 0; });
+    const auto node = decoded.extract(key);
+    const Decoded& d = node.mapped();
+    auto release_slot = [&] {
+      free_slots.push_back(d.slot);
+      work_available.notify_one();
+    };
+    if (d.error) {
+      failure = d.error;
+      release_slot();
+      std::rethrow_exception(failure);
+    }
+    Batch batch;
+    if (device.is_cuda()) {
+      try {
+        batch = copy_to_device(d, compute_stream);
+      } catch (...) {
+        release_slot();
+        throw;
+      }
+    } else {
+      batch.images = d.images;
+      batch.labels = d.labels;
+    }
+    release_slot();
+    batch.epoch = key.first;
+    batch.index = key.second;
+    ++next_to_return.next_batch;
+    return batch;
+  }
+
+  void seek(LoaderPosition position) {
+    BATON_CHECK(position.epoch >= 0 && position.next_batch >= 0 && position.next_batch <= batches_per_epoch,
+                "data loader seek to epoch ", position.epoch, " batch ", position.next_batch,
+                ": expected epoch >= 0 and a batch in 0 .. ", batches_per_epoch, " (", batches_per_epoch,
+                " batches per epoch)");
+    std::lock_guard<std::mutex> lock(mutex);
+    ++generation;
+    for (const auto& entry : decoded) free_slots.push_back(entry.second.slot);
+    decoded.clear();
+    failure = nullptr;
+    next_to_decode = next_to_return = position;
+    work_available.notify_all();
+  }
+
+  const Dataset& dataset;
+  const LoaderOptions options;
+  const Device device;
+  const Shape image_shape;
+  const SampleTransform transform;
+  const int64_t batches_per_epoch;
+  // CUDA targets: the copy stream; CPU targets: the stream the batches' memory is allocated on.
+  const Stream stream;
+
+  mutable std::mutex mutex;
+  std::condition_variable work_available, batch_ready;
+  std::atomic<bool> stopping{false};
+  uint64_t generation = 0;  // bumped by seek(): results of older jobs are dropped
+  LoaderPosition next_to_decode, next_to_return;
+  std::vector<Slot> slots;
+  std::vector<int> free_slots;
+  std::map<BatchKey, Decoded> decoded;
+  std::map<int64_t, std::shared_ptr<const std::vector<int64_t>>> orders;
+  std::exception_ptr failure;  // a batch that failed; thrown by next() until seek()
+  std::vector<std::thread> workers;
+};
+
+DataLoader::DataLoader(const Dataset& dataset, LoaderOptions options, Device device)
+    : state_(std::make_unique<State>(dataset, std::move(options), device)) {
+  state_->start();
+}
+
+DataLoader::~DataLoader() = default;
+
+int64_t DataLoader::batches_per_epoch() const { return state_->batches_per_epoch; }
+
+void DataLoader::seek(LoaderPosition position) { state_->seek(position); }
+
+LoaderPosition DataLoader::position() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->next_to_return;
+}
+
+std::optional<Batch> DataLoader::next(const Stream& compute_stream) { return state_->next(compute_stream); }
+
+}  // namespace baton::data
