@@ -1,4 +1,4 @@
-// write_file_atomically: temp file + fsync + rename.
+// AtomicFileWriter and write_file_atomically: temp file + fsync + rename + fsync of the directory.
 #include "runtime/core/atomic_file.h"
 
 #include <fcntl.h>
@@ -8,40 +8,77 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "runtime/core/error.h"
 
 namespace baton {
 
 void write_file_atomically(const std::string& path, std::string_view content) {
-  std::string temp = path + ".tmp.XXXXXX";
-  const int fd = mkstemp(temp.data());
-  BATON_CHECK(fd >= 0, "cannot write '", path, "': creating a temporary file beside it failed: ", std::strerror(errno));
+  AtomicFileWriter writer(path);
+  writer.write(content.data(), content.size());
+  writer.commit();
+}
+
+AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)), temp_(path_ + ".tmp.XXXXXX") {
+  fd_ = mkstemp(temp_.data());
+  BATON_CHECK(fd_ >= 0, "cannot write '", path_,
+              "': creating a temporary file beside it failed: ", std::strerror(errno));
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (!committed_) discard();
+}
+
+void AtomicFileWriter::discard() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  std::remove(temp_.c_str());
+}
+
+void AtomicFileWriter::write(const void* data, size_t bytes) {
+  BATON_CHECK(fd_ >= 0 && !committed_, "cannot write '", path_, "': the file was already committed");
+  const auto* p = static_cast<const char*>(data);
   size_t written = 0;
-  while (written < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+  while (written < bytes) {
+    const ssize_t n = ::write(fd_, p + written, bytes - written);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      std::remove(temp.c_str());
-      BATON_FAIL("cannot write '", path, "': ", std::strerror(err));
+      const int err = n < 0 ? errno : ENOSPC;
+      discard();
+      BATON_FAIL("cannot write '", path_, "': ", std::strerror(err));
     }
     written += static_cast<size_t>(n);
   }
-  const bool synced = ::fsync(fd) == 0;
-  const int sync_err = errno;
-  ::close(fd);
-  if (!synced) {
-    std::remove(temp.c_str());
-    BATON_FAIL("cannot write '", path, "': fsync failed: ", std::strerror(sync_err));
-  }
-  ::chmod(temp.c_str(), 0644);
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+}
+
+void AtomicFileWriter::commit() {
+  BATON_CHECK(fd_ >= 0 && !committed_, "cannot write '", path_, "': the file was already committed");
+  if (::fsync(fd_) != 0) {
     const int err = errno;
-    std::remove(temp.c_str());
-    BATON_FAIL("cannot write '", path, "': renaming the temporary file failed: ", std::strerror(err));
+    discard();
+    BATON_FAIL("cannot write '", path_, "': fsync failed: ", std::strerror(err));
   }
+  ::fchmod(fd_, 0644);
+  ::close(fd_);
+  fd_ = -1;
+  if (std::rename(temp_.c_str(), path_.c_str()) != 0) {
+    const int err = errno;
+    discard();
+    BATON_FAIL("cannot write '", path_, "': renaming the temporary file failed: ", std::strerror(err));
+  }
+  committed_ = true;
+  const std::string parent = std::filesystem::path(path_).parent_path().string();
+  sync_directory(parent.empty() ? "." : parent);
+}
+
+void sync_directory(const std::string& directory) {
+  const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  BATON_CHECK(fd >= 0, "cannot open directory '", directory, "' to flush it: ", std::strerror(errno));
+  const bool synced = ::fsync(fd) == 0;
+  const int err = errno;
+  ::close(fd);
+  BATON_CHECK(synced, "cannot flush directory '", directory, "': ", std::strerror(err));
 }
 
 }  // namespace baton

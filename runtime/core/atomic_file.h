@@ -1,7 +1,8 @@
 // Writing files atomically: content goes to a temporary file beside the target, is flushed, then
-// renamed over it, so a reader (or a crash) never sees a half-written file.
+// renamed over it (and the directory flushed), so a reader (or a crash) never sees a half-written file.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -9,5 +10,31 @@ namespace baton {
 
 // Throws baton::Error naming the path and the system error on failure; the target is untouched.
 void write_file_atomically(const std::string& path, std::string_view content);
+
+// Streams content into a temporary file beside `path` ("<path>.tmp.XXXXXX"). commit() flushes it to
+// disk, renames it over `path` and flushes the directory. Destroyed without a commit (an error on
+// the way), it removes the temporary file and leaves `path` untouched. Errors name `path`.
+class AtomicFileWriter {
+ public:
+  explicit AtomicFileWriter(std::string path);
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+
+  void write(const void* data, size_t bytes);
+  void commit();
+  const std::string& path() const { return path_; }
+
+ private:
+  void discard() noexcept;
+
+  std::string path_;
+  std::string temp_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+// Flushes a directory's entries to disk, so that a file created or renamed in it survives a crash.
+void sync_directory(const std::string& directory);
 
 }  // namespace baton

@@ -1,4 +1,5 @@
-// write_file_atomically: replaces content whole, and leaves the target untouched on failure.
+// write_file_atomically and AtomicFileWriter: replace content whole, and leave the target untouched
+// on failure or when not committed.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -42,6 +43,30 @@ TEST(AtomicFile, FailureNamesThePath) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent-dir-for-baton/x.json"), std::string::npos);
   }
+}
+
+TEST(AtomicFile, WriterStreamsPartsAndDiscardsWithoutCommit) {
+  const auto dir = std::filesystem::temp_directory_path() / ("baton_atomic_writer_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "out.bin";
+  write_file_atomically(file.string(), "old content");
+  {
+    AtomicFileWriter writer(file.string());
+    writer.write("new ", 4);
+    // Destroyed without commit(): the target keeps its content and no temporary file remains.
+  }
+  EXPECT_EQ(read_all(file), "old content");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 1);
+  {
+    AtomicFileWriter writer(file.string());
+    writer.write("new ", 4);
+    writer.write("content", 7);
+    EXPECT_EQ(read_all(file), "old content");  // nothing visible before the commit
+    writer.commit();
+  }
+  EXPECT_EQ(read_all(file), "new content");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 1);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

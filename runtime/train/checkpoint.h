@@ -1,0 +1,89 @@
+// Training checkpoints: a directory <root>/step-<8 digits>/ holding model.safetensors (every
+// parameter and buffer under its torchvision name, loadable by PyTorch's load_state_dict) and
+// optimizer.safetensors (each optimiser state tensor per parameter, "<state>.<param name>"), with
+// the step, epoch, seed, data position, RNG state, model spec and training config as metadata.
+// Saves are atomic (a temporary directory renamed into place); loads validate everything first.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/graph/param_store.h"
+#include "runtime/train/optimizer.h"
+#include "runtime/train/safetensors.h"
+
+namespace baton {
+
+// The "format" metadata value of both checkpoint files.
+inline constexpr std::string_view kCheckpointFormat = "baton.checkpoint/1";
+inline constexpr std::string_view kModelFileName = "model.safetensors";
+inline constexpr std::string_view kOptimizerFileName = "optimizer.safetensors";
+
+// Everything besides tensors that a resumed run needs. The JSON members are stored as JSON text
+// and come back equal; null ones are not stored.
+struct CheckpointState {
+  int64_t step = 0;  // training steps done (names the directory)
+  int64_t epoch = 0;
+  uint64_t seed = 0;
+  nlohmann::json loader_position;  // where the data loader resumes
+  nlohmann::json rng;              // random-number state beyond the seed, if the run keeps any
+  nlohmann::json model_spec;       // the graph's JSON
+  nlohmann::json train_config;
+};
+
+class CheckpointManager {
+ public:
+  // Checkpoints under `root` (created if missing). keep_last >= 1: how many complete checkpoints
+  // save() keeps; 0 keeps them all.
+  CheckpointManager(std::string root, int keep_last);
+
+  const std::string& root() const { return root_; }
+
+  // Writes <root>/step-<state.step, 8 digits>/ and returns its path. The files are written into a
+  // hidden temporary directory that is renamed into place when complete (replacing a checkpoint of
+  // the same step in one atomic exchange); only then are checkpoints beyond the newest keep_last
+  // (by step; never the one just written) deleted. On failure nothing already saved is changed
+  // and the temporary directory is removed. Parameters and state must be ready on ctx's stream.
+  std::string save(const ParamStore& params, const Optimizer& optimizer, const CheckpointState& state,
+                   Context& ctx) const;
+
+  // Complete checkpoints (both files present), oldest first by step; hidden temporary directories
+  // of saves in progress or interrupted are ignored.
+  std::vector<std::string> list() const;
+  // The complete checkpoint with the highest step.
+  std::optional<std::string> latest() const;
+
+  // Loads checkpoint directory `dir` into `params` and, when given, `optimizer` (state tensors and
+  // steps). Everything the headers say is checked first — format, metadata, and every missing,
+  // unexpected, mistyped or misshaped tensor of both files, all reported in one error naming the
+  // files — and only then is anything copied, so a checkpoint that does not match changes nothing.
+  static CheckpointState load(const std::string& dir, ParamStore& params, Optimizer* optimizer, Context& ctx);
+
+ private:
+  // Retention after a save: deletes all complete checkpoints but `just_saved` and the newest
+  // keep_last - 1 others (warning, not failing, when that goes wrong).
+  void delete_all_but_newest(const std::string& just_saved) const;
+
+  std::string root_;
+  int keep_last_;
+};
+
+// Every parameter and buffer of `params` under its name (views, no copy): a model file's contents.
+NamedTensors model_tensors(const ParamStore& params);
+// Each optimiser state tensor cut per parameter, named "<state>.<param name>" and shaped like the
+// parameter (views of the flat state, padding excluded).
+NamedTensors optimizer_tensors(const ParamStore& params, const Optimizer& optimizer);
+
+// Writes the parameters and buffers alone (a PyTorch state_dict file), with optional metadata.
+void save_weights(const std::string& path, const ParamStore& params, Context& ctx,
+                  const std::map<std::string, std::string>& metadata = {});
+// Loads weights alone (a model.safetensors, or a torchvision state_dict converted to safetensors)
+// into `params`, validated as in CheckpointManager::load. With `allow_missing_buffers`, buffers
+// absent from the file (num_batches_tracked, say) keep their current values.
+void load_weights(const std::string& safetensors_path, ParamStore& params, Context& ctx,
+                  bool allow_missing_buffers = false);
+
+}  // namespace baton

@@ -1,0 +1,92 @@
+// Loading checkpoints and weights: validate every tensor and the metadata of both files, report
+// all problems at once, and copy only when everything matches.
+#include <filesystem>
+#include <optional>
+
+#include "runtime/core/error.h"
+#include "runtime/train/checkpoint.h"
+#include "runtime/train/checkpoint_metadata.h"
+#include "runtime/train/tensor_matching.h"
+
+namespace baton {
+namespace {
+
+std::vector<ExpectedTensor> expected_model(const ParamStore& params, bool allow_missing_buffers) {
+  std::vector<ExpectedTensor> out;
+  const size_t num_params = params.params().size();
+  for (auto& [name, tensor] : model_tensors(params)) {
+    const bool is_buffer = out.size() >= num_params;
+    out.push_back({std::move(name), std::move(tensor), is_buffer && allow_missing_buffers});
+  }
+  return out;
+}
+
+std::vector<ExpectedTensor> expected_optimizer(const ParamStore& params, const Optimizer& optimizer) {
+  std::vector<ExpectedTensor> out;
+  for (auto& [name, tensor] : optimizer_tensors(params, optimizer)) out.push_back({std::move(name), std::move(tensor)});
+  return out;
+}
+
+using Problems = std::vector<std::pair<std::string, std::string>>;
+
+void add_mismatches(Problems& problems, const SafetensorsFile& file, const std::vector<ExpectedTensor>& expected) {
+  for (std::string& line : tensor_mismatches(file, expected)) problems.emplace_back(file.path(), std::move(line));
+}
+
+// The optimizer file against the optimiser and the model file: same type, same step.
+void add_optimizer_problems(Problems& problems, const SafetensorsFile& file, const Optimizer& optimizer,
+                            const CheckpointState& state) {
+  check_checkpoint_format(file);
+  const std::string& type = file.metadata("optimizer");
+  if (type != optimizer.type()) {
+    problems.emplace_back(
+        file.path(), "the state is of optimiser '" + type + "', this run uses '" + std::string(optimizer.type()) + "'");
+  }
+  const int64_t step = metadata_int(file, "step");
+  if (step != state.step) {
+    problems.emplace_back(file.path(), "metadata 'step' is " + std::to_string(step) + ", the model file's is " +
+                                           std::to_string(state.step));
+  }
+  BATON_CHECK(metadata_int(file, "optimizer_steps") >= 0, "checkpoint file '", file.path(),
+              "': metadata 'optimizer_steps' is negative");
+}
+
+}  // namespace
+
+CheckpointState CheckpointManager::load(const std::string& dir, ParamStore& params, Optimizer* optimizer,
+                                        Context& ctx) {
+  const std::filesystem::path base(dir);
+  const SafetensorsFile model_file((base / kModelFileName).string());
+  const CheckpointState state = read_checkpoint_state(model_file);
+  const std::vector<ExpectedTensor> model = expected_model(params, /*allow_missing_buffers=*/false);
+  Problems problems;
+  add_mismatches(problems, model_file, model);
+
+  std::optional<SafetensorsFile> optimizer_file;
+  std::vector<ExpectedTensor> optimizer_state;
+  if (optimizer != nullptr) {
+    optimizer_file.emplace((base / kOptimizerFileName).string());
+    add_optimizer_problems(problems, *optimizer_file, *optimizer, state);
+    optimizer_state = expected_optimizer(params, *optimizer);
+    add_mismatches(problems, *optimizer_file, optimizer_state);
+  }
+  check_no_mismatches("checkpoint '" + dir + "'", problems);
+
+  read_expected(model_file, model, ctx.stream());
+  if (optimizer != nullptr) {
+    read_expected(*optimizer_file, optimizer_state, ctx.stream());
+    optimizer->set_steps(metadata_int(*optimizer_file, "optimizer_steps"));
+  }
+  return state;
+}
+
+void load_weights(const std::string& safetensors_path, ParamStore& params, Context& ctx, bool allow_missing_buffers) {
+  const SafetensorsFile file(safetensors_path);
+  const std::vector<ExpectedTensor> model = expected_model(params, allow_missing_buffers);
+  Problems problems;
+  add_mismatches(problems, file, model);
+  check_no_mismatches("weights '" + safetensors_path + "'", problems);
+  read_expected(file, model, ctx.stream());
+}
+
+}  // namespace baton

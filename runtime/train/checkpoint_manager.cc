@@ -1,0 +1,161 @@
+// CheckpointManager: atomic checkpoint directories (temporary directory renamed into place),
+// listing of complete checkpoints, and retention of the newest ones.
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "runtime/core/atomic_file.h"
+#include "runtime/core/error.h"
+#include "runtime/core/log.h"
+#include "runtime/train/checkpoint.h"
+#include "runtime/train/checkpoint_metadata.h"
+
+namespace baton {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::string_view kStepPrefix = "step-";
+
+// "step-00000042".
+std::string step_directory_name(int64_t step) {
+  char digits[32];
+  std::snprintf(digits, sizeof digits, "%08lld", static_cast<long long>(step));
+  return std::string(kStepPrefix) + digits;
+}
+
+// The step of a directory named "step-<at least 8 digits>", or -1 for any other name.
+int64_t step_of(const std::string& name) {
+  if (!name.starts_with(kStepPrefix)) return -1;
+  const std::string digits = name.substr(kStepPrefix.size());
+  if (digits.size() < 8 || digits.size() > 18) return -1;
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return -1;
+  return std::stoll(digits);
+}
+
+bool is_complete(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir / kModelFileName, ec) && fs::is_regular_file(dir / kOptimizerFileName, ec);
+}
+
+// A hidden directory "<root>/.<name>.tmp-XXXXXX", removed with its contents when destroyed.
+class TemporaryDirectory {
+ public:
+  TemporaryDirectory(const fs::path& root, const std::string& name) {
+    std::string pattern = (root / detail::concat(".", name, ".tmp-XXXXXX")).string();
+    BATON_CHECK(::mkdtemp(pattern.data()) != nullptr, "cannot save checkpoint '", (root / name).string(),
+                "': creating a temporary directory in '", root.string(), "' failed: ", std::strerror(errno));
+    path_ = pattern;
+  }
+  ~TemporaryDirectory() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+    if (ec) log_warn("could not remove the temporary directory '", path_.string(), "': ", ec.message());
+  }
+  TemporaryDirectory(const TemporaryDirectory&) = delete;
+  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Moves `from` to `to`. When `to` exists (a checkpoint of the same step), the two are exchanged in
+// one atomic step, so `from` then holds the old one.
+void move_into_place(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  if (!fs::exists(to, ec)) {
+    BATON_CHECK(std::rename(from.c_str(), to.c_str()) == 0, "cannot save checkpoint '", to.string(),
+                "': renaming the temporary directory into place failed: ", std::strerror(errno));
+    return;
+  }
+  BATON_CHECK(::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_EXCHANGE) == 0,
+              "cannot save checkpoint '", to.string(),
+              "': a checkpoint of this step exists and replacing it "
+              "atomically failed (",
+              std::strerror(errno), "); the existing one is unchanged");
+}
+
+// Deletes a checkpoint: renamed to a hidden name first, so a crash midway leaves nothing that
+// looks like a checkpoint.
+void delete_checkpoint(const fs::path& dir) {
+  const fs::path doomed = dir.parent_path() / detail::concat(".", dir.filename().string(), ".deleting");
+  std::error_code ec;
+  fs::rename(dir, doomed, ec);
+  if (!ec) fs::remove_all(doomed, ec);
+  if (ec) log_warn("could not delete the old checkpoint '", dir.string(), "': ", ec.message());
+}
+
+}  // namespace
+
+CheckpointManager::CheckpointManager(std::string root, int keep_last) : root_(std::move(root)), keep_last_(keep_last) {
+  BATON_CHECK(keep_last >= 0, "checkpoints in '", root_, "': keep_last must be >= 0 (0 keeps all), got ", keep_last);
+  std::error_code ec;
+  fs::create_directories(root_, ec);
+  BATON_CHECK(!ec && fs::is_directory(root_, ec), "cannot use '", root_,
+              "' as the checkpoint directory: ", ec ? ec.message() : "it is not a directory");
+}
+
+std::string CheckpointManager::save(const ParamStore& params, const Optimizer& optimizer, const CheckpointState& state,
+                                    Context& ctx) const {
+  BATON_CHECK(state.step >= 0, "cannot save a checkpoint of step ", state.step, " (steps are >= 0)");
+  const std::string name = step_directory_name(state.step);
+  const fs::path target = fs::path(root_) / name;
+  const NamedTensors model = model_tensors(params);
+  const NamedTensors optimizer_state = optimizer_tensors(params, optimizer);
+  try {
+    TemporaryDirectory temp(root_, name);
+    save_safetensors((temp.path() / kModelFileName).string(), model, model_file_metadata(state, optimizer.steps()),
+                     ctx.stream());
+    save_safetensors((temp.path() / kOptimizerFileName).string(), optimizer_state,
+                     optimizer_file_metadata(state, optimizer), ctx.stream());
+    sync_directory(temp.path().string());
+    move_into_place(temp.path(), target);
+    sync_directory(root_);
+  } catch (Error& e) {
+    e.add_context("saving checkpoint '" + target.string() + "' (nothing saved before was changed)");
+    throw;
+  }
+  if (keep_last_ > 0) delete_all_but_newest(name);
+  return target.string();
+}
+
+void CheckpointManager::delete_all_but_newest(const std::string& just_saved) const {
+  // The new checkpoint is complete: a failure here is worth a warning, not a failed save.
+  try {
+    std::vector<std::string> others = list();
+    std::erase_if(others, [&](const std::string& dir) { return fs::path(dir).filename() == just_saved; });
+    const size_t keep_others = static_cast<size_t>(keep_last_ - 1);
+    for (size_t i = 0; i + keep_others < others.size(); ++i) delete_checkpoint(others[i]);
+  } catch (const Error& e) {
+    log_warn("old checkpoints were not deleted: ", e.what());
+  }
+}
+
+std::vector<std::string> CheckpointManager::list() const {
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(root_, ec), end; !ec && it != end; it.increment(ec)) {
+    const int64_t step = step_of(it->path().filename().string());
+    std::error_code type_ec;
+    if (step >= 0 && it->is_directory(type_ec) && is_complete(it->path()))
+      found.emplace_back(step, it->path().string());
+  }
+  BATON_CHECK(!ec, "cannot list the checkpoint directory '", root_, "': ", ec.message());
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (auto& f : found) out.push_back(std::move(f.second));
+  return out;
+}
+
+std::optional<std::string> CheckpointManager::latest() const {
+  std::vector<std::string> all = list();
+  if (all.empty()) return std::nullopt;
+  return all.back();
+}
+
+}  // namespace baton

@@ -1,0 +1,92 @@
+// safetensors: dtype names and the writer (header JSON padded to 8 bytes, then the data, atomically).
+#include "runtime/train/safetensors.h"
+
+#include <array>
+#include <bit>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "runtime/core/atomic_file.h"
+#include "runtime/core/error.h"
+#include "runtime/train/staged_copy.h"
+
+namespace baton {
+
+static_assert(std::endian::native == std::endian::little,
+              "safetensors data is little-endian; tensors are written as they are in memory");
+
+std::string_view safetensors_dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return "F32";
+    case DType::f64:
+      return "F64";
+    case DType::f16:
+      return "F16";
+    case DType::bf16:
+      return "BF16";
+    case DType::i32:
+      return "I32";
+    case DType::i64:
+      return "I64";
+    case DType::u8:
+      return "U8";
+  }
+  BATON_FAIL("unknown dtype ", static_cast<int>(dtype));
+}
+
+namespace {
+
+// The header JSON (metadata first, tensors in data order), padded with spaces to a multiple of 8
+// bytes so that the data, after the 8-byte length, starts 8-byte aligned.
+std::string header_text(const std::string& path, const NamedTensors& tensors,
+                        const std::map<std::string, std::string>& metadata) {
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::set<std::string_view> seen;
+  uint64_t offset = 0;
+  for (const auto& [name, tensor] : tensors) {
+    BATON_CHECK(!name.empty() && name != "__metadata__", "cannot write '", path, "': '", name,
+                "' is not a valid tensor name (names must be non-empty and not \"__metadata__\")");
+    BATON_CHECK(seen.insert(name).second, "cannot write '", path, "': tensor name '", name, "' appears twice");
+    BATON_CHECK(tensor.defined(), "cannot write '", path, "': tensor '", name, "' is undefined");
+    const uint64_t end = offset + tensor.nbytes();
+    header[name] = {{"dtype", std::string(safetensors_dtype_name(tensor.dtype()))},
+                    {"shape", tensor.shape().dims()},
+                    {"data_offsets", nlohmann::ordered_json::array({offset, end})}};
+    offset = end;
+  }
+  std::string text;
+  try {
+    text = header.dump();
+  } catch (const nlohmann::json::exception& e) {
+    BATON_FAIL("cannot write '", path, "': a tensor name or metadata entry is not valid UTF-8 (", e.what(), ")");
+  }
+  text.append((8 - text.size() % 8) % 8, ' ');
+  BATON_CHECK(text.size() <= kSafetensorsMaxHeaderBytes, "cannot write '", path, "': the header would take ",
+              text.size(), " bytes, more than the format's limit of ", kSafetensorsMaxHeaderBytes);
+  return text;
+}
+
+}  // namespace
+
+void save_safetensors(const std::string& path, const NamedTensors& tensors,
+                      const std::map<std::string, std::string>& metadata, const Stream& stream) {
+  const std::string header = header_text(path, tensors, metadata);
+  std::array<unsigned char, 8> length{};
+  for (size_t i = 0; i < length.size(); ++i) length[i] = static_cast<unsigned char>(header.size() >> (8 * i));
+  AtomicFileWriter out(path);
+  out.write(length.data(), length.size());
+  out.write(header.data(), header.size());
+  for (const auto& [name, tensor] : tensors) {
+    try {
+      stream_tensor_to_host(tensor, stream, [&](const void* bytes, size_t count) { out.write(bytes, count); });
+    } catch (Error& e) {
+      e.add_context("writing tensor '" + name + "' to '" + path + "'");
+      throw;
+    }
+  }
+  out.commit();
+}
+
+}  // namespace baton

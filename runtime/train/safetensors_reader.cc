@@ -1,0 +1,228 @@
+// SafetensorsFile: validates a safetensors header in full, then reads tensors on demand.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "runtime/core/error.h"
+#include "runtime/train/safetensors.h"
+#include "runtime/train/staged_copy.h"
+
+namespace baton {
+namespace {
+
+constexpr DType kSafetensorsDTypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16,
+                                        DType::i64, DType::i32, DType::u8};
+
+std::string known_dtype_names() {
+  std::string out;
+  for (DType d : kSafetensorsDTypes) out += (out.empty() ? "" : ", ") + std::string(safetensors_dtype_name(d));
+  return out;
+}
+
+// Parses the header JSON, rejecting duplicate keys in any object (the parser would keep the last).
+nlohmann::json parse_without_duplicate_keys(const std::string& text, const std::string& where) {
+  std::vector<std::set<std::string>> open_objects;
+  std::string duplicate;
+  auto watch = [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (event == nlohmann::json::parse_event_t::object_start) open_objects.emplace_back();
+    if (event == nlohmann::json::parse_event_t::object_end && !open_objects.empty()) open_objects.pop_back();
+    if (event == nlohmann::json::parse_event_t::key && !open_objects.empty() &&
+        !open_objects.back().insert(parsed.get<std::string>()).second && duplicate.empty()) {
+      duplicate = parsed.get<std::string>();
+    }
+    return true;
+  };
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(text, watch);
+  } catch (const nlohmann::json::exception& e) {
+    BATON_FAIL(where, ": the header is not valid JSON: ", e.what());
+  }
+  BATON_CHECK(duplicate.empty(), where, ": the header has the key '", duplicate, "' twice");
+  BATON_CHECK(header.is_object(), where, ": the header must be a JSON object, got ", header.type_name());
+  return header;
+}
+
+uint64_t unsigned_field(const nlohmann::json& v, const std::string& where, const char* what) {
+  BATON_CHECK(v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0), where, ": ", what,
+              " must be a non-negative integer, got ", v.dump());
+  return v.get<uint64_t>();
+}
+
+SafetensorsTensorInfo parse_entry(const nlohmann::json& entry, const std::string& where, uint64_t data_bytes) {
+  BATON_CHECK(entry.is_object() && entry.contains("dtype") && entry.contains("shape") && entry.contains("data_offsets"),
+              where, ": expected an object with \"dtype\", \"shape\" and \"data_offsets\", got ", entry.dump());
+  SafetensorsTensorInfo info;
+  const nlohmann::json& dtype = entry["dtype"];
+  const auto known = std::find_if(std::begin(kSafetensorsDTypes), std::end(kSafetensorsDTypes), [&](DType d) {
+    return dtype.is_string() && dtype.get<std::string>() == safetensors_dtype_name(d);
+  });
+  BATON_CHECK(known != std::end(kSafetensorsDTypes), where, ": dtype ", dtype.dump(),
+              " is not supported (expected one of ", known_dtype_names(), ")");
+  info.dtype = *known;
+
+  const nlohmann::json& shape = entry["shape"];
+  BATON_CHECK(shape.is_array(), where, ": shape must be an array of sizes, got ", shape.dump());
+  std::vector<int64_t> dims;
+  uint64_t bytes = dtype_size(info.dtype);
+  bool overflow = false;
+  for (const nlohmann::json& d : shape) {
+    const uint64_t size = unsigned_field(d, where, "every shape entry");
+    overflow = overflow || size > static_cast<uint64_t>(INT64_MAX) || __builtin_mul_overflow(bytes, size, &bytes);
+    dims.push_back(static_cast<int64_t>(size));
+  }
+  BATON_CHECK(!overflow, where, ": shape ", shape.dump(), " is too large");
+  info.shape = Shape(std::move(dims));
+
+  const nlohmann::json& offsets = entry["data_offsets"];
+  BATON_CHECK(offsets.is_array() && offsets.size() == 2, where, ": data_offsets must be [begin, end], got ",
+              offsets.dump());
+  info.data_begin = unsigned_field(offsets[0], where, "data_offsets[0]");
+  info.data_end = unsigned_field(offsets[1], where, "data_offsets[1]");
+  BATON_CHECK(info.data_begin <= info.data_end, where, ": data_offsets ", offsets.dump(), " end before they begin");
+  BATON_CHECK(info.data_end <= data_bytes, where, ": data_offsets ", offsets.dump(),
+              " reach past the end of the data section (", data_bytes, " bytes)");
+  BATON_CHECK(info.data_end - info.data_begin == bytes, where, ": shape ", info.shape.str(), " of ", dtype.dump(),
+              " needs ", bytes, " bytes, but data_offsets ", offsets.dump(), " span ", info.data_end - info.data_begin);
+  return info;
+}
+
+}  // namespace
+
+SafetensorsFile::SafetensorsFile(std::string path) : path_(std::move(path)) {
+  const std::string where = "safetensors file '" + path_ + "'";
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  BATON_CHECK(fd_ >= 0, "cannot open ", where, ": ", std::strerror(errno));
+  struct stat st {};
+  BATON_CHECK(::fstat(fd_, &st) == 0, "cannot read ", where, ": ", std::strerror(errno));
+  BATON_CHECK(S_ISREG(st.st_mode), where, " is not a regular file");
+  const auto file_bytes = static_cast<uint64_t>(st.st_size);
+  BATON_CHECK(file_bytes >= 8, where, ": the file has ", file_bytes, " bytes, too few for the 8-byte header length");
+  unsigned char length_bytes[8];
+  read_bytes(length_bytes, 8, 0, "the header length");
+  uint64_t header_bytes = 0;
+  for (int i = 7; i >= 0; --i) header_bytes = (header_bytes << 8) | length_bytes[i];
+  BATON_CHECK(header_bytes <= kSafetensorsMaxHeaderBytes, where, ": the header length ", header_bytes,
+              " exceeds the format's limit of ", kSafetensorsMaxHeaderBytes, " bytes");
+  BATON_CHECK(header_bytes <= file_bytes - 8, where, ": the header length ", header_bytes,
+              " reaches past the end of the file (", file_bytes, " bytes)");
+  std::string header(header_bytes, '\0');
+  read_bytes(header.data(), header.size(), 8, "the header");
+  data_start_ = 8 + header_bytes;
+  parse_header(header, file_bytes - data_start_);
+}
+
+void SafetensorsFile::parse_header(const std::string& text, uint64_t data_bytes) {
+  const std::string where = "safetensors file '" + path_ + "'";
+  const nlohmann::json header = parse_without_duplicate_keys(text, where);
+  for (const auto& [key, value] : header.items()) {
+    if (key == "__metadata__") {
+      BATON_CHECK(value.is_object(), where, ": __metadata__ must be an object of strings, got ", value.dump());
+      for (const auto& [field, text_value] : value.items()) {
+        BATON_CHECK(text_value.is_string(), where, ": __metadata__ entry '", field, "' must be a string, got ",
+                    text_value.dump());
+        metadata_.emplace(field, text_value.get<std::string>());
+      }
+      continue;
+    }
+    entries_.emplace(key, parse_entry(value, where + ", tensor '" + key + "'", data_bytes));
+    names_.push_back(key);
+  }
+  // The byte ranges, in file order, must tile the data section exactly.
+  std::sort(names_.begin(), names_.end(), [&](const std::string& a, const std::string& b) {
+    const SafetensorsTensorInfo &x = entries_.at(a), &y = entries_.at(b);
+    return std::tie(x.data_begin, x.data_end, a) < std::tie(y.data_begin, y.data_end, b);
+  });
+  uint64_t covered = 0;
+  std::string previous;
+  for (const std::string& name : names_) {
+    const SafetensorsTensorInfo& info = entries_.at(name);
+    BATON_CHECK(info.data_begin >= covered, where, ": tensor '", name, "' (bytes ", info.data_begin, " to ",
+                info.data_end, ") overlaps tensor '", previous, "' (which ends at ", covered, ")");
+    BATON_CHECK(info.data_begin == covered, where, ": bytes ", covered, " to ", info.data_begin,
+                " of the data section, before tensor '", name, "', belong to no tensor");
+    covered = info.data_end;
+    previous = name;
+  }
+  BATON_CHECK(covered == data_bytes, where, ": bytes ", covered, " to ", data_bytes,
+              " of the data section, at its end, belong to no tensor");
+}
+
+SafetensorsFile::~SafetensorsFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+SafetensorsFile::SafetensorsFile(SafetensorsFile&& other) noexcept
+    : path_(std::move(other.path_)),
+      fd_(std::exchange(other.fd_, -1)),
+      data_start_(other.data_start_),
+      metadata_(std::move(other.metadata_)),
+      names_(std::move(other.names_)),
+      entries_(std::move(other.entries_)) {}
+
+SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    path_ = std::move(other.path_);
+    fd_ = std::exchange(other.fd_, -1);
+    data_start_ = other.data_start_;
+    metadata_ = std::move(other.metadata_);
+    names_ = std::move(other.names_);
+    entries_ = std::move(other.entries_);
+  }
+  return *this;
+}
+
+const std::string& SafetensorsFile::metadata(const std::string& key) const {
+  const auto it = metadata_.find(key);
+  BATON_CHECK(it != metadata_.end(), "safetensors file '", path_, "': __metadata__ has no entry '", key, "'");
+  return it->second;
+}
+
+const SafetensorsTensorInfo& SafetensorsFile::info(const std::string& name) const {
+  const auto it = entries_.find(name);
+  BATON_CHECK(it != entries_.end(), "safetensors file '", path_, "' has no tensor '", name, "'");
+  return it->second;
+}
+
+void SafetensorsFile::read_into(const std::string& name, const Tensor& dst, const Stream& stream) const {
+  const SafetensorsTensorInfo& entry = info(name);
+  const std::string where = "safetensors file '" + path_ + "', tensor '" + name + "'";
+  BATON_CHECK(dst.defined(), where, ": the destination tensor is undefined");
+  BATON_CHECK(dst.dtype() == entry.dtype && dst.shape() == entry.shape, where, ": the file holds ",
+              safetensors_dtype_name(entry.dtype), " ", entry.shape.str(), ", the destination is ",
+              safetensors_dtype_name(dst.dtype()), " ", dst.shape().str());
+  uint64_t position = data_start_ + entry.data_begin;
+  stream_host_to_tensor(dst, stream, [&](void* bytes, size_t count) {
+    read_bytes(bytes, count, position, "tensor '" + name + "'");
+    position += count;
+  });
+}
+
+Tensor SafetensorsFile::read(const std::string& name, const Stream& stream) const {
+  const SafetensorsTensorInfo& entry = info(name);
+  Tensor out = Tensor::empty(entry.shape, entry.dtype, stream);
+  read_into(name, out, stream);
+  return out;
+}
+
+void SafetensorsFile::read_bytes(void* dst, size_t count, uint64_t file_offset, const std::string& what) const {
+  auto* p = static_cast<char*>(dst);
+  size_t done = 0;
+  while (done < count) {
+    const ssize_t n = ::pread(fd_, p + done, count - done, static_cast<off_t>(file_offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    BATON_CHECK(n >= 0, "cannot read ", what, " from safetensors file '", path_, "': ", std::strerror(errno));
+    BATON_CHECK(n > 0, "cannot read ", what, " from safetensors file '", path_,
+                "': the file ended early (was it changed while open?)");
+    done += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace baton
