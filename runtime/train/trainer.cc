@@ -1,0 +1,271 @@
+// Trainer implementation.
+#include "runtime/train/trainer.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "kernels/loss.h"
+#include "runtime/core/error.h"
+#include "runtime/core/log.h"
+#include "runtime/data/loader.h"
+#include "runtime/graph/executor.h"
+#include "runtime/train/checkpoint.h"
+#include "runtime/train/lr_schedule.h"
+#include "runtime/train/metrics_log.h"
+#include "runtime/train/optimizer.h"
+#include "runtime/train/progress.h"
+
+namespace baton {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The Philox key of a step's random layers (dropout): the run's seed mixed with the step.
+uint64_t step_seed(uint64_t seed, int64_t step) { return seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(step) + 1; }
+
+data::Normalization normalization_for(const data::Dataset& d) {
+  const std::string name = d.name();
+  if (name.rfind("cifar", 0) == 0) {
+    return {{0.4914f, 0.4822f, 0.4465f}, {0.2470f, 0.2435f, 0.2616f}};
+  }
+  const auto channels = static_cast<size_t>(d.image_shape()[0]);
+  return {std::vector<float>(channels, 0.5f), std::vector<float>(channels, 0.5f)};
+}
+
+}  // namespace
+
+// Everything one run holds on the device.
+struct Trainer::State {
+  State(const Graph& g, const TrainConfig& c, Device d) : ctx(d), params(g, g.topological_order(), DType::f32, ctx),
+                                                           executor(g, g.topological_order(), params) {
+    ctx.set_allow_tf32(c.tf32);
+  }
+  Context ctx;
+  ParamStore params;
+  Executor executor;
+};
+
+Trainer::Trainer(const Graph& graph, const TrainConfig& config, const data::Dataset& train_set,
+                 const data::Dataset* test_set, Device device)
+    : graph_(graph), config_(config), train_set_(train_set), test_set_(test_set), device_(device) {
+  config_.validate("train config");
+  BATON_CHECK(graph.outputs().size() >= 2, "the model graph needs two outputs (the loss, then the prediction), has ",
+              graph.outputs().size());
+  BATON_CHECK(graph.has_value("x"), "the model graph needs an input named \"x\"");
+}
+
+namespace {
+
+// Tensors for the executor's inputs, by name.
+std::vector<Tensor> executor_inputs(const Graph& g, const Executor& ex, const data::Batch& b) {
+  std::vector<Tensor> in;
+  for (ValueId v : ex.input_values()) {
+    const std::string& name = g.value(v).name;
+    BATON_CHECK(name == "x" || name == "labels", "the model graph has an input '", name,
+                "'; the trainer feeds only \"x\" and \"labels\"");
+    in.push_back(name == "x" ? b.images : b.labels);
+  }
+  return in;
+}
+
+size_t output_index(const Executor& ex, ValueId v) {
+  const auto it = std::find(ex.output_values().begin(), ex.output_values().end(), v);
+  BATON_CHECK(it != ex.output_values().end(), "graph output is not produced by the executor");
+  return static_cast<size_t>(it - ex.output_values().begin());
+}
+
+EvalResult run_evaluation(const Graph& g, Executor& ex, Context& ctx, const data::Dataset& test, int64_t batch_size,
+                          int workers) {
+  data::LoaderOptions options;
+  options.batch_size = batch_size;
+  options.shuffle = false;
+  options.drop_last = false;
+  options.workers = workers;
+  options.normalization = normalization_for(test);
+  data::DataLoader loader(test, options, ctx.device());
+  const size_t loss_at = output_index(ex, g.outputs()[0]);
+  const size_t prediction_at = output_index(ex, g.outputs()[1]);
+  const bool classification = g.has_value("labels");
+  EvalResult r;
+  double loss_sum = 0;
+  int64_t top1 = 0, top5 = 0;
+  Tensor count = Tensor::empty(Shape{}, DType::i64, ctx);
+  while (auto batch = loader.next(ctx.stream())) {
+    Tape tape;
+    const std::vector<Tensor> out = ex.forward(ctx, executor_inputs(g, ex, *batch), tape, Mode::eval);
+    const int64_t n = batch->images.size(0);
+    loss_sum += out[loss_at].to(Device::cpu(), ctx.stream()).to_vector<float>(ctx.stream())[0] * static_cast<double>(n);
+    if (classification) {
+      const Tensor& logits = out[prediction_at];
+      kernels::topk_correct(ctx, logits, batch->labels, 1, count);
+      top1 += count.to_vector<int64_t>(ctx.stream())[0];
+      kernels::topk_correct(ctx, logits, batch->labels, std::min<int>(5, static_cast<int>(logits.size(1))), count);
+      top5 += count.to_vector<int64_t>(ctx.stream())[0];
+    }
+    r.samples += n;
+  }
+  if (r.samples > 0) {
+    r.loss = loss_sum / static_cast<double>(r.samples);
+    if (classification) {
+      r.top1 = static_cast<double>(top1) / static_cast<double>(r.samples);
+      r.top5 = static_cast<double>(top5) / static_cast<double>(r.samples);
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+TrainSummary Trainer::run(const std::function<bool()>& stop_requested) {
+  State s(graph_, config_, device_);
+  Context& ctx = s.ctx;
+  s.params.initialize(ctx, config_.seed);
+  std::unique_ptr<Optimizer> optimizer = make_optimizer(config_.optimizer, s.params, ctx, "train config: optimizer");
+
+  data::LoaderOptions options;
+  options.batch_size = config_.batch_size;
+  options.shuffle = true;
+  options.drop_last = true;  // equal batches: BatchNorm statistics never come from a sliver
+  options.seed = config_.seed;
+  options.workers = config_.workers;
+  options.normalization = normalization_for(train_set_);
+  const Shape image = train_set_.image_shape();
+  if (config_.augment && image[1] == 32 && image[2] == 32) {
+    options.augmentation.crop_padding = 4;
+    options.augmentation.horizontal_flip = true;
+  }
+  data::DataLoader loader(train_set_, options, device_);
+  const int64_t per_epoch = loader.batches_per_epoch();
+  BATON_CHECK(per_epoch > 0, "the training set (", train_set_.size(), " samples) has no full batch of ",
+              config_.batch_size);
+  const int64_t total_steps = config_.steps > 0 ? config_.steps : config_.epochs * per_epoch;
+
+  nlohmann::json schedule_json = config_.lr_schedule;
+  if (!schedule_json.contains("total_steps")) schedule_json["total_steps"] = total_steps;
+  const LrSchedule schedule = LrSchedule::from_json(schedule_json, "train config: lr_schedule");
+
+  std::unique_ptr<CheckpointManager> checkpoints;
+  CheckpointState checkpoint_state;
+  checkpoint_state.seed = config_.seed;
+  checkpoint_state.model_spec = graph_.to_json();
+  checkpoint_state.train_config = config_.to_json();
+  ProgressReporter progress(stdout, isatty(STDOUT_FILENO) != 0, config_.log_every);
+  int64_t step = 0, epoch = 0;
+  if (!config_.checkpoint_dir.empty()) {
+    checkpoints = std::make_unique<CheckpointManager>(config_.checkpoint_dir, config_.keep_checkpoints);
+    if (config_.resume) {
+      if (const std::optional<std::string> latest = checkpoints->latest()) {
+        const CheckpointState restored = CheckpointManager::load(*latest, s.params, optimizer.get(), ctx);
+        step = restored.step;
+        epoch = restored.epoch;
+        loader.seek(restored.loader_position.get<data::LoaderPosition>());
+        progress.message("resumed from " + *latest + " at step " + std::to_string(step));
+      } else {
+        progress.message("no checkpoint in " + config_.checkpoint_dir + " yet: starting from scratch");
+      }
+    }
+  }
+  MetricsLog metrics = config_.metrics.empty() ? MetricsLog() : MetricsLog(config_.metrics);
+
+  const size_t loss_at = output_index(s.executor, graph_.outputs()[0]);
+  TrainSummary summary;
+  auto save = [&](int64_t at_epoch) {
+    if (!checkpoints) return;
+    checkpoint_state.step = step;
+    checkpoint_state.epoch = at_epoch;
+    checkpoint_state.loader_position = loader.position();
+    summary.checkpoint = checkpoints->save(s.params, *optimizer, checkpoint_state, ctx);
+    progress.message("checkpoint " + summary.checkpoint);
+  };
+  auto evaluate_now = [&](int64_t at_epoch) {
+    if (test_set_ == nullptr) return;
+    summary.eval = run_evaluation(graph_, s.executor, ctx, *test_set_, config_.batch_size, config_.workers);
+    nlohmann::json record = {{"type", "eval"}, {"epoch", at_epoch}, {"step", step}, {"loss", summary.eval.loss},
+                             {"samples", summary.eval.samples}};
+    std::string text = "eval epoch " + std::to_string(at_epoch) + ": loss " + std::to_string(summary.eval.loss);
+    if (summary.eval.top1 >= 0) {
+      record["top1"] = summary.eval.top1;
+      record["top5"] = summary.eval.top5;
+      text += ", top-1 " + std::to_string(100 * summary.eval.top1) + "%, top-5 " +
+              std::to_string(100 * summary.eval.top5) + "%";
+    }
+    metrics.write(record);
+    progress.message(text);
+  };
+
+  const auto start = Clock::now();
+  auto interval_start = start;
+  int64_t interval_samples = 0, run_samples = 0, interval_steps = 0;
+  double interval_loss = 0;
+  const int64_t first_step = step;
+  while (step < total_steps) {
+    std::optional<data::Batch> batch = loader.next(ctx.stream());
+    if (!batch) {  // end of an epoch
+      progress.finish_epoch();
+      ++epoch;
+      if (config_.eval_every > 0 && epoch % config_.eval_every == 0) evaluate_now(epoch);
+      if (config_.checkpoint_every == 0) save(epoch);
+      continue;
+    }
+    s.params.zero_grads(ctx);
+    Tape tape;
+    const std::vector<Tensor> out =
+        s.executor.forward(ctx, executor_inputs(graph_, s.executor, *batch), tape, Mode::train, step_seed(config_.seed, step));
+    s.executor.backward(ctx, tape, std::vector<Tensor>(out.size()));
+    const double lr = schedule.at(step);
+    optimizer->step(ctx, lr);
+    const double loss = out[loss_at].to(Device::cpu(), ctx.stream()).to_vector<float>(ctx.stream())[0];
+    BATON_CHECK(std::isfinite(loss), "training diverged: the loss is ", loss, " at step ", step,
+                " (lower the learning rate?)");
+    ++step;
+    const int64_t n = batch->images.size(0);
+    interval_samples += n;
+    run_samples += n;
+    interval_loss += loss;
+    ++interval_steps;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    const double rate = static_cast<double>(run_samples) / std::max(elapsed, 1e-9);
+    progress.update({.epoch = epoch + 1,
+                     .batch = batch->index + 1,
+                     .batches_per_epoch = per_epoch,
+                     .step = step,
+                     .loss = loss,
+                     .lr = lr,
+                     .samples_per_second = rate,
+                     .eta_seconds = static_cast<double>(total_steps - step) * elapsed /
+                                    static_cast<double>(std::max<int64_t>(step - first_step, 1))});
+    if (step % config_.log_every == 0 || step == total_steps) {
+      const double seconds = std::chrono::duration<double>(Clock::now() - interval_start).count();
+      summary.last_loss = interval_loss / static_cast<double>(interval_steps);
+      metrics.write({{"type", "train"}, {"epoch", epoch}, {"step", step}, {"loss", summary.last_loss}, {"lr", lr},
+                     {"samples_per_second", static_cast<double>(interval_samples) / std::max(seconds, 1e-9)}});
+      interval_start = Clock::now();
+      interval_samples = 0;
+      interval_loss = 0;
+      interval_steps = 0;
+    }
+    if (config_.checkpoint_every > 0 && step % config_.checkpoint_every == 0) save(epoch);
+    if (stop_requested && stop_requested()) {
+      progress.message("interrupted at step " + std::to_string(step));
+      save(epoch);
+      summary.interrupted = true;
+      break;
+    }
+  }
+  progress.finish_epoch();
+  if (!summary.interrupted) {
+    // The last step is not followed by the loader's end-of-epoch signal: report it here.
+    const int64_t completed = step % per_epoch == 0 ? epoch + 1 : epoch;
+    if (config_.eval_every > 0) evaluate_now(completed);
+    if (!checkpoints || config_.checkpoint_every == 0 || step % config_.checkpoint_every != 0) save(epoch);
+  }
+  summary.steps = step;
+  summary.epoch = epoch;
+  const double total_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  summary.samples_per_second = static_cast<double>(run_samples) / std::max(total_seconds, 1e-9);
+  return summary;
+}
+
+}  // namespace baton

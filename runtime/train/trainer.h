@@ -1,0 +1,54 @@
+// Trainer: the training loop on one device. Data from a DataLoader, forward and backward through
+// an Executor over the whole graph, a fused optimiser step with the scheduled learning rate,
+// evaluation (loss, top-1, top-5), progress and metrics, checkpoints, and exact resumption.
+//
+// The graph's first output is the loss and its second the prediction; its inputs are "x" and,
+// for classification, "labels".
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <string>
+
+#include "runtime/data/dataset.h"
+#include "runtime/graph/graph.h"
+#include "runtime/train/train_config.h"
+
+namespace baton {
+
+struct EvalResult {
+  double loss = 0;
+  double top1 = -1;  // -1 when the task has no labels
+  double top5 = -1;
+  int64_t samples = 0;
+};
+
+struct TrainSummary {
+  int64_t steps = 0;           // optimiser steps done in total (resumed ones included)
+  int64_t epoch = 0;           // epoch the run ended in
+  double last_loss = 0;        // mean training loss of the last logging interval
+  double samples_per_second = 0;
+  EvalResult eval;             // the final evaluation (samples == 0 if none ran)
+  bool interrupted = false;
+  std::string checkpoint;      // the last checkpoint written (empty if none)
+};
+
+class Trainer {
+ public:
+  Trainer(const Graph& graph, const TrainConfig& config, const data::Dataset& train_set,
+          const data::Dataset* test_set, Device device);
+  // Runs until the configured steps or epochs are done, or `stop_requested()` turns true (checked
+  // after each step: the run then saves a checkpoint, if it has a directory, and returns).
+  TrainSummary run(const std::function<bool()>& stop_requested);
+
+ private:
+  struct State;
+  const Graph& graph_;
+  TrainConfig config_;
+  const data::Dataset& train_set_;
+  const data::Dataset* test_set_;
+  Device device_;
+};
+
+}  // namespace baton
