@@ -14,6 +14,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   baton::cli::add_devices_command(app);
   baton::cli::add_bench_command(app);
+  baton::cli::add_models_command(app);
+  baton::cli::add_export_spec_command(app);
+  baton::cli::add_info_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
