@@ -2,6 +2,9 @@
 #include "models/model_registry.h"
 
 #include <functional>
+#include <initializer_list>
+#include <string>
+#include <utility>
 
 #include "models/model_builders.h"
 #include "runtime/core/error.h"
