@@ -245,4 +245,61 @@ void global_avg_pool2d_backward(Context& ctx, const Tensor& dy, const Tensor& dx
   });
 }
 
+namespace {
+
+// `full` is [N, C, H, W] and `pooled` [N, C, OH, OW], of one floating dtype, with H, W, OH, OW >= 1.
+PoolPlane check_adaptive(std::string_view op, const Context& ctx, const NamedTensor& full, const NamedTensor& pooled) {
+  check_on_context(op, ctx, {full, pooled});
+  check_rank(op, full, 4);
+  check_rank(op, pooled, 4);
+  check_dtype_in(op, full, kFloating);
+  check_same_dtype(op, {full, pooled});
+  const Shape& s = full.tensor.shape();
+  const Shape& o = pooled.tensor.shape();
+  BATON_CHECK(s[2] >= 1 && s[3] >= 1, op, ": argument '", full.name, "' has shape ", s.str(),
+              ", expected planes of at least one element");
+  BATON_CHECK(o[0] == s[0] && o[1] == s[1] && o[2] >= 1 && o[3] >= 1, op, ": argument '", pooled.name, "' has shape ",
+              o.str(), ", expected [", s[0], ", ", s[1], ", OH, OW] with OH, OW >= 1 (pooling '", full.name,
+              "' of shape ", s.str(), ")");
+  PoolPlane p;
+  p.in_h = s[2];
+  p.in_w = s[3];
+  p.out_h = o[2];
+  p.out_w = o[3];
+  return p;
+}
+
+bool is_global(const PoolPlane& p) { return p.out_h == 1 && p.out_w == 1; }
+
+}  // namespace
+
+void adaptive_avg_pool2d_forward(Context& ctx, const Tensor& x, const Tensor& y) {
+  constexpr std::string_view op = "adaptive_avg_pool2d_forward";
+  const PoolPlane p = check_adaptive(op, ctx, {"x", x}, {"y", y});
+  if (is_global(p)) return global_avg_pool2d_forward(ctx, x, y);
+#if BATON_HAVE_CUDA
+  if (ctx.device().is_cuda()) {
+    return cuda::adaptive_avg_pool2d_forward(x.dtype(), x.data_ptr(), planes_of(x), p, y.data_ptr(), device_index(ctx),
+                                             stream_of(ctx));
+  }
+#endif
+  dispatch_floating(op, x.dtype(),
+                    [&]<typename T>() { cpu::adaptive_avg_pool2d_forward(x.data<T>(), planes_of(x), p, y.data<T>()); });
+}
+
+void adaptive_avg_pool2d_backward(Context& ctx, const Tensor& dy, const Tensor& dx) {
+  constexpr std::string_view op = "adaptive_avg_pool2d_backward";
+  const PoolPlane p = check_adaptive(op, ctx, {"dx", dx}, {"dy", dy});
+  if (is_global(p)) return global_avg_pool2d_backward(ctx, dy, dx);
+#if BATON_HAVE_CUDA
+  if (ctx.device().is_cuda()) {
+    return cuda::adaptive_avg_pool2d_backward(dx.dtype(), dy.data_ptr(), planes_of(dx), p, dx.data_ptr(),
+                                              device_index(ctx), stream_of(ctx));
+  }
+#endif
+  dispatch_floating(op, dx.dtype(), [&]<typename T>() {
+    cpu::adaptive_avg_pool2d_backward(dy.data<T>(), planes_of(dx), p, dx.data<T>());
+  });
+}
+
 }  // namespace baton::kernels

@@ -1,5 +1,6 @@
 // Pooling ops over NCHW tensors: 2-D max and average pooling with PyTorch's window geometry
-// (torch.nn.functional.max_pool2d / avg_pool2d), and global average pooling (adaptive to 1x1).
+// (torch.nn.functional.max_pool2d / avg_pool2d), adaptive average pooling to any output size
+// (adaptive_avg_pool2d) and its 1x1 case, global average pooling.
 //
 // Tensors are f32, f64, f16 or bf16 (one dtype per call; max-pool indices are i32 or i64). Sums are
 // taken in double on the CPU and in float (double for f64) on CUDA; maxima are exact. Backward ops
@@ -67,5 +68,14 @@ void avg_pool2d_backward(Context& ctx, const Tensor& dy, const Pool2dGeometry& g
 void global_avg_pool2d_forward(Context& ctx, const Tensor& x, const Tensor& y);
 // dx [N, C, H, W] = dy [N, C, 1, 1] / (H·W), broadcast over each plane.
 void global_avg_pool2d_backward(Context& ctx, const Tensor& dy, const Tensor& dx);
+
+// y [N, C, OH, OW] = torch.nn.functional.adaptive_avg_pool2d of x [N, C, H, W] to y's size (OH, OW,
+// H, W >= 1): output (oh, ow) is the mean of rows [floor(oh·H/OH), ceil((oh+1)·H/OH)) and columns
+// [floor(ow·W/OW), ceil((ow+1)·W/OW)) of its plane (windows may overlap, or repeat rows when the
+// output is larger than the input). A 1 x 1 output takes global_avg_pool2d_forward's path.
+void adaptive_avg_pool2d_forward(Context& ctx, const Tensor& x, const Tensor& y);
+// dx [N, C, H, W] (written in full) = the sum over the windows covering each element of dy / the
+// window's size. A 1 x 1 dy takes global_avg_pool2d_backward's path.
+void adaptive_avg_pool2d_backward(Context& ctx, const Tensor& dy, const Tensor& dx);
 
 }  // namespace baton::kernels

@@ -132,4 +132,40 @@ BATON_HOST_DEVICE A avg_pool_input_grad(const PoolPlane& p, bool count_include_p
   return acc;
 }
 
+// Adaptive average pooling (PyTorch's adaptive_avg_pool2d) from a plane of `in` positions to `out`
+// along an axis: output position o averages input positions [floor(o·in/out), ceil((o+1)·in/out)).
+// PoolPlane's in_* and out_* sizes are used; its window fields are not.
+BATON_HOST_DEVICE int64_t adaptive_window_start(int64_t o, int64_t in, int64_t out) { return o * in / out; }
+BATON_HOST_DEVICE int64_t adaptive_window_end(int64_t o, int64_t in, int64_t out) {
+  return ((o + 1) * in + out - 1) / out;
+}
+
+// The mean of adaptive window (oh, ow).
+template <typename A, typename Load>
+BATON_HOST_DEVICE A adaptive_avg_pool_output(const PoolPlane& p, int64_t oh, int64_t ow, const Load& load) {
+  const int64_t h0 = adaptive_window_start(oh, p.in_h, p.out_h), h1 = adaptive_window_end(oh, p.in_h, p.out_h);
+  const int64_t w0 = adaptive_window_start(ow, p.in_w, p.out_w), w1 = adaptive_window_end(ow, p.in_w, p.out_w);
+  A sum = A(0);
+  for (int64_t h = h0; h < h1; ++h) {
+    for (int64_t w = w0; w < w1; ++w) sum += load(h * p.in_w + w);
+  }
+  return sum / static_cast<A>((h1 - h0) * (w1 - w0));
+}
+
+// The gradient of input (h, w) of an adaptive average pool: the sum of grad(o) / window size over
+// the windows o covering it, in row-major order of the windows. Along an axis the first window
+// covering position h is floor(h·out/in); the windows after it cover h while they start at or before h.
+template <typename A, typename LoadGrad>
+BATON_HOST_DEVICE A adaptive_avg_pool_input_grad(const PoolPlane& p, int64_t h, int64_t w, const LoadGrad& grad) {
+  A acc = A(0);
+  for (int64_t oh = h * p.out_h / p.in_h; oh < p.out_h && adaptive_window_start(oh, p.in_h, p.out_h) <= h; ++oh) {
+    const int64_t rows = adaptive_window_end(oh, p.in_h, p.out_h) - adaptive_window_start(oh, p.in_h, p.out_h);
+    for (int64_t ow = w * p.out_w / p.in_w; ow < p.out_w && adaptive_window_start(ow, p.in_w, p.out_w) <= w; ++ow) {
+      const int64_t cols = adaptive_window_end(ow, p.in_w, p.out_w) - adaptive_window_start(ow, p.in_w, p.out_w);
+      acc += grad(oh * p.out_w + ow) / static_cast<A>(rows * cols);
+    }
+  }
+  return acc;
+}
+
 }  // namespace baton::kernels

@@ -40,14 +40,15 @@ kernels::Conv2dParams Conv2d::params() const {
 
 nlohmann::json Conv2d::config() const {
   const Conv2dOptions& o = options_;
-  return {{"in_channels", o.in_channels},
-          {"out_channels", o.out_channels},
-          {"kernel_size", pair_json(o.kernel_size)},
-          {"stride", pair_json(o.stride)},
-          {"padding", pair_json(o.padding)},
-          {"dilation", pair_json(o.dilation)},
-          {"groups", o.groups},
-          {"bias", o.bias}};
+  return with_init_fields({{"in_channels", o.in_channels},
+                           {"out_channels", o.out_channels},
+                           {"kernel_size", pair_json(o.kernel_size)},
+                           {"stride", pair_json(o.stride)},
+                           {"padding", pair_json(o.padding)},
+                           {"dilation", pair_json(o.dilation)},
+                           {"groups", o.groups},
+                           {"bias", o.bias}},
+                          o.init);
 }
 
 std::vector<Shape> Conv2d::infer_shapes(std::span<const Shape> inputs) const {
@@ -69,7 +70,7 @@ std::vector<TensorSpec> Conv2d::param_specs(std::span<const Shape> /*inputs*/) c
   const Conv2dOptions& o = options_;
   const int64_t fan_in = o.in_channels / o.groups * o.kernel_size[0] * o.kernel_size[1];
   return weight_and_bias_specs(Shape{o.out_channels, o.in_channels / o.groups, o.kernel_size[0], o.kernel_size[1]},
-                               fan_in, o.bias);
+                               fan_in, o.bias, o.init);
 }
 
 ForwardResult Conv2d::forward(const ForwardArgs& args) const {
@@ -114,9 +115,9 @@ LayerCost Conv2d::cost(std::span<const Shape> inputs, DType dtype) const {
 
 void register_conv_layers(LayerRegistry& registry) {
   registry.add("Conv2d", [](const nlohmann::json& config) {
-    const JsonConfig c(
-        config, "Conv2d config",
-        {"in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias"});
+    const JsonConfig c(config, "Conv2d config",
+                       {"in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias",
+                        "weight_init", "bias_init"});
     return std::make_unique<Conv2d>(Conv2dOptions{.in_channels = c.get_int("in_channels"),
                                                   .out_channels = c.get_int("out_channels"),
                                                   .kernel_size = c.get_pair("kernel_size"),
@@ -124,7 +125,8 @@ void register_conv_layers(LayerRegistry& registry) {
                                                   .padding = c.get_pair("padding", {0, 0}),
                                                   .dilation = c.get_pair("dilation", {1, 1}),
                                                   .groups = c.get_int("groups", 1),
-                                                  .bias = c.get_bool("bias", true)});
+                                                  .bias = c.get_bool("bias", true),
+                                                  .init = read_init_fields(c)});
   });
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kernels/conv.h"
+#include "layers/fan_in_init.h"
 #include "runtime/graph/layer.h"
 
 namespace baton::layers {
@@ -18,14 +19,15 @@ struct Conv2dOptions {
   std::array<int64_t, 2> dilation{1, 1};     // >= 1
   int64_t groups = 1;                        // divides in_channels and out_channels
   bool bias = true;
+  WeightInit init{};  // overrides of the default initialisers (config fields "weight_init", "bias_init")
 
   bool operator==(const Conv2dOptions&) const = default;
 };
 
 // y = conv2d(x, weight) + bias: x [N, C, H, W] -> y [N, K, P, Q]. Parameters `weight` [K, C / groups,
 // R, S] and, with bias, `bias` [K], both initialised U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with fan_in =
-// C / groups · R · S (PyTorch's defaults); the bias has no weight decay. Saves its input (a view,
-// no copy) for backward.
+// C / groups · R · S (PyTorch's defaults) unless options.init overrides them; the bias has no weight
+// decay. Saves its input (a view, no copy) for backward.
 class Conv2d final : public Layer {
  public:
   // Throws baton::Error naming the first invalid option.
@@ -36,7 +38,8 @@ class Conv2d final : public Layer {
 
   std::string_view type() const override { return "Conv2d"; }
   // {"in_channels", "out_channels", "kernel_size": [R, S], "stride": [.,.], "padding": [.,.],
-  //  "dilation": [.,.], "groups", "bias"}; JSON configs may give a pair as one integer.
+  //  "dilation": [.,.], "groups", "bias"} and, when set, "weight_init" / "bias_init"
+  //  ({"normal": [mean, std]}, ...; json_config.h). JSON configs may give a pair as one integer.
   nlohmann::json config() const override;
   std::vector<Shape> infer_shapes(std::span<const Shape> inputs) const override;
   std::vector<TensorSpec> param_specs(std::span<const Shape> inputs) const override;

@@ -43,14 +43,15 @@ ValueId GraphBuilder::single(const std::string& type, const nlohmann::json& conf
 
 ValueId GraphBuilder::conv2d(ValueId x, const Conv2dArgs& a, const std::string& name) {
   return single("Conv2d",
-                {{"in_channels", channels_of(shape(x), name)},
-                 {"out_channels", a.out_channels},
-                 {"kernel_size", a.kernel.json()},
-                 {"stride", a.stride.json()},
-                 {"padding", a.padding.json()},
-                 {"dilation", a.dilation.json()},
-                 {"groups", a.groups},
-                 {"bias", a.bias}},
+                with_init_fields({{"in_channels", channels_of(shape(x), name)},
+                                  {"out_channels", a.out_channels},
+                                  {"kernel_size", a.kernel.json()},
+                                  {"stride", a.stride.json()},
+                                  {"padding", a.padding.json()},
+                                  {"dilation", a.dilation.json()},
+                                  {"groups", a.groups},
+                                  {"bias", a.bias}},
+                                 a.init),
                 {x}, name);
 }
 
@@ -61,10 +62,13 @@ ValueId GraphBuilder::batch_norm2d(ValueId x, const BatchNormArgs& a, const std:
                 {x}, name);
 }
 
-ValueId GraphBuilder::linear(ValueId x, int64_t out_features, const std::string& name, bool bias) {
+ValueId GraphBuilder::linear(ValueId x, int64_t out_features, const std::string& name, bool bias,
+                             const WeightInit& init) {
   const Shape& s = shape(x);
   BATON_CHECK(s.rank() == 2, "node '", name, "': Linear expects [N, features], got ", s.str(), " (flatten first)");
-  return single("Linear", {{"in_features", s[1]}, {"out_features", out_features}, {"bias", bias}}, {x}, name);
+  return single("Linear",
+                with_init_fields({{"in_features", s[1]}, {"out_features", out_features}, {"bias", bias}}, init), {x},
+                name);
 }
 
 ValueId GraphBuilder::relu(ValueId x, const std::string& name) { return single("ReLU", nlohmann::json::object(), {x}, name); }
@@ -84,8 +88,8 @@ ValueId GraphBuilder::avg_pool2d(ValueId x, const PoolArgs& a, const std::string
   return single("AvgPool2d", pool_config(a), {x}, name);
 }
 
-ValueId GraphBuilder::adaptive_avg_pool2d(ValueId x, const std::string& name) {
-  return single("AdaptiveAvgPool2d", {{"output_size", 1}}, {x}, name);
+ValueId GraphBuilder::adaptive_avg_pool2d(ValueId x, const std::string& name, Pair output_size) {
+  return single("AdaptiveAvgPool2d", {{"output_size", output_size.json()}}, {x}, name);
 }
 
 ValueId GraphBuilder::dropout(ValueId x, double p, const std::string& name) {

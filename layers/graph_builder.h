@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "layers/builtin_layers.h"
+#include "layers/fan_in_init.h"
 #include "runtime/graph/graph.h"
 
 namespace baton::layers {
@@ -34,6 +35,7 @@ struct Conv2dArgs {
   Pair dilation = 1;
   int64_t groups = 1;
   bool bias = true;
+  WeightInit init{};  // initialiser overrides (default: PyTorch's)
 };
 
 struct BatchNormArgs {
@@ -60,14 +62,15 @@ class GraphBuilder {
 
   ValueId conv2d(ValueId x, const Conv2dArgs& args, const std::string& name);
   ValueId batch_norm2d(ValueId x, const BatchNormArgs& args, const std::string& name);
-  ValueId linear(ValueId x, int64_t out_features, const std::string& name, bool bias = true);
+  ValueId linear(ValueId x, int64_t out_features, const std::string& name, bool bias = true,
+                 const WeightInit& init = {});
   ValueId relu(ValueId x, const std::string& name);
   ValueId relu6(ValueId x, const std::string& name);
   ValueId sigmoid(ValueId x, const std::string& name);
   ValueId tanh(ValueId x, const std::string& name);
   ValueId max_pool2d(ValueId x, const PoolArgs& args, const std::string& name);
   ValueId avg_pool2d(ValueId x, const PoolArgs& args, const std::string& name);
-  ValueId adaptive_avg_pool2d(ValueId x, const std::string& name);  // to 1x1
+  ValueId adaptive_avg_pool2d(ValueId x, const std::string& name, Pair output_size = 1);
   ValueId dropout(ValueId x, double p, const std::string& name);
   ValueId add(const std::vector<ValueId>& xs, const std::string& name);
   ValueId concat(const std::vector<ValueId>& xs, const std::string& name);  // along channels

@@ -15,7 +15,9 @@ Linear::Linear(const LinearOptions& options) : options_(options) {
 }
 
 nlohmann::json Linear::config() const {
-  return {{"in_features", options_.in_features}, {"out_features", options_.out_features}, {"bias", options_.bias}};
+  return with_init_fields(
+      {{"in_features", options_.in_features}, {"out_features", options_.out_features}, {"bias", options_.bias}},
+      options_.init);
 }
 
 std::vector<Shape> Linear::infer_shapes(std::span<const Shape> inputs) const {
@@ -27,7 +29,8 @@ std::vector<Shape> Linear::infer_shapes(std::span<const Shape> inputs) const {
 }
 
 std::vector<TensorSpec> Linear::param_specs(std::span<const Shape> /*inputs*/) const {
-  return weight_and_bias_specs(Shape{options_.out_features, options_.in_features}, options_.in_features, options_.bias);
+  return weight_and_bias_specs(Shape{options_.out_features, options_.in_features}, options_.in_features, options_.bias,
+                               options_.init);
 }
 
 ForwardResult Linear::forward(const ForwardArgs& args) const {
@@ -66,10 +69,11 @@ LayerCost Linear::cost(std::span<const Shape> inputs, DType dtype) const {
 
 void register_linear_layers(LayerRegistry& registry) {
   registry.add("Linear", [](const nlohmann::json& config) {
-    const JsonConfig c(config, "Linear config", {"in_features", "out_features", "bias"});
+    const JsonConfig c(config, "Linear config", {"in_features", "out_features", "bias", "weight_init", "bias_init"});
     return std::make_unique<Linear>(LinearOptions{.in_features = c.get_int("in_features"),
                                                   .out_features = c.get_int("out_features"),
-                                                  .bias = c.get_bool("bias", true)});
+                                                  .bias = c.get_bool("bias", true),
+                                                  .init = read_init_fields(c)});
   });
 }
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "layers/fan_in_init.h"
 #include "runtime/graph/layer.h"
 
 namespace baton::layers {
@@ -11,14 +12,15 @@ struct LinearOptions {
   int64_t in_features = 0;   // >= 1
   int64_t out_features = 0;  // >= 1
   bool bias = true;
+  WeightInit init{};  // overrides of the default initialisers (config fields "weight_init", "bias_init")
 
   bool operator==(const LinearOptions&) const = default;
 };
 
 // y = x · weightᵀ + bias: x [N, in_features] -> y [N, out_features]. Parameters `weight`
 // [out_features, in_features] (PyTorch's layout) and, with bias, `bias` [out_features], both
-// initialised U(-1/sqrt(in_features), 1/sqrt(in_features)) (PyTorch's defaults); the bias has no
-// weight decay. Saves its input (a view, no copy) for backward.
+// initialised U(-1/sqrt(in_features), 1/sqrt(in_features)) (PyTorch's defaults) unless options.init
+// overrides them; the bias has no weight decay. Saves its input (a view, no copy) for backward.
 class Linear final : public Layer {
  public:
   // Throws baton::Error naming the first invalid option.
@@ -27,7 +29,7 @@ class Linear final : public Layer {
   const LinearOptions& options() const { return options_; }
 
   std::string_view type() const override { return "Linear"; }
-  // {"in_features", "out_features", "bias"}.
+  // {"in_features", "out_features", "bias"} and, when set, "weight_init" / "bias_init".
   nlohmann::json config() const override;
   std::vector<Shape> infer_shapes(std::span<const Shape> inputs) const override;
   std::vector<TensorSpec> param_specs(std::span<const Shape> inputs) const override;

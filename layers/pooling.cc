@@ -9,6 +9,7 @@
 #include <limits>
 #include <string_view>
 
+#include "kernels/pool_math.h"
 #include "layers/builtin_layers.h"
 #include "runtime/graph/json_config.h"
 
@@ -147,25 +148,25 @@ LayerCost AvgPool2d::cost(std::span<const Shape> inputs, DType dtype) const {
 
 // ---- AdaptiveAvgPool2d
 
-AdaptiveAvgPool2d::AdaptiveAvgPool2d(const AdaptiveAvgPool2dOptions& o) {
-  BATON_CHECK(o.output_size[0] == 1 && o.output_size[1] == 1, "AdaptiveAvgPool2d: output_size [", o.output_size[0],
-              ", ", o.output_size[1], "] is not supported; only 1 x 1 (global average pooling) is");
+AdaptiveAvgPool2d::AdaptiveAvgPool2d(const AdaptiveAvgPool2dOptions& o) : output_size_(o.output_size) {
+  BATON_CHECK(o.output_size[0] >= 1 && o.output_size[1] >= 1, "AdaptiveAvgPool2d: output_size [", o.output_size[0],
+              ", ", o.output_size[1], "] must be at least 1 in each dimension");
 }
 
-nlohmann::json AdaptiveAvgPool2d::config() const { return {{"output_size", pair_json(Size2{1, 1})}}; }
+nlohmann::json AdaptiveAvgPool2d::config() const { return {{"output_size", pair_json(output_size_)}}; }
 
 std::vector<Shape> AdaptiveAvgPool2d::infer_shapes(std::span<const Shape> inputs) const {
   const Shape& x = inputs[0];
   BATON_CHECK(x.rank() == 4, "AdaptiveAvgPool2d: input has shape ", x.str(), ", expected 4 dimensions [N, C, H, W]");
   BATON_CHECK(x[2] >= 1 && x[3] >= 1, "AdaptiveAvgPool2d: input has shape ", x.str(),
               ", expected at least one element per plane");
-  return {Shape{x[0], x[1], 1, 1}};
+  return {Shape{x[0], x[1], output_size_[0], output_size_[1]}};
 }
 
 ForwardResult AdaptiveAvgPool2d::forward(const ForwardArgs& args) const {
   const Tensor& x = args.inputs[0];
   Tensor y = Tensor::empty(infer_shapes(std::span<const Shape>(&x.shape(), 1))[0], x.dtype(), args.ctx);
-  kernels::global_avg_pool2d_forward(args.ctx, x, y);
+  kernels::adaptive_avg_pool2d_forward(args.ctx, x, y);
   return {{y}, {shape_token(x, args.ctx)}};
 }
 
@@ -173,15 +174,25 @@ std::vector<Tensor> AdaptiveAvgPool2d::backward(const BackwardArgs& args) const 
   if (!args.needs_input_grad[0]) return {Tensor()};
   const Tensor& dy = args.output_grads[0];
   Tensor dx = Tensor::empty(input_shape(args.saved[0], dy), dy.dtype(), args.ctx);
-  kernels::global_avg_pool2d_backward(args.ctx, dy, dx);
+  kernels::adaptive_avg_pool2d_backward(args.ctx, dy, dx);
   return {dx};
 }
 
 LayerCost AdaptiveAvgPool2d::cost(std::span<const Shape> inputs, DType dtype) const {
   LayerCost c = Layer::cost(inputs, dtype);
-  const auto n = static_cast<double>(inputs[0].numel());
-  c.forward_flops = n + static_cast<double>(inputs[0][0] * inputs[0][1]);  // adds, one division per plane
-  c.backward_flops = n;
+  const Shape& x = inputs[0];
+  // Taps per plane: the window heights summed times the window widths summed.
+  const auto window_sum = [](int64_t in, int64_t out) {
+    int64_t sum = 0;
+    for (int64_t o = 0; o < out; ++o)
+      sum += kernels::adaptive_window_end(o, in, out) - kernels::adaptive_window_start(o, in, out);
+    return sum;
+  };
+  const auto planes = static_cast<double>(x[0] * x[1]);
+  const double taps =
+      planes * static_cast<double>(window_sum(x[2], output_size_[0]) * window_sum(x[3], output_size_[1]));
+  c.forward_flops = taps + planes * static_cast<double>(output_size_[0] * output_size_[1]);
+  c.backward_flops = taps;
   return c;
 }
 

@@ -1,4 +1,4 @@
-// Pooling layers over kernels/pool.h: MaxPool2d, AvgPool2d and AdaptiveAvgPool2d (to 1x1 only).
+// Pooling layers over kernels/pool.h: MaxPool2d, AvgPool2d and AdaptiveAvgPool2d.
 // Inputs are [N, C, H, W] (f32, f64, f16 or bf16); pairs are {height, width}; configs use PyTorch's
 // names, and a single integer in JSON stands for both dimensions.
 #pragma once
@@ -69,21 +69,29 @@ class AvgPool2d final : public Layer {
 };
 
 struct AdaptiveAvgPool2dOptions {
-  std::array<int64_t, 2> output_size{1, 1};  // only {1, 1} is supported (global average pooling)
+  std::array<int64_t, 2> output_size{1, 1};  // {OH, OW}, each >= 1
 };
 
-// torch.nn.AdaptiveAvgPool2d with output_size 1: the mean of each plane, [N, C, 1, 1].
+// torch.nn.AdaptiveAvgPool2d: [N, C, H, W] -> [N, C, OH, OW], output (oh, ow) the mean of PyTorch's
+// adaptive window (kernels::adaptive_avg_pool2d_forward). Output size 1 is global average pooling
+// (its own fast kernels); torchvision's VGG and AlexNet pool to 7 x 7 and 6 x 6.
 class AdaptiveAvgPool2d final : public Layer {
  public:
-  // Throws a baton::Error for any output_size other than 1 x 1.
+  // Throws a baton::Error naming output_size when a size is below 1.
   explicit AdaptiveAvgPool2d(const AdaptiveAvgPool2dOptions& options = {});
 
+  const std::array<int64_t, 2>& output_size() const { return output_size_; }
+
   std::string_view type() const override { return "AdaptiveAvgPool2d"; }
-  nlohmann::json config() const override;
+  nlohmann::json config() const override;  // {"output_size": [OH, OW]}
   std::vector<Shape> infer_shapes(std::span<const Shape> inputs) const override;
   ForwardResult forward(const ForwardArgs& args) const override;
   std::vector<Tensor> backward(const BackwardArgs& args) const override;
+  // Forward: an add per window tap and a division per output; backward: one term per tap.
   LayerCost cost(std::span<const Shape> inputs, DType dtype) const override;
+
+ private:
+  std::array<int64_t, 2> output_size_;
 };
 
 }  // namespace baton::layers

@@ -11,4 +11,11 @@ void add_bench_kernels_command(CLI::App& bench);
 void add_bench_layers_command(CLI::App& bench);
 void add_make_dataset_command(CLI::App& app);
 
+// Reference models: list them, export a graph spec, per-node sizes and costs (tools/model_commands.cc,
+// tools/info_command.cc).
+void add_models_command(CLI::App& app);
+void add_export_spec_command(CLI::App& app);
+void add_info_command(CLI::App& app);
+void add_train_command(CLI::App& app);
+
 }  // namespace baton::cli

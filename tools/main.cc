@@ -15,6 +15,10 @@ int main(int argc, char** argv) {
   baton::cli::add_devices_command(app);
   baton::cli::add_bench_command(app);
   baton::cli::add_make_dataset_command(app);
+  baton::cli::add_models_command(app);
+  baton::cli::add_export_spec_command(app);
+  baton::cli::add_info_command(app);
+  baton::cli::add_train_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

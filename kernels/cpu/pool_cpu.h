@@ -79,6 +79,22 @@ void avg_pool2d_backward(const T* dy, int64_t planes, const PoolPlane& p, bool c
   });
 }
 
+// x [planes, in_h, in_w] -> y [planes, out_h, out_w], PyTorch's adaptive windows.
+template <typename T>
+void adaptive_avg_pool2d_forward(const T* x, int64_t planes, const PoolPlane& p, T* y) {
+  for_each_output(planes, p, [&](int64_t plane, int64_t oh, int64_t ow, int64_t o) {
+    y[o] = store_double<T>(adaptive_avg_pool_output<double>(p, oh, ow, double_loader(x + plane * p.in_h * p.in_w)));
+  });
+}
+
+template <typename T>
+void adaptive_avg_pool2d_backward(const T* dy, int64_t planes, const PoolPlane& p, T* dx) {
+  for_each_input(planes, p, [&](int64_t plane, int64_t h, int64_t w, int64_t i) {
+    dx[i] =
+        store_double<T>(adaptive_avg_pool_input_grad<double>(p, h, w, double_loader(dy + plane * p.out_h * p.out_w)));
+  });
+}
+
 // y[plane] = the mean of x[plane, 0 .. hw), hw >= 1.
 template <typename T>
 void global_avg_pool2d_forward(const T* x, int64_t planes, int64_t hw, T* y) {

@@ -1,6 +1,7 @@
 // CUDA pooling kernels. Windowed ops run one thread per output element (forward) or per input
 // element (backward, a gather over the covering windows with the formulas of kernels/pool_math.h),
-// in grid-stride loops; window reads are scattered, so no vector accesses there. Global average
+// in grid-stride loops (adaptive average pooling too); window reads are scattered, so no vector
+// accesses there. Global average
 // pooling runs one warp per plane (shuffle tree, fixed order); its backward broadcast writes 16-byte
 // packs when dx is aligned. Every result is the same bits on every run.
 #include <cuda_runtime.h>
@@ -64,6 +65,27 @@ __global__ void avg_pool_backward_kernel(const T* __restrict__ dy, int64_t plane
     const int64_t plane = i / in_size, r = i - plane * in_size, h = r / p.in_w, w = r - h * p.in_w;
     const T* gp = dy + plane * out_size;
     dx[i] = store<T>(avg_pool_input_grad<Acc<T>>(p, count_include_pad, h, w, [gp](int64_t o) { return load(gp[o]); }));
+  }
+}
+
+template <typename T>
+__global__ void adaptive_avg_forward_kernel(const T* __restrict__ x, int64_t planes, PoolPlane p, T* __restrict__ y) {
+  const int64_t in_size = p.in_h * p.in_w, out_size = p.out_h * p.out_w;
+  for (int64_t o = grid_thread(); o < planes * out_size; o += grid_threads()) {
+    const int64_t plane = o / out_size, r = o - plane * out_size, oh = r / p.out_w, ow = r - oh * p.out_w;
+    const T* xp = x + plane * in_size;
+    y[o] = store<T>(adaptive_avg_pool_output<Acc<T>>(p, oh, ow, [xp](int64_t i) { return load(xp[i]); }));
+  }
+}
+
+template <typename T>
+__global__ void adaptive_avg_backward_kernel(const T* __restrict__ dy, int64_t planes, PoolPlane p,
+                                             T* __restrict__ dx) {
+  const int64_t in_size = p.in_h * p.in_w, out_size = p.out_h * p.out_w;
+  for (int64_t i = grid_thread(); i < planes * in_size; i += grid_threads()) {
+    const int64_t plane = i / in_size, r = i - plane * in_size, h = r / p.in_w, w = r - h * p.in_w;
+    const T* gp = dy + plane * out_size;
+    dx[i] = store<T>(adaptive_avg_pool_input_grad<Acc<T>>(p, h, w, [gp](int64_t o) { return load(gp[o]); }));
   }
 }
 
@@ -187,6 +209,32 @@ void global_avg_pool2d_backward(DType dtype, const void* dy, int64_t planes, int
           <<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(static_cast<const T*>(dy), n, hw, static_cast<T*>(dx));
     }
     BATON_KERNEL_CHECK(s, "global_avg_backward_kernel");
+  });
+}
+
+void adaptive_avg_pool2d_forward(DType dtype, const void* x, int64_t planes, const PoolPlane& plane, void* y,
+                                 int device_index, void* stream) {
+  const int64_t n = planes * plane.out_h * plane.out_w;
+  if (n == 0) return;
+  CudaDeviceGuard guard(device_index);
+  auto s = static_cast<cudaStream_t>(stream);
+  dispatch_floating("adaptive_avg_pool2d_forward", dtype, [&]<typename T>() {
+    adaptive_avg_forward_kernel<<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(static_cast<const T*>(x), planes,
+                                                                                   plane, static_cast<T*>(y));
+    BATON_KERNEL_CHECK(s, "adaptive_avg_forward_kernel");
+  });
+}
+
+void adaptive_avg_pool2d_backward(DType dtype, const void* dy, int64_t planes, const PoolPlane& plane, void* dx,
+                                  int device_index, void* stream) {
+  const int64_t n = planes * plane.in_h * plane.in_w;
+  if (n == 0) return;
+  CudaDeviceGuard guard(device_index);
+  auto s = static_cast<cudaStream_t>(stream);
+  dispatch_floating("adaptive_avg_pool2d_backward", dtype, [&]<typename T>() {
+    adaptive_avg_backward_kernel<<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(static_cast<const T*>(dy), planes,
+                                                                                    plane, static_cast<T*>(dx));
+    BATON_KERNEL_CHECK(s, "adaptive_avg_backward_kernel");
   });
 }
 

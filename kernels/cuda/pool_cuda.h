@@ -25,4 +25,10 @@ void global_avg_pool2d_forward(DType dtype, const void* x, int64_t planes, int64
 void global_avg_pool2d_backward(DType dtype, const void* dy, int64_t planes, int64_t hw, void* dx, int device_index,
                                 void* stream);
 
+// PyTorch's adaptive windows from plane.in_* to plane.out_* (the window fields are unused).
+void adaptive_avg_pool2d_forward(DType dtype, const void* x, int64_t planes, const PoolPlane& plane, void* y,
+                                 int device_index, void* stream);
+void adaptive_avg_pool2d_backward(DType dtype, const void* dy, int64_t planes, const PoolPlane& plane, void* dx,
+                                  int device_index, void* stream);
+
 }  // namespace baton::kernels::cuda

@@ -79,4 +79,38 @@ std::array<int64_t, 2> JsonConfig::get_pair(std::string_view name, std::array<in
   return has(name) ? get_pair(name) : fallback;
 }
 
+std::optional<Initializer> JsonConfig::get_initializer(std::string_view name) const {
+  if (!has(name)) return std::nullopt;
+  const nlohmann::json& v = field(name);
+  constexpr std::string_view expected =
+      R"({"constant": value}, {"uniform": [low, high]} with low <= high, or {"normal": [mean, std]} with std >= 0)";
+  if (!v.is_object() || v.size() != 1) fail(name, expected);
+  const std::string kind = v.begin().key();
+  const nlohmann::json& args = v.begin().value();
+  if (kind == "constant") {
+    if (!args.is_number()) fail(name, expected);
+    return Initializer::constant(args.get<double>());
+  }
+  if ((kind != "uniform" && kind != "normal") || !args.is_array() || args.size() != 2 || !args[0].is_number() ||
+      !args[1].is_number()) {
+    fail(name, expected);
+  }
+  const double a = args[0].get<double>(), b = args[1].get<double>();
+  if (kind == "uniform") {
+    if (a > b) fail(name, expected);
+    return Initializer::uniform(a, b);
+  }
+  if (b < 0) fail(name, expected);
+  return Initializer::normal(a, b);
+}
+
+nlohmann::json initializer_json(const Initializer& init) {
+  switch (init.kind) {
+    case Initializer::Kind::constant: return {{"constant", init.a}};
+    case Initializer::Kind::uniform: return {{"uniform", {init.a, init.b}}};
+    case Initializer::Kind::normal: return {{"normal", {init.a, init.b}}};
+  }
+  BATON_FAIL("initializer_json: unknown initializer kind ", static_cast<int>(init.kind));
+}
+
 }  // namespace baton

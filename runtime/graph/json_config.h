@@ -6,8 +6,11 @@
 
 #include <array>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "runtime/graph/layer.h"
 
 namespace baton {
 
@@ -26,6 +29,8 @@ class JsonConfig {
   // An int or a pair of ints ([h, w]); a single int n gives {n, n}.
   std::array<int64_t, 2> get_pair(std::string_view field, std::array<int64_t, 2> fallback) const;
   std::array<int64_t, 2> get_pair(std::string_view field) const;
+  // An initialiser override (see initializer_json); nullopt when the field is absent.
+  std::optional<Initializer> get_initializer(std::string_view field) const;
 
  private:
   const nlohmann::json& field(std::string_view name) const;
@@ -34,5 +39,9 @@ class JsonConfig {
   const nlohmann::json& config_;
   std::string what_;
 };
+
+// The JSON form of an initialiser: {"constant": value}, {"uniform": [low, high]} or
+// {"normal": [mean, std]} (layer configs' "weight_init" / "bias_init" overrides).
+nlohmann::json initializer_json(const Initializer& init);
 
 }  // namespace baton

@@ -28,6 +28,8 @@ struct Initializer {
   static Initializer constant(double value) { return {Kind::constant, value, 0}; }
   static Initializer uniform(double low, double high) { return {Kind::uniform, low, high}; }
   static Initializer normal(double mean, double stddev) { return {Kind::normal, mean, stddev}; }
+
+  bool operator==(const Initializer&) const = default;
 };
 
 // A parameter or buffer of a layer: its name within the layer ("weight", "running_mean"), shape,

@@ -1,8 +1,8 @@
-// Pooling ops on CUDA against the CPU reference: inputs of 1, 7, 1023 and 2^20 + 3 elements and
-// batched ones, geometries with padding, stride, dilation and ceil_mode, every floating dtype, i32
-// and i64 indices, views off 16-byte alignment, poisoned outputs, and the same bits on every run.
-// Maxima and argmax indices must match exactly; sums within the dtype's tolerance (the CPU adds in
-// double, CUDA in float). Skipped without a GPU.
+// Pooling ops on CUDA against the CPU reference (max, average, global and adaptive average
+// pooling): inputs of 1, 7, 1023 and 2^20 + 3 elements and batched ones, geometries with padding,
+// stride, dilation and ceil_mode, every floating dtype, i32 and i64 indices, views off 16-byte alignment, poisoned
+// outputs, and the same bits on every run. Maxima and argmax indices must match exactly; sums within the dtype's
+// tolerance (the CPU adds in double, CUDA in float). Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -134,6 +134,43 @@ TEST_F(PoolCuda, GlobalAvgPoolMatchesCpu) {
   }
 }
 
+TEST_F(PoolCuda, AdaptiveAvgPoolMatchesCpu) {
+  // VGG's 7x7 and AlexNet's 6x6 over typical feature maps, outputs larger than the input, a plane of
+  // 2^20 + 3 elements, many planes.
+  struct AdaptiveCase {
+    Shape input;
+    int64_t out_h, out_w;
+  };
+  const AdaptiveCase cases[] = {{Shape{1, 1, 1, 1}, 7, 7},
+                                {Shape{8, 512, 7, 7}, 7, 7},
+                                {Shape{4, 256, 13, 13}, 6, 6},
+                                {Shape{2, 3, 31, 33}, 7, 5},
+                                {Shape{1, 1, 1, (int64_t{1} << 20) + 3}, 1, 7},
+                                {Shape{70000, 3, 2, 2}, 3, 3}};
+  for (const AdaptiveCase& c : cases) {
+    for (DType dtype : kFloatingDTypes) {
+      for (bool offset : {false, true}) {
+        SCOPED_TRACE(c.input.str() + " -> " + std::to_string(c.out_h) + "x" + std::to_string(c.out_w) + " " +
+                     std::string(dtype_name(dtype)) + (offset ? " offset" : ""));
+        const Shape out{c.input[0], c.input[1], c.out_h, c.out_w};
+        const Tensor x = testing::random_tensor(c.input, dtype, cpu.stream(), 11);
+        const Tensor dy = testing::random_tensor(out, dtype, cpu.stream(), 12);
+        const Tensor y = testing::poisoned(out, dtype, cpu.stream()),
+                     dx = testing::poisoned(c.input, dtype, cpu.stream());
+        adaptive_avg_pool2d_forward(cpu, x, y);
+        adaptive_avg_pool2d_backward(cpu, dy, dx);
+
+        const Tensor gy = testing::poisoned(out, dtype, gs(), offset),
+                     gdx = testing::poisoned(c.input, dtype, gs(), offset);
+        adaptive_avg_pool2d_forward(*gpu, copy_to(x, gs(), offset), gy);
+        adaptive_avg_pool2d_backward(*gpu, copy_to(dy, gs(), offset), gdx);
+        EXPECT_TRUE(close(gy, y, dtype)) << "y";
+        EXPECT_TRUE(close(gdx, dx, dtype)) << "dx";
+      }
+    }
+  }
+}
+
 TEST_F(PoolCuda, SameBitsOnEveryRun) {
   const Case& c = kCases[4];
   const Shape out = pool2d_output_shape("test", c.input, c.g);
@@ -147,8 +184,13 @@ TEST_F(PoolCuda, SameBitsOnEveryRun) {
     max_pool2d_backward(*gpu, dy, idx, c.g, dx_max);
     avg_pool2d_backward(*gpu, dy, c.g, true, dx_avg);
     global_avg_pool2d_forward(*gpu, x, pooled);
+    const Tensor adaptive = testing::poisoned(Shape{c.input[0], c.input[1], 7, 7}, DType::f32, gs());
+    const Tensor dx_adaptive = testing::poisoned(c.input, DType::f32, gs());
+    adaptive_avg_pool2d_forward(*gpu, x, adaptive);
+    adaptive_avg_pool2d_backward(*gpu, adaptive, dx_adaptive);
     return std::vector<std::vector<unsigned char>>{testing::bytes_of(dx_max, gs()), testing::bytes_of(dx_avg, gs()),
-                                                   testing::bytes_of(pooled, gs())};
+                                                   testing::bytes_of(pooled, gs()), testing::bytes_of(adaptive, gs()),
+                                                   testing::bytes_of(dx_adaptive, gs())};
   };
   EXPECT_EQ(run(), run());
 }

@@ -80,6 +80,42 @@ TEST(AdaptiveAvgPool2d, GradientCheck) {
   }
 }
 
+TEST(AdaptiveAvgPool2d, GradientCheckToAnyOutputSize) {
+  const Stream s = Stream::create(Device::cpu());
+  // Overlapping windows (7 -> 5, 5 -> 3), exact divisions (6 -> 3), an output larger than the input
+  // (2 -> 3: rows repeat), identity (4 -> 4) and non-square sizes.
+  const std::array<int64_t, 2> sizes[] = {{3, 3}, {5, 3}, {3, 4}, {4, 4}, {1, 2}};
+  for (const std::array<int64_t, 2>& size : sizes) {
+    for (const Shape& shape : {Shape{2, 3, 7, 5}, Shape{1, 2, 6, 4}, Shape{2, 1, 2, 3}}) {
+      const AdaptiveAvgPool2d layer({.output_size = size});
+      SCOPED_TRACE(layer.config().dump() + " " + shape.str());
+      EXPECT_TRUE(testing::check_gradients(layer, {testing::random_tensor(shape, DType::f64, s, 27)}));
+    }
+  }
+}
+
+TEST(AdaptiveAvgPool2d, WindowsFollowPyTorch) {
+  Context ctx(Device::cpu());
+  // One 5x5 plane 0 .. 24 pooled to 3x3: PyTorch's windows along each axis are [0, 2), [1, 4), [3, 5).
+  std::vector<double> v(25);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i);
+  const Tensor x = testing::from_doubles(v, Shape{1, 1, 5, 5}, DType::f64, ctx.stream());
+  const AdaptiveAvgPool2d layer({.output_size = {3, 3}});
+  // Window (r, c) averages rows R and columns C: the mean of 5·h + w is 5·mean(R) + mean(C).
+  const double mean[] = {0.5, 2.0, 3.5};
+  std::vector<double> expected;
+  for (double r : mean) {
+    for (double c : mean) expected.push_back(5 * r + c);
+  }
+  EXPECT_TRUE(testing::all_close(testing::to_doubles(run(layer, ctx, x).outputs[0], ctx.stream()), expected, 1e-14, 0));
+  // torch.nn.functional.adaptive_avg_pool2d(torch.arange(6.).reshape(1, 1, 2, 3), (3, 2)): rows [0, 1),
+  // [0, 2), [1, 2); columns [0, 2), [1, 3).
+  const Tensor small = testing::from_doubles({0, 1, 2, 3, 4, 5}, Shape{1, 1, 2, 3}, DType::f64, ctx.stream());
+  EXPECT_TRUE(testing::all_close(
+      testing::to_doubles(run(AdaptiveAvgPool2d({.output_size = {3, 2}}), ctx, small).outputs[0], ctx.stream()),
+      {0.5, 1.5, 2.0, 3.0, 3.5, 4.5}, 1e-14, 0));
+}
+
 TEST(Pooling, ShapesFollowPyTorch) {
   const Shape in[] = {Shape{8, 64, 112, 112}};
   EXPECT_EQ(MaxPool2d(max_options({3, 3}, {{2, 2}}, {1, 1}, {1, 1}, false)).infer_shapes(in)[0],
@@ -92,6 +128,8 @@ TEST(Pooling, ShapesFollowPyTorch) {
   EXPECT_EQ(AvgPool2d(avg_options({2, 2}, std::nullopt, {0, 0}, false, true)).infer_shapes(odd)[0],
             (Shape{1, 2, 2, 2}));
   EXPECT_EQ(AdaptiveAvgPool2d().infer_shapes(in)[0], (Shape{8, 64, 1, 1}));
+  EXPECT_EQ(AdaptiveAvgPool2d({.output_size = {7, 7}}).infer_shapes(in)[0], (Shape{8, 64, 7, 7}));
+  EXPECT_EQ(AdaptiveAvgPool2d({.output_size = {6, 3}}).infer_shapes(odd)[0], (Shape{1, 2, 6, 3}));
 }
 
 TEST(Pooling, ForwardComputesTheOp) {
@@ -157,7 +195,13 @@ TEST(Pooling, CostCountsFlopsAndBytes) {
   EXPECT_EQ(avg.forward_flops, 2.0 * 4 * 4 * 4 * 5);
   const LayerCost global = AdaptiveAvgPool2d().cost(in, DType::f64);
   EXPECT_EQ(global.output_bytes, 2 * 4 * 8);
+  EXPECT_EQ(global.forward_flops, 2.0 * 4 * 8 * 8 + 2 * 4);
   EXPECT_EQ(global.backward_flops, 2.0 * 4 * 8 * 8);
+  // 8 -> 3 along both axes: windows [0, 3), [2, 6), [5, 8), so 3 + 4 + 3 = 10 taps per axis.
+  const LayerCost adaptive = AdaptiveAvgPool2d({.output_size = {3, 3}}).cost(in, DType::f32);
+  EXPECT_EQ(adaptive.output_bytes, 2 * 4 * 9 * 4);
+  EXPECT_EQ(adaptive.forward_flops, 2.0 * 4 * (10 * 10 + 9));
+  EXPECT_EQ(adaptive.backward_flops, 2.0 * 4 * 10 * 10);
 }
 
 TEST(Pooling, JsonRoundTripsThroughTheRegistry) {
@@ -193,7 +237,11 @@ TEST(Pooling, JsonRoundTripsThroughTheRegistry) {
   EXPECT_EQ(global->type(), "AdaptiveAvgPool2d");
   EXPECT_EQ(global->config(), (nlohmann::json{{"output_size", {1, 1}}}));
 
-  for (const auto* layer : {max.get(), avg.get(), global.get()}) {
+  const auto adaptive = r.create("AdaptiveAvgPool2d", {{"output_size", {7, 6}}});
+  EXPECT_EQ(adaptive->config(), (nlohmann::json{{"output_size", {7, 6}}}));
+  EXPECT_EQ(r.create("AdaptiveAvgPool2d", {{"output_size", 7}})->config(), (nlohmann::json{{"output_size", {7, 7}}}));
+
+  for (const auto* layer : {max.get(), avg.get(), global.get(), adaptive.get()}) {
     EXPECT_EQ(r.create(layer->type(), layer->config())->config(), layer->config()) << layer->type();
   }
 }
@@ -224,11 +272,12 @@ TEST(Pooling, BadConfigsNameTheProblem) {
                         create("AvgPool2d", {{"kernel_size", 2}, {"divisor_override", 3}}));
   EXPECT_ERROR_MENTIONS("field 'count_include_pad' is \"yes\", expected true or false",
                         create("AvgPool2d", {{"kernel_size", 2}, {"count_include_pad", "yes"}}));
-  for (const nlohmann::json& size : {nlohmann::json(2), nlohmann::json{1, 2}, nlohmann::json{7, 7}}) {
-    EXPECT_ERROR_MENTIONS("AdaptiveAvgPool2d: output_size", create("AdaptiveAvgPool2d", {{"output_size", size}}));
-    EXPECT_ERROR_MENTIONS("is not supported; only 1 x 1 (global average pooling) is",
-                          create("AdaptiveAvgPool2d", {{"output_size", size}}));
-  }
+  EXPECT_ERROR_MENTIONS("AdaptiveAvgPool2d: output_size [0, 0] must be at least 1 in each dimension",
+                        create("AdaptiveAvgPool2d", {{"output_size", 0}}));
+  EXPECT_ERROR_MENTIONS("AdaptiveAvgPool2d: output_size [7, -1] must be at least 1",
+                        create("AdaptiveAvgPool2d", {{"output_size", {7, -1}}}));
+  EXPECT_ERROR_MENTIONS("field 'output_size' is [7,7,7], expected an integer or a list of two integers",
+                        create("AdaptiveAvgPool2d", {{"output_size", {7, 7, 7}}}));
   EXPECT_ERROR_MENTIONS("missing required field 'output_size'", create("AdaptiveAvgPool2d", nlohmann::json::object()));
 }
 

@@ -69,5 +69,21 @@ TEST(PoolingCuda, AdaptiveAvgPool2dMatchesCpu) {
   }
 }
 
+TEST(PoolingCuda, AdaptiveAvgPool2dToAnyOutputSizeMatchesCpu) {
+  BATON_REQUIRE_GPU();
+  const Stream s = Stream::create(Device::cpu());
+  // VGG's 7x7 and AlexNet's 6x6 over their feature maps and over smaller and larger inputs.
+  const std::array<int64_t, 2> sizes[] = {{7, 7}, {6, 6}, {3, 5}};
+  for (const std::array<int64_t, 2>& size : sizes) {
+    for (const Shape& shape : {Shape{2, 3, 9, 9}, Shape{4, 512, 7, 7}, Shape{2, 256, 13, 13}, Shape{3, 4, 1, 2}}) {
+      for (DType dtype : {DType::f32, DType::f64}) {
+        const AdaptiveAvgPool2d layer({.output_size = size});
+        SCOPED_TRACE(layer.config().dump() + " " + shape.str());
+        EXPECT_TRUE(testing::check_cuda_matches_cpu(layer, {testing::random_tensor(shape, dtype, s, 12)}));
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace baton::layers

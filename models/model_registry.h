@@ -1,0 +1,50 @@
+// The reference models: torchvision's ResNets, VGGs, AlexNet and MobileNetV2, the CIFAR ResNets of
+// He et al., and a small MLP autoencoder, built as graphs whose parameter names are torchvision's
+// state_dict keys ("layer1.0.conv1.weight"), by name from one registry.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/graph/graph.h"
+
+namespace baton::models {
+
+enum class Task { classification, reconstruction };
+
+struct ModelOptions {
+  int64_t batch_size = 1;      // the graph's nominal batch size, >= 1
+  int64_t num_classes = 1000;  // classification only, >= 1
+  int64_t in_channels = 3;
+  int64_t image_size = 224;  // square inputs: image_size x image_size
+  bool with_loss = true;
+  double label_smoothing = 0;  // of the classification loss, in [0, 1]
+};
+
+struct ModelInfo {
+  std::string name;
+  std::string description;
+  Task task;
+  int64_t default_image_size;
+  int64_t default_num_classes;  // 0 for reconstruction models
+};
+
+// Every model, in a fixed order (families together, smallest first).
+const std::vector<ModelInfo>& list_models();
+// The model's entry; an unknown name is a baton::Error listing the models.
+const ModelInfo& model_info(const std::string& name);
+// ModelOptions with the model's default image size and number of classes (batch 1, 3 channels).
+ModelOptions default_options(const std::string& name);
+
+// Builds the named model. Graph inputs: "x" [batch, in_channels, image_size, image_size] f32 and,
+// for classification with_loss, "labels" [batch] i64. With with_loss the graph outputs are exactly
+// {loss (a scalar: SoftmaxCrossEntropy, or MSELoss against the flattened x for reconstruction), the
+// prediction (logits [batch, classes] or the reconstruction [batch, in_channels·image_size²])} in
+// that order; without, just the prediction. Errors: an unknown name (listing the models), an option
+// out of range (naming it), an image too small for the model (naming the node).
+Graph build_model(const std::string& name, const ModelOptions& options);
+
+const char* task_name(Task task);  // "classification", "reconstruction"
+
+}  // namespace baton::models

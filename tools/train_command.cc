@@ -1,0 +1,179 @@
+// `baton train`: trains a reference model (or a graph spec) on a dataset from flags and/or a JSON
+// config file (flags override the file). SIGINT finishes the current step, saves a checkpoint when
+// a checkpoint directory is set, and exits cleanly.
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "layers/builtin_layers.h"
+#include "models/model_registry.h"
+#include "runtime/core/device_info.h"
+#include "runtime/core/error.h"
+#include "runtime/data/dataset.h"
+#include "runtime/train/trainer.h"
+#include "tools/commands.h"
+
+namespace baton::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void on_sigint(int) {
+  if (g_stop.exchange(true)) std::_Exit(130);  // a second Ctrl-C stops at once
+}
+
+struct TrainFlags {
+  std::string config_file;
+  TrainConfig config;
+  std::string resume_dir;
+  std::string optimizer_type;
+  double lr = 0, momentum = 0, weight_decay = 0;
+  bool nesterov = false;
+  std::string schedule_type;
+  int64_t warmup_steps = 0;
+  bool no_augment = false;
+  bool tf32 = false;
+};
+
+nlohmann::json read_json_file(const std::string& path, const char* what) {
+  std::ifstream in(path);
+  BATON_CHECK(in.good(), "cannot read ", what, " '", path, "'");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    BATON_FAIL(path, ": not valid JSON: ", e.what());
+  }
+}
+
+Device pick_device(const std::string& name) {
+  if (name == "auto") {
+    if (cuda_device_count() > 0) {
+      std::printf("device: cuda:0 (auto)\n");
+      return Device::cuda(0);
+    }
+    std::printf("device: cpu (auto: no GPU found — %s)\n", query_system_info().cuda_unavailable_reason.c_str());
+    return Device::cpu();
+  }
+  const Device d = Device::parse(name);
+  check_device(d);
+  std::printf("device: %s\n", d.str().c_str());
+  return d;
+}
+
+int run_train(CLI::App& cmd, TrainFlags& f) {
+  TrainConfig config;
+  if (!f.config_file.empty()) config.update_from_json(read_json_file(f.config_file, "config file"), f.config_file);
+  // Flags given on the command line override the file.
+  auto given = [&](const char* name) { return cmd.get_option(name)->count() > 0; };
+  if (given("--model")) {
+    config.model = f.config.model;
+    config.model_spec.clear();
+  }
+  if (given("--model-spec")) config.model_spec = f.config.model_spec;
+  if (given("--data")) config.data = f.config.data;
+  if (given("--epochs")) config.epochs = f.config.epochs;
+  if (given("--steps")) config.steps = f.config.steps;
+  if (given("--batch-size")) config.batch_size = f.config.batch_size;
+  if (given("--label-smoothing")) config.label_smoothing = f.config.label_smoothing;
+  if (given("--device")) config.device = f.config.device;
+  if (given("--seed")) config.seed = f.config.seed;
+  if (given("--workers")) config.workers = f.config.workers;
+  if (given("--no-augment")) config.augment = false;
+  if (given("--tf32")) config.tf32 = true;
+  if (given("--checkpoint-dir")) config.checkpoint_dir = f.config.checkpoint_dir;
+  if (given("--checkpoint-every")) config.checkpoint_every = f.config.checkpoint_every;
+  if (given("--keep-checkpoints")) config.keep_checkpoints = f.config.keep_checkpoints;
+  if (given("--resume")) {
+    config.checkpoint_dir = f.resume_dir;
+    config.resume = true;
+  }
+  if (given("--eval-every")) config.eval_every = f.config.eval_every;
+  if (given("--log-every")) config.log_every = f.config.log_every;
+  if (given("--metrics")) config.metrics = f.config.metrics;
+  if (given("--optimizer")) config.optimizer = {{"type", f.optimizer_type}};
+  if (given("--momentum")) config.optimizer["momentum"] = f.momentum;
+  if (given("--nesterov")) config.optimizer["nesterov"] = true;
+  if (given("--weight-decay")) config.optimizer["weight_decay"] = f.weight_decay;
+  if (given("--lr-schedule")) config.lr_schedule["type"] = f.schedule_type;
+  if (given("--lr")) config.lr_schedule["base_lr"] = f.lr;
+  if (given("--warmup-steps")) config.lr_schedule["warmup_steps"] = f.warmup_steps;
+  config.validate(f.config_file.empty() ? "command line" : f.config_file);
+
+  const Device device = pick_device(config.device);
+  const std::unique_ptr<data::Dataset> train_set = data::open_dataset(config.data, data::Split::train, config.seed);
+  const std::unique_ptr<data::Dataset> test_set = data::open_dataset(config.data, data::Split::test, config.seed);
+  const Shape image = train_set->image_shape();
+  Graph graph;
+  if (!config.model_spec.empty()) {
+    graph = Graph::from_json(read_json_file(config.model_spec, "model spec"), layers::builtin_layers(), config.model_spec);
+  } else {
+    BATON_CHECK(image[1] == image[2], "data '", config.data, "' has ", image[1], "x", image[2],
+                " images; the reference models take square images");
+    graph = models::build_model(config.model, {.batch_size = config.batch_size,
+                                               .num_classes = train_set->num_classes(),
+                                               .in_channels = image[0],
+                                               .image_size = image[1],
+                                               .with_loss = true,
+                                               .label_smoothing = config.label_smoothing});
+  }
+  std::printf("training %s on %s: %lld train / %lld test samples, batch %lld\n",
+              config.model_spec.empty() ? config.model.c_str() : config.model_spec.c_str(), train_set->name().c_str(),
+              static_cast<long long>(train_set->size()), static_cast<long long>(test_set->size()),
+              static_cast<long long>(config.batch_size));
+  Trainer trainer(graph, config, *train_set, test_set.get(), device);
+  g_stop = false;
+  std::signal(SIGINT, on_sigint);
+  const TrainSummary s = trainer.run([] { return g_stop.load(); });
+  std::signal(SIGINT, SIG_DFL);
+  std::printf("%s after %lld steps: train loss %.4f, %.1f samples/s", s.interrupted ? "stopped" : "done",
+              static_cast<long long>(s.steps), s.last_loss, s.samples_per_second);
+  if (s.eval.samples > 0) {
+    std::printf("; test loss %.4f", s.eval.loss);
+    if (s.eval.top1 >= 0) std::printf(", top-1 %.2f%%, top-5 %.2f%%", 100 * s.eval.top1, 100 * s.eval.top5);
+  }
+  std::printf("\n");
+  if (!s.checkpoint.empty()) std::printf("checkpoint: %s\n", s.checkpoint.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app) {
+  auto f = std::make_shared<TrainFlags>();
+  CLI::App* cmd = app.add_subcommand("train", "Train a model; flags override --config FILE");
+  cmd->add_option("--config", f->config_file, "JSON config file (fields as in docs/training.md)");
+  cmd->add_option("--model", f->config.model, "Reference model name (see `baton models`)");
+  cmd->add_option("--model-spec", f->config.model_spec, "Graph spec JSON file instead of --model");
+  cmd->add_option("--data", f->config.data, "shapes, synthetic, cifar10:DIR or cifar100:DIR");
+  cmd->add_option("--epochs", f->config.epochs, "Epochs to train");
+  cmd->add_option("--steps", f->config.steps, "Optimiser steps to train (overrides --epochs)");
+  cmd->add_option("--batch-size", f->config.batch_size, "Samples per step");
+  cmd->add_option("--optimizer", f->optimizer_type, "sgd or adamw")->check(CLI::IsMember({"sgd", "adamw"}));
+  cmd->add_option("--lr", f->lr, "Base learning rate");
+  cmd->add_option("--momentum", f->momentum, "SGD momentum");
+  cmd->add_flag("--nesterov", f->nesterov, "SGD with Nesterov momentum");
+  cmd->add_option("--weight-decay", f->weight_decay, "Weight decay");
+  cmd->add_option("--lr-schedule", f->schedule_type, "constant, step, multistep, linear, cosine, cosine_linear");
+  cmd->add_option("--warmup-steps", f->warmup_steps, "Linear warm-up steps before the schedule");
+  cmd->add_option("--label-smoothing", f->config.label_smoothing, "Label smoothing of the cross-entropy");
+  cmd->add_option("--device", f->config.device, "auto, cpu or cuda:N");
+  cmd->add_option("--seed", f->config.seed, "Seed of initialisation, data order, augmentation and dropout");
+  cmd->add_option("--workers", f->config.workers, "Data loader threads");
+  cmd->add_flag("--no-augment", f->no_augment, "No random crop / flip");
+  cmd->add_flag("--tf32", f->tf32, "Allow TF32 tensor-core math for float32 convolutions and matrix products");
+  cmd->add_option("--checkpoint-dir", f->config.checkpoint_dir, "Directory for checkpoints");
+  cmd->add_option("--checkpoint-every", f->config.checkpoint_every, "Steps between checkpoints (0: every epoch)");
+  cmd->add_option("--keep-checkpoints", f->config.keep_checkpoints, "Checkpoints to keep");
+  cmd->add_option("--resume", f->resume_dir, "Continue from the newest checkpoint in DIR (and keep saving there)");
+  cmd->add_option("--eval-every", f->config.eval_every, "Epochs between evaluations (0: never)");
+  cmd->add_option("--log-every", f->config.log_every, "Steps between metrics lines");
+  cmd->add_option("--metrics", f->config.metrics, "JSON-lines metrics file (appended)");
+  cmd->callback([cmd, f] {
+    const int code = run_train(*cmd, *f);
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+}  // namespace baton::cli
