@@ -115,11 +115,11 @@ std::string CheckpointManager::save(const ParamStore& params, const Optimizer& o
                      optimizer_file_metadata(state, optimizer), ctx.stream());
     sync_directory(temp.path().string());
     move_into_place(temp.path(), target);
-    sync_directory(root_);
   } catch (Error& e) {
     e.add_context("saving checkpoint '" + target.string() + "' (nothing saved before was changed)");
     throw;
   }
+  sync_directory(root_);
   if (keep_last_ > 0) delete_all_but_newest(name);
   return target.string();
 }
