@@ -7,7 +7,7 @@
 #include "kernels/activation_math.h"
 #include "kernels/cpu/activation_cpu.h"
 #include "kernels/dispatch.h"
-#include "kernels/pointwise_checks.h"
+#include "kernels/op_checks.h"
 #include "runtime/core/build_config.h"
 
 #if BATON_HAVE_CUDA

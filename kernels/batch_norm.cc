@@ -5,10 +5,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <string_view>
 #include <vector>
 
 #include "kernels/cpu/batch_norm_cpu.h"
+#include "kernels/dispatch.h"
 #include "kernels/op_checks.h"
 #include "runtime/core/build_config.h"
 
@@ -70,11 +72,38 @@ T* data_or_null(const Tensor& t) {
   return t.defined() ? t.data<T>() : nullptr;
 }
 
-template <typename Fn>
-void dispatch_bn(std::string_view op, DType dtype, Fn&& fn) {
-  if (dtype == DType::f64) return fn.template operator()<double>();
-  if (dtype == DType::f32) return fn.template operator()<float>();
-  BATON_FAIL(op, ": dtype ", dtype_name(dtype), " is not supported (expected f32 or f64)");
+// The checks both forward ops share: x, y alike, weight and bias optional.
+void check_forward(std::string_view op, const Context& ctx, const NamedTensor& x, const Tensor& y, const Tensor& weight,
+                   const Tensor& bias) {
+  check_input(op, ctx, x);
+  check_like_input(op, ctx, x, {"y", y});
+  check_channel(op, ctx, x, {"weight", weight}, true);
+  check_channel(op, ctx, x, {"bias", bias}, true);
+}
+
+// The checks of batch_norm_forward_train (num_batches_tracked may be undefined).
+void check_forward_train(std::string_view op, const Context& ctx, const Tensor& x, const Tensor& weight,
+                         const Tensor& bias, double eps, double momentum, const Tensor& y, const Tensor& save_mean,
+                         const Tensor& save_invstd, const Tensor& running_mean, const Tensor& running_var,
+                         const Tensor& num_batches_tracked) {
+  const NamedTensor nx{"x", x};
+  check_forward(op, ctx, nx, y, weight, bias);
+  check_channel(op, ctx, nx, {"save_mean", save_mean});
+  check_channel(op, ctx, nx, {"save_invstd", save_invstd});
+  check_pair(op, {"running_mean", running_mean}, {"running_var", running_var});
+  check_channel(op, ctx, nx, {"running_mean", running_mean}, true);
+  check_channel(op, ctx, nx, {"running_var", running_var}, true);
+  if (num_batches_tracked.defined()) {
+    check_on_context(op, ctx, {{"num_batches_tracked", num_batches_tracked}});
+    BATON_CHECK(num_batches_tracked.dtype() == DType::i64 && num_batches_tracked.shape() == Shape{}, op,
+                ": argument 'num_batches_tracked' is ", dtype_name(num_batches_tracked.dtype()), " of shape ",
+                num_batches_tracked.shape().str(), ", expected an i64 scalar (shape [])");
+  }
+  check_eps(op, eps);
+  BATON_CHECK(momentum >= 0.0 && momentum <= 1.0, op, ": momentum is ", momentum, ", expected a value in [0, 1]");
+  const int64_t per_channel = x.size(0) * x.size(2) * x.size(3);
+  BATON_CHECK(per_channel > 1, op, ": expected more than 1 value per channel when training, got input of shape ",
+              x.shape().str());
 }
 
 #if BATON_HAVE_CUDA
@@ -113,6 +142,44 @@ void* channel_or_constant(Context& ctx, const Tensor& t, const Scratch& scratch,
   return p;
 }
 
+// The cuDNN calls' arguments: the tensors' pointers, with γ and β (forward) or γ and the outputs
+// (backward) resolved by the caller.
+cuda::BatchNormForwardTrainArgs forward_train_args(const Tensor& x, const void* scale, const void* bias, double eps,
+                                                   double momentum, const Tensor& y, const Tensor& save_mean,
+                                                   const Tensor& save_invstd, const Tensor& running_mean,
+                                                   const Tensor& running_var) {
+  return {.dtype = x.dtype(),
+          .dims = dims_of(x),
+          .x = x.data_ptr(),
+          .weight = scale,
+          .bias = bias,
+          .eps = eps,
+          .momentum = momentum,
+          .y = y.data_ptr(),
+          .save_mean = save_mean.data_ptr(),
+          .save_invstd = save_invstd.data_ptr(),
+          .running_mean = pointer_or_null(running_mean),
+          .running_var = pointer_or_null(running_var)};
+}
+
+cuda::BatchNormBackwardTrainArgs backward_train_args(const Tensor& x, const Tensor& dy, const void* scale,
+                                                     const Tensor& save_mean, const Tensor& save_invstd, double eps,
+                                                     void* dx, void* weight_grad, void* bias_grad,
+                                                     bool accumulate_param_grads) {
+  return {.dtype = x.dtype(),
+          .dims = dims_of(x),
+          .x = x.data_ptr(),
+          .dy = dy.data_ptr(),
+          .weight = scale,
+          .save_mean = save_mean.data_ptr(),
+          .save_invstd = save_invstd.data_ptr(),
+          .eps = eps,
+          .dx = dx,
+          .weight_grad = weight_grad,
+          .bias_grad = bias_grad,
+          .accumulate_param_grads = accumulate_param_grads};
+}
+
 size_t channel_bytes(const Tensor& x) { return static_cast<size_t>(x.size(1)) * dtype_size(x.dtype()); }
 
 // γ and β for cuDNN's forward calls: the given tensors, or ones and zeros in the workspace.
@@ -138,34 +205,16 @@ void batch_norm_forward_train(Context& ctx, const Tensor& x, const Tensor& weigh
                               const Tensor& running_mean, const Tensor& running_var,
                               const Tensor& num_batches_tracked) {
   constexpr std::string_view op = "batch_norm_forward_train";
-  const NamedTensor nx{"x", x};
-  check_input(op, ctx, nx);
-  check_like_input(op, ctx, nx, {"y", y});
-  check_channel(op, ctx, nx, {"weight", weight}, true);
-  check_channel(op, ctx, nx, {"bias", bias}, true);
-  check_channel(op, ctx, nx, {"save_mean", save_mean});
-  check_channel(op, ctx, nx, {"save_invstd", save_invstd});
-  check_pair(op, {"running_mean", running_mean}, {"running_var", running_var});
-  check_channel(op, ctx, nx, {"running_mean", running_mean}, true);
-  check_channel(op, ctx, nx, {"running_var", running_var}, true);
-  if (num_batches_tracked.defined()) {
-    check_on_context(op, ctx, {{"num_batches_tracked", num_batches_tracked}});
-    BATON_CHECK(num_batches_tracked.dtype() == DType::i64 && num_batches_tracked.shape() == Shape{}, op,
-                ": argument 'num_batches_tracked' is ", dtype_name(num_batches_tracked.dtype()), " of shape ",
-                num_batches_tracked.shape().str(), ", expected an i64 scalar (shape [])");
-  }
-  check_eps(op, eps);
-  BATON_CHECK(momentum >= 0.0 && momentum <= 1.0, op, ": momentum is ", momentum, ", expected a value in [0, 1]");
-  const int64_t per_channel = x.size(0) * x.size(2) * x.size(3);
-  BATON_CHECK(per_channel > 1, op, ": expected more than 1 value per channel when training, got input of shape ",
-              x.shape().str());
+  check_forward_train(op, ctx, x, weight, bias, eps, momentum, y, save_mean, save_invstd, running_mean, running_var,
+                      num_batches_tracked);
 #if BATON_HAVE_CUDA
   if (ctx.device().is_cuda()) {
     if (x.numel() > 0) {  // no channels: nothing to normalise
       const ScaleBias sb = scale_bias_or_constants(ctx, x, weight, bias);
-      cuda::batch_norm_forward_train(ctx.cudnn(), x.dtype(), dims_of(x), x.data_ptr(), sb.scale, sb.bias, eps, momentum,
-                                     y.data_ptr(), save_mean.data_ptr(), save_invstd.data_ptr(),
-                                     pointer_or_null(running_mean), pointer_or_null(running_var), ctx.device().index());
+      cuda::batch_norm_forward_train(
+          ctx.cudnn(),
+          forward_train_args(x, sb.scale, sb.bias, eps, momentum, y, save_mean, save_invstd, running_mean, running_var),
+          ctx.device().index());
     }
     if (num_batches_tracked.defined()) {
       cuda::increment_counter(num_batches_tracked.data<int64_t>(), ctx.device().index(), ctx.stream().native_handle());
@@ -173,7 +222,7 @@ void batch_norm_forward_train(Context& ctx, const Tensor& x, const Tensor& weigh
     return;
   }
 #endif
-  dispatch_bn(op, x.dtype(), [&]<typename T>() {
+  dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
     cpu::batch_norm_forward_train(x.data<T>(), data_or_null<T>(weight), data_or_null<T>(bias), x.size(0), x.size(1),
                                   x.size(2) * x.size(3), eps, momentum, y.data<T>(), save_mean.data<T>(),
                                   save_invstd.data<T>(), data_or_null<T>(running_mean), data_or_null<T>(running_var));
@@ -185,10 +234,7 @@ void batch_norm_forward_eval(Context& ctx, const Tensor& x, const Tensor& weight
                              const Tensor& mean, const Tensor& var, double eps, const Tensor& y) {
   constexpr std::string_view op = "batch_norm_forward_eval";
   const NamedTensor nx{"x", x};
-  check_input(op, ctx, nx);
-  check_like_input(op, ctx, nx, {"y", y});
-  check_channel(op, ctx, nx, {"weight", weight}, true);
-  check_channel(op, ctx, nx, {"bias", bias}, true);
+  check_forward(op, ctx, nx, y, weight, bias);
   check_channel(op, ctx, nx, {"mean", mean});
   check_channel(op, ctx, nx, {"var", var});
   check_eps(op, eps);
@@ -200,7 +246,7 @@ void batch_norm_forward_eval(Context& ctx, const Tensor& x, const Tensor& weight
                                          mean.data_ptr(), var.data_ptr(), eps, y.data_ptr(), ctx.device().index());
   }
 #endif
-  dispatch_bn(op, x.dtype(), [&]<typename T>() {
+  dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
     std::vector<double> mu = channel_values<T>(mean), invstd = channel_values<T>(var);
     for (double& v : invstd) v = 1.0 / std::sqrt(v + eps);
     cpu::batch_norm_normalize(x.data<T>(), data_or_null<T>(weight), data_or_null<T>(bias), x.size(0), x.size(1),
@@ -245,16 +291,17 @@ void batch_norm_backward_train(Context& ctx, const Tensor& x, const Tensor& dy, 
     const int dw_scratch = scratch.plan(!weight_grad.defined(), channel_bytes(x));
     const int db_scratch = scratch.plan(!bias_grad.defined(), channel_bytes(x));
     scratch.acquire(ctx);
-    return cuda::batch_norm_backward_train(ctx.cudnn(), x.dtype(), dims_of(x), x.data_ptr(), dy.data_ptr(),
-                                           channel_or_constant(ctx, weight, scratch, ones, x.dtype(), x.size(1), 1.0),
-                                           save_mean.data_ptr(), save_invstd.data_ptr(), eps,
-                                           dx.defined() ? dx.data_ptr() : scratch.get(dx_scratch),
-                                           weight_grad.defined() ? weight_grad.data_ptr() : scratch.get(dw_scratch),
-                                           bias_grad.defined() ? bias_grad.data_ptr() : scratch.get(db_scratch),
-                                           weight_grad.defined(), ctx.device().index());
+    return cuda::batch_norm_backward_train(
+        ctx.cudnn(),
+        backward_train_args(x, dy, channel_or_constant(ctx, weight, scratch, ones, x.dtype(), x.size(1), 1.0),
+                            save_mean, save_invstd, eps, dx.defined() ? dx.data_ptr() : scratch.get(dx_scratch),
+                            weight_grad.defined() ? weight_grad.data_ptr() : scratch.get(dw_scratch),
+                            bias_grad.defined() ? bias_grad.data_ptr() : scratch.get(db_scratch),
+                            weight_grad.defined()),
+        ctx.device().index());
   }
 #endif
-  dispatch_bn(op, x.dtype(), [&]<typename T>() {
+  dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
     cpu::batch_norm_backward(x.data<T>(), dy.data<T>(), data_or_null<T>(weight), x.size(0), x.size(1),
                              x.size(2) * x.size(3), channel_values<T>(save_mean), channel_values<T>(save_invstd), true,
                              data_or_null<T>(dx), data_or_null<T>(weight_grad), data_or_null<T>(bias_grad));
@@ -275,13 +322,51 @@ void batch_norm_backward_eval(Context& ctx, const Tensor& x, const Tensor& dy, c
                                           ctx.device().index(), ctx.stream().native_handle());
   }
 #endif
-  dispatch_bn(op, x.dtype(), [&]<typename T>() {
+  dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
     std::vector<double> invstd = channel_values<T>(var);
     for (double& v : invstd) v = 1.0 / std::sqrt(v + eps);
     cpu::batch_norm_backward(x.data<T>(), dy.data<T>(), data_or_null<T>(weight), x.size(0), x.size(1),
                              x.size(2) * x.size(3), channel_values<T>(mean), invstd, false, data_or_null<T>(dx),
                              data_or_null<T>(weight_grad), data_or_null<T>(bias_grad));
   });
+}
+
+std::function<void()> batch_norm_library_call(Context& ctx, BatchNormPass pass, const BatchNormTensors& t, double eps,
+                                              double momentum) {
+  constexpr std::string_view op = "batch_norm_library_call";
+  // The op's checks, then the tensors the bare call cannot do without.
+  const auto require = [&](std::initializer_list<NamedTensor> tensors) {
+    for (const NamedTensor& n : tensors) {
+      BATON_CHECK(n.tensor.defined(), op, ": argument '", n.name, "' is undefined; the bare cuDNN call needs it");
+    }
+  };
+  if (pass == BatchNormPass::forward_train) {
+    check_forward_train(op, ctx, t.x, t.weight, t.bias, eps, momentum, t.y, t.save_mean, t.save_invstd, t.running_mean,
+                        t.running_var, Tensor());
+    require({{"weight", t.weight}, {"bias", t.bias}});
+  } else {
+    check_backward(op, ctx, t.x, t.dy, t.weight, {"save_mean", t.save_mean}, {"save_invstd", t.save_invstd}, eps, t.dx,
+                   t.weight_grad, t.bias_grad);
+    require({{"weight", t.weight}, {"dx", t.dx}, {"weight_grad", t.weight_grad}, {"bias_grad", t.bias_grad}});
+  }
+  BATON_CHECK(t.x.numel() > 0, op, ": an empty input makes no library call");
+#if BATON_HAVE_CUDA
+  if (ctx.device().is_cuda()) {
+    if (pass == BatchNormPass::forward_train) {
+      return cuda::batch_norm_forward_train_call(
+          ctx.cudnn(),
+          forward_train_args(t.x, t.weight.data_ptr(), t.bias.data_ptr(), eps, momentum, t.y, t.save_mean,
+                             t.save_invstd, t.running_mean, t.running_var),
+          ctx.device().index());
+    }
+    return cuda::batch_norm_backward_train_call(
+        ctx.cudnn(),
+        backward_train_args(t.x, t.dy, t.weight.data_ptr(), t.save_mean, t.save_invstd, eps, t.dx.data_ptr(),
+                            t.weight_grad.data_ptr(), t.bias_grad.data_ptr(), true),
+        ctx.device().index());
+  }
+#endif
+  return {};
 }
 
 }  // namespace baton::kernels

@@ -9,6 +9,8 @@
 // own deterministic kernels for the frozen-statistics backward.
 #pragma once
 
+#include <functional>
+
 #include "runtime/core/context.h"
 #include "runtime/core/tensor.h"
 
@@ -44,5 +46,28 @@ void batch_norm_backward_train(Context& ctx, const Tensor& x, const Tensor& dy, 
 void batch_norm_backward_eval(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& weight, const Tensor& mean,
                               const Tensor& var, double eps, const Tensor& dx, const Tensor& weight_grad,
                               const Tensor& bias_grad);
+
+// The two passes batch_norm_library_call makes bare.
+enum class BatchNormPass { forward_train, backward_train };
+
+// The tensors of both training passes, named as in the ops above: forward_train reads x, weight,
+// bias and writes y, save_mean, save_invstd (running_mean and running_var updated when defined);
+// backward_train reads x, dy, weight, save_mean, save_invstd and writes dx, accumulating into
+// weight_grad and bias_grad. The tensors a pass does not use may be left out (undefined).
+struct BatchNormTensors {
+  Tensor x{}, weight{}, bias{}, y{}, save_mean{}, save_invstd{}, running_mean{}, running_var{};
+  Tensor dy{}, dx{}, weight_grad{}, bias_grad{};
+};
+
+// The cuDNN call batch_norm_forward_train / batch_norm_backward_train makes for `pass`
+// (cudnnBatchNormalizationForwardTraining / cudnnBatchNormalizationBackward), bare: the arguments
+// checked and the descriptors made once here, so each call of the result issues only the library
+// call (no num_batches_tracked increment). For benchmarks that measure baton's overhead over cuDNN.
+// Every tensor the pass uses must be defined (a bare call has no ones, zeros or scratch to stand
+// in for an absent one), except running_mean and running_var (both or neither), and x must not be
+// empty. momentum is used by forward_train only. Empty on CPU contexts. The tensors must stay
+// alive while the returned function is used.
+std::function<void()> batch_norm_library_call(Context& ctx, BatchNormPass pass, const BatchNormTensors& tensors,
+                                              double eps, double momentum = 0.1);
 
 }  // namespace baton::kernels

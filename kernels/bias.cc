@@ -3,7 +3,6 @@
 #include "kernels/bias.h"
 
 #include <cstdint>
-#include <initializer_list>
 #include <string_view>
 
 #include "kernels/cpu/bias_cpu.h"
@@ -20,14 +19,12 @@
 namespace baton::kernels {
 namespace {
 
-constexpr std::initializer_list<DType> kFloating = {DType::f32, DType::f64, DType::f16, DType::bf16};
-
 // t ([N, C, ...], rank >= 2) and the per-channel tensor b ([C]) on the context's device, one floating dtype.
 void check_bias(std::string_view op, const Context& ctx, const NamedTensor& t, const NamedTensor& b) {
   check_on_context(op, ctx, {t, b});
   BATON_CHECK(t.tensor.rank() >= 2, op, ": argument '", t.name, "' has shape ", t.tensor.shape().str(),
               ", expected at least 2 dimensions [N, C, ...]");
-  check_dtype_in(op, t, kFloating);
+  check_floating(op, t);
   check_same_dtype(op, {t, b});
   const int64_t channels = t.tensor.size(1);
   BATON_CHECK(b.tensor.shape() == Shape{channels}, op, ": argument '", b.name, "' has shape ", b.tensor.shape().str(),

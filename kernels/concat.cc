@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "kernels/cpu/concat_cpu.h"
-#include "kernels/pointwise_checks.h"
+#include "kernels/op_checks.h"
 #include "runtime/core/build_config.h"
 
 #if BATON_HAVE_CUDA

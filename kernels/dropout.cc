@@ -6,7 +6,7 @@
 #include "kernels/cpu/dropout_cpu.h"
 #include "kernels/dropout_math.h"
 #include "kernels/dispatch.h"
-#include "kernels/pointwise_checks.h"
+#include "kernels/op_checks.h"
 #include "runtime/core/build_config.h"
 
 #if BATON_HAVE_CUDA

@@ -1,7 +1,6 @@
 // Elementwise ops: argument checks, then the CPU reference or the CUDA launchers.
 #include "kernels/elementwise.h"
 
-#include <initializer_list>
 #include <string_view>
 
 #include "kernels/cpu/elementwise_cpu.h"
@@ -15,37 +14,6 @@
 
 namespace baton::kernels {
 namespace {
-
-constexpr std::initializer_list<DType> kFloating = {DType::f32, DType::f64, DType::f16, DType::bf16};
-
-// An output may be an input exactly (in place); sharing only part of an input's bytes is an error,
-// as is the same bytes under another dtype.
-void check_overlap(std::string_view op, const NamedTensor& out, std::initializer_list<NamedTensor> inputs) {
-  const Tensor& o = out.tensor;
-  for (const NamedTensor& in : inputs) {
-    const Tensor& t = in.tensor;
-    if (t.storage() != o.storage() || t.nbytes() == 0 || o.nbytes() == 0) continue;
-    const bool same = t.offset_bytes() == o.offset_bytes() && t.nbytes() == o.nbytes() && t.dtype() == o.dtype();
-    const bool disjoint =
-        t.offset_bytes() + t.nbytes() <= o.offset_bytes() || o.offset_bytes() + o.nbytes() <= t.offset_bytes();
-    BATON_CHECK(same || disjoint, op, ": argument '", out.name, "' overlaps argument '", in.name,
-                "' in part (an output may only be exactly an input, for in-place use)");
-  }
-}
-
-// Every tensor on the context's device, of one shape and one floating dtype; out overlaps no input in part.
-void check_elementwise(std::string_view op, const Context& ctx, std::initializer_list<NamedTensor> inputs,
-                       const NamedTensor& out) {
-  const NamedTensor& first = *inputs.begin();
-  check_on_context(op, ctx, inputs);
-  check_on_context(op, ctx, {out});
-  for (const NamedTensor& t : inputs) check_same_shape(op, {first, t});
-  check_same_shape(op, {first, out});
-  check_dtype_in(op, first, kFloating);
-  for (const NamedTensor& t : inputs) check_same_dtype(op, {first, t});
-  check_same_dtype(op, {first, out});
-  check_overlap(op, out, inputs);
-}
 
 #if BATON_HAVE_CUDA
 int device_index(const Context& ctx) { return ctx.device().index(); }
@@ -62,7 +30,7 @@ enum class Arith { add, sub, mul };
 
 // out = a (+ - *) b.
 void arith(std::string_view op, Arith kind, Context& ctx, const Tensor& a, const Tensor& b, const Tensor& out) {
-  check_elementwise(op, ctx, {{"a", a}, {"b", b}}, {"out", out});
+  check_pointwise(op, ctx, {{"a", a}, {"b", b}}, {"out", out});
 #if BATON_HAVE_CUDA
   if (ctx.device().is_cuda()) {
     const auto launch = kind == Arith::add ? cuda::add : kind == Arith::sub ? cuda::sub : cuda::mul;
@@ -89,7 +57,7 @@ void mul(Context& ctx, const Tensor& a, const Tensor& b, const Tensor& out) {
 }
 
 void scale(Context& ctx, const Tensor& x, double alpha, const Tensor& out) {
-  check_elementwise("scale", ctx, {{"x", x}}, {"out", out});
+  check_pointwise("scale", ctx, {{"x", x}}, {"out", out});
 #if BATON_HAVE_CUDA
   if (ctx.device().is_cuda()) {
     return cuda::scale(x.dtype(), x.data_ptr(), alpha, out.data_ptr(), out.numel(), device_index(ctx), stream_of(ctx));
@@ -100,7 +68,7 @@ void scale(Context& ctx, const Tensor& x, double alpha, const Tensor& out) {
 }
 
 void axpy(Context& ctx, double alpha, const Tensor& x, const Tensor& y) {
-  check_elementwise("axpy", ctx, {{"x", x}, {"y", y}}, {"y", y});
+  check_pointwise("axpy", ctx, {{"x", x}, {"y", y}}, {"y", y});
   // y = alpha·x + 1·y: multiplying by 1 is exact, so axpby computes axpy.
 #if BATON_HAVE_CUDA
   if (ctx.device().is_cuda()) {
@@ -113,7 +81,7 @@ void axpy(Context& ctx, double alpha, const Tensor& x, const Tensor& y) {
 }
 
 void axpby(Context& ctx, double alpha, const Tensor& x, double beta, const Tensor& y, const Tensor& out) {
-  check_elementwise("axpby", ctx, {{"x", x}, {"y", y}}, {"out", out});
+  check_pointwise("axpby", ctx, {{"x", x}, {"y", y}}, {"out", out});
 #if BATON_HAVE_CUDA
   if (ctx.device().is_cuda()) {
     return cuda::axpby(x.dtype(), alpha, x.data_ptr(), beta, y.data_ptr(), out.data_ptr(), out.numel(),
@@ -126,7 +94,7 @@ void axpby(Context& ctx, double alpha, const Tensor& x, double beta, const Tenso
 }
 
 void relu_forward(Context& ctx, const Tensor& x, const Tensor& out) {
-  check_elementwise("relu_forward", ctx, {{"x", x}}, {"out", out});
+  check_pointwise("relu_forward", ctx, {{"x", x}}, {"out", out});
 #if BATON_HAVE_CUDA
   if (ctx.device().is_cuda()) {
     return cuda::relu_forward(x.dtype(), x.data_ptr(), out.data_ptr(), out.numel(), device_index(ctx), stream_of(ctx));
@@ -137,7 +105,7 @@ void relu_forward(Context& ctx, const Tensor& x, const Tensor& out) {
 }
 
 void relu_backward(Context& ctx, const Tensor& y, const Tensor& dy, const Tensor& dx) {
-  check_elementwise("relu_backward", ctx, {{"y", y}, {"dy", dy}}, {"dx", dx});
+  check_pointwise("relu_backward", ctx, {{"y", y}, {"dy", dy}}, {"dx", dx});
 #if BATON_HAVE_CUDA
   if (ctx.device().is_cuda()) {
     return cuda::relu_backward(y.dtype(), y.data_ptr(), dy.data_ptr(), dx.data_ptr(), dx.numel(), device_index(ctx),
@@ -158,16 +126,16 @@ void copy(Context& ctx, const Tensor& src, const Tensor& out) {
   check_on_context("copy", ctx, {{"src", src}, {"out", out}});
   check_same_shape("copy", {{"src", src}, {"out", out}});
   check_same_dtype("copy", {{"src", src}, {"out", out}});
-  check_overlap("copy", {"out", out}, {{"src", src}});
+  check_overlap("copy", {"out", out}, {{"src", src}}, Overlap::exact_or_none);
   copy_checked(ctx, src, out);
 }
 
 void cast(Context& ctx, const Tensor& src, const Tensor& out) {
   check_on_context("cast", ctx, {{"src", src}, {"out", out}});
   check_same_shape("cast", {{"src", src}, {"out", out}});
-  check_dtype_in("cast", {"src", src}, kFloating);
-  check_dtype_in("cast", {"out", out}, kFloating);
-  check_overlap("cast", {"out", out}, {{"src", src}});
+  check_floating("cast", {"src", src});
+  check_floating("cast", {"out", out});
+  check_overlap("cast", {"out", out}, {{"src", src}}, Overlap::exact_or_none);
   if (src.dtype() == out.dtype()) return copy_checked(ctx, src, out);
 #if BATON_HAVE_CUDA
   if (ctx.device().is_cuda()) {

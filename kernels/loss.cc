@@ -26,7 +26,7 @@ struct RowsClasses {
 // checked without reading the labels.
 RowsClasses check_scores_and_labels(std::string_view op, const NamedTensor& scores, const Tensor& labels) {
   check_rank(op, scores, 2);
-  check_dtype_in(op, scores, {DType::f32, DType::f64, DType::f16, DType::bf16});
+  check_floating(op, scores);
   const int64_t rows = scores.tensor.size(0), classes = scores.tensor.size(1);
   BATON_CHECK(rows >= 1 && classes >= 1, op, ": argument '", scores.name, "' has shape ", scores.tensor.shape().str(),
               ", expected at least one row and one class");

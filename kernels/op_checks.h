@@ -1,5 +1,5 @@
-// Argument checks shared by every op: defined tensors, same device as the context, shapes, dtypes.
-// Each failure is a baton::Error naming the op, the argument and what was expected.
+// Argument checks shared by every op: defined tensors, same device as the context, shapes, dtypes,
+// overlap between outputs and inputs. Each failure is a baton::Error naming the op, the argument and what was expected.
 #pragma once
 
 #include <initializer_list>
@@ -25,5 +25,24 @@ void check_same_dtype(std::string_view op, std::initializer_list<NamedTensor> te
 void check_dtype_in(std::string_view op, const NamedTensor& t, std::initializer_list<DType> allowed);
 // The tensor has exactly `rank` dimensions.
 void check_rank(std::string_view op, const NamedTensor& t, int rank);
+// The tensor's dtype is a floating one: f32, f64, f16 or bf16.
+void check_floating(std::string_view op, const NamedTensor& t);
+
+// Which overlap between an output and an input an op accepts.
+enum class Overlap {
+  exact_or_none,  // the output may be exactly an input (in place) or share none of its bytes
+  none,           // the output shares no byte with any input
+};
+
+// `out` against each input: a failure names both arguments. Exactly an input means the same bytes
+// under the same dtype.
+void check_overlap(std::string_view op, const NamedTensor& out, std::initializer_list<NamedTensor> inputs,
+                   Overlap allowed);
+
+// The checks of the pointwise ops (elementwise, activation, dropout): every tensor is on the
+// context's device, has the first input's shape and one floating dtype, and `out` is exactly an
+// input (in place) or disjoint from every input.
+void check_pointwise(std::string_view op, const Context& ctx, std::initializer_list<NamedTensor> inputs,
+                     const NamedTensor& out);
 
 }  // namespace baton::kernels

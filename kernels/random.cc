@@ -22,7 +22,7 @@ namespace {
 // fit in 64 bits.
 void check_fill(std::string_view op, const Context& ctx, const Tensor& out, uint64_t offset) {
   check_on_context(op, ctx, {{"out", out}});
-  check_dtype_in(op, {"out", out}, {DType::f32, DType::f64, DType::f16, DType::bf16});
+  check_floating(op, {"out", out});
   const auto n = static_cast<uint64_t>(out.numel());
   BATON_CHECK(n == 0 || offset <= std::numeric_limits<uint64_t>::max() - (n - 1), op, ": argument 'offset' is ", offset,
               ", but the fill of ", n, " elements would run past stream index 2^64 - 1");

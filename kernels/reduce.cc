@@ -2,7 +2,6 @@
 #include "kernels/reduce.h"
 
 #include <cmath>
-#include <initializer_list>
 #include <string_view>
 
 #include "kernels/cpu/reduce_cpu.h"
@@ -16,8 +15,6 @@
 
 namespace baton::kernels {
 namespace {
-
-constexpr std::initializer_list<DType> kFloating = {DType::f32, DType::f64, DType::f16, DType::bf16};
 
 std::string_view reduction_name(Reduction reduction) {
   switch (reduction) {
@@ -38,7 +35,7 @@ std::string_view reduction_name(Reduction reduction) {
 // x floating on the context's device; out on it too, with the reduction dtype of x.
 void check_reduction(std::string_view op, const Context& ctx, const Tensor& x, const Tensor& out) {
   check_on_context(op, ctx, {{"x", x}, {"out", out}});
-  check_dtype_in(op, {"x", x}, kFloating);
+  check_floating(op, {"x", x});
   const DType expected = reduction_dtype(x.dtype());
   BATON_CHECK(out.dtype() == expected, op, ": argument 'out' has dtype ", dtype_name(out.dtype()), ", expected ",
               dtype_name(expected), " (the result dtype for 'x' of dtype ", dtype_name(x.dtype()), ")");

@@ -14,7 +14,6 @@
 #include "kernels/elementwise.h"
 #include "kernels/optimizer.h"
 #include "kernels/reduce.h"
-#include "runtime/core/atomic_file.h"
 #include "runtime/core/log.h"
 #include "tools/bench_timer.h"
 #include "tools/commands.h"
@@ -134,10 +133,7 @@ void run_bench(const BenchOptions& options) {
                                    {"percent_of_copy", r.percent_of_copy}});
     }
   }
-  if (!options.json_path.empty()) {
-    write_file_atomically(options.json_path, report.dump(2) + "\n");
-    std::printf("wrote %s\n", options.json_path.c_str());
-  }
+  write_bench_json(options.json_path, report);
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
-// `baton bench layers`: ResNet-50's distinct convolutions at 224×224 and its Linear(2048 -> 1000)
-// classifier, through the Layer interface (forward allocates its output; backward computes the
-// input gradient where a network needs it and accumulates the parameter gradients). For each: the
-// median forward and backward times, the achieved TFLOP/s, and beside them the same cuDNN / cuBLAS
-// calls made directly (descriptors, workspace and algorithm fixed beforehand), so the overhead
-// column is what baton adds over the library. On a CPU device the direct column is "n/a".
+// `baton bench layers`: ResNet-50's distinct convolutions at 224×224, its Linear(2048 -> 1000)
+// classifier and its distinct BatchNorm2d shapes (training mode), through the Layer interface
+// (forward allocates its output; backward computes the input gradient where a network needs it and
+// accumulates the parameter gradients). For each: the median forward and backward times, the
+// achieved rate (TFLOP/s for convolutions and the classifier; GB/s for BatchNorm, which is bound by
+// memory: the bytes each pass must move), and beside them the same cuDNN / cuBLAS calls made
+// directly (descriptors, workspace and algorithm fixed beforehand), so the overhead column is what
+// baton adds over the library. On a CPU device the direct column is "n/a".
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -12,15 +14,17 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
+#include "kernels/batch_norm.h"
 #include "kernels/conv.h"
 #include "kernels/elementwise.h"
 #include "kernels/gemm.h"
 #include "kernels/random.h"
+#include "layers/batch_norm.h"
 #include "layers/conv.h"
 #include "layers/linear.h"
-#include "runtime/core/atomic_file.h"
 #include "tools/bench_timer.h"
 #include "tools/commands.h"
 
@@ -28,7 +32,6 @@ namespace baton::cli {
 namespace {
 
 constexpr const char* kLinearNote = "baton adds the bias and its gradient; the direct column is the GEMMs alone";
-constexpr const char* kBatchNormSkipped = "BatchNorm2d (its kernels are not on this branch yet)";
 
 struct BenchOptions {
   std::string device;  // empty: cuda:0 when a GPU is present, else cpu
@@ -37,21 +40,25 @@ struct BenchOptions {
   bool tf32 = false;
 };
 
-// One distinct convolution of ResNet-50 (torchvision, stride on the 3×3) and how often it occurs.
+// A convolution of ResNet-50 (torchvision, stride on the 3×3) and how often it occurs.
 struct ConvShape {
   std::string name;  // where it first occurs
   int64_t in, out, kernel, stride, size;
-  int count = 0;
+  int count = 1;
 };
 
-std::vector<ConvShape> resnet50_convolutions() {
-  std::vector<ConvShape> shapes;
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>, size_t> index;
+// A BatchNorm2d of ResNet-50 (over [N, channels, size, size]) and how often it occurs.
+struct BatchNormShape {
+  std::string name;  // where it first occurs
+  int64_t channels, size;
+  int count = 1;
+};
+
+// Every convolution of ResNet-50, in the order of the forward pass.
+std::vector<ConvShape> resnet50_convolution_sequence() {
+  std::vector<ConvShape> convs;
   auto add = [&](const std::string& name, int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t size) {
-    const auto key = std::make_tuple(in, out, kernel, stride, size);
-    const auto [it, fresh] = index.emplace(key, shapes.size());
-    if (fresh) shapes.push_back({name, in, out, kernel, stride, size});
-    ++shapes[it->second].count;
+    convs.push_back({name, in, out, kernel, stride, size});
   };
   add("conv1", 3, 64, 7, 2, 224);
   const int64_t widths[] = {64, 128, 256, 512}, blocks[] = {3, 4, 6, 3};
@@ -69,17 +76,57 @@ std::vector<ConvShape> resnet50_convolutions() {
       in = out;
     }
   }
-  return shapes;
+  return convs;
 }
+
+// `items` with equal keys merged into the first occurrence (counts added), in order.
+template <typename T, typename KeyFn>
+std::vector<T> merge_equal(const std::vector<T>& items, KeyFn key) {
+  std::vector<T> merged;
+  std::map<decltype(key(items.front())), size_t> index;
+  for (const T& item : items) {
+    const auto [it, fresh] = index.emplace(key(item), merged.size());
+    if (fresh) {
+      merged.push_back(item);
+    } else {
+      merged[it->second].count += item.count;
+    }
+  }
+  return merged;
+}
+
+std::vector<ConvShape> resnet50_convolutions() {
+  return merge_equal(resnet50_convolution_sequence(),
+                     [](const ConvShape& c) { return std::make_tuple(c.in, c.out, c.kernel, c.stride, c.size); });
+}
+
+// The BatchNorm2d after each convolution (torchvision's names: conv1 -> bn1, layer1.0.conv2 ->
+// layer1.0.bn2, layer1.0.downsample.0 -> layer1.0.downsample.1), over the convolution's output.
+std::vector<BatchNormShape> resnet50_batch_norms() {
+  std::vector<BatchNormShape> norms;
+  for (const ConvShape& c : resnet50_convolution_sequence()) {
+    std::string name = c.name;
+    if (name.ends_with("downsample.0")) {
+      name.back() = '1';
+    } else {
+      name.replace(name.rfind("conv"), 4, "bn");
+    }
+    norms.push_back({name, c.out, c.size / c.stride});
+  }
+  return merge_equal(norms, [](const BatchNormShape& b) { return std::make_pair(b.channels, b.size); });
+}
+
+enum class WorkloadKind { conv, linear, batch_norm };
 
 // A layer with its tensors, the timed baton calls and (on CUDA) the same library calls made bare.
 struct Workload {
   std::string name, detail;
+  WorkloadKind kind = WorkloadKind::conv;
   int count = 1;
   std::unique_ptr<Layer> layer;
   bool needs_input_grad = true;
   Shape input_shape;
-  std::vector<Tensor> inputs, params, grads;
+  std::vector<Tensor> inputs, params, grads, buffers;
   Tensor dy;
   std::vector<Tensor> saved;
   std::string note;
@@ -101,11 +148,17 @@ void prepare(Context& ctx, Workload& w) {
     kernels::fill(ctx, g, 0.0);
     w.grads.push_back(g);
   }
+  for (const TensorSpec& spec : w.layer->buffer_specs(shapes)) {  // BatchNorm's running statistics
+    Tensor b = Tensor::empty(spec.shape, spec.has_dtype_override ? spec.dtype_override : DType::f32, ctx);
+    b.fill(spec.init.a, ctx.stream());  // constants
+    w.buffers.push_back(b);
+  }
   w.dy = random_tensor(ctx, w.layer->infer_shapes(shapes)[0], seed);
 }
 
 ForwardResult run_forward(Context& ctx, const Workload& w) {
-  return w.layer->forward({.ctx = ctx, .mode = Mode::train, .inputs = w.inputs, .params = w.params, .buffers = {}});
+  return w.layer->forward(
+      {.ctx = ctx, .mode = Mode::train, .inputs = w.inputs, .params = w.params, .buffers = w.buffers});
 }
 
 void run_backward(Context& ctx, const Workload& w) {
@@ -161,11 +214,82 @@ DirectCalls linear_direct_calls(Context& ctx, const Workload& w) {
   return d;
 }
 
+DirectCalls batch_norm_direct_calls(Context& ctx, const Workload& w) {
+  const layers::BatchNorm2dOptions& options = dynamic_cast<const layers::BatchNorm2d&>(*w.layer).options();
+  const Tensor& x = w.inputs[0];
+  const Shape channels{x.size(1)};
+  const auto filled = [&](const Shape& shape, double value) {
+    Tensor t = Tensor::empty(shape, DType::f32, ctx);
+    kernels::fill(ctx, t, value);
+    return t;
+  };
+  const kernels::BatchNormTensors t{.x = x,
+                                    .weight = w.params[0],
+                                    .bias = w.params[1],
+                                    .y = filled(x.shape(), 0.0),
+                                    .save_mean = filled(channels, 0.0),
+                                    .save_invstd = filled(channels, 1.0),
+                                    .running_mean = filled(channels, 0.0),
+                                    .running_var = filled(channels, 1.0),
+                                    .dy = w.dy,
+                                    .dx = filled(x.shape(), 0.0),
+                                    .weight_grad = filled(channels, 0.0),
+                                    .bias_grad = filled(channels, 0.0)};
+  DirectCalls d;
+  d.buffers = {t.y, t.save_mean, t.save_invstd, t.running_mean, t.running_var, t.dx, t.weight_grad, t.bias_grad};
+  using kernels::BatchNormPass;
+  d.forward = kernels::batch_norm_library_call(ctx, BatchNormPass::forward_train, t, options.eps, options.momentum);
+  // Backward reads the saved statistics the forward call writes (it is timed first).
+  if (d.forward) d.backward = kernels::batch_norm_library_call(ctx, BatchNormPass::backward_train, t, options.eps);
+  return d;
+}
+
+DirectCalls direct_calls(Context& ctx, const Workload& w) {
+  switch (w.kind) {
+    case WorkloadKind::conv:
+      return conv_direct_calls(ctx, w);
+    case WorkloadKind::linear:
+      return linear_direct_calls(ctx, w);
+    case WorkloadKind::batch_norm:
+      return batch_norm_direct_calls(ctx, w);
+  }
+  return {};
+}
+
+// What a row's rate counts, per pass: floating-point operations (TFLOP/s) for the convolutions and
+// the classifier, bytes each pass must move (GB/s) for BatchNorm, which is bound by memory.
+struct Work {
+  const char* unit;      // column header: "TFLOP/s" or "GB/s"
+  const char* key;       // JSON: forward_<key>, backward_<key> ("flops" or "bytes")
+  const char* rate_key;  // JSON: forward_<rate_key>, backward_<rate_key> ("tflops" or "gbps")
+  double per_ms;         // amount per ms that is 1 of the unit: 1e9 FLOP/ms = 1 TFLOP/s, 1e6 B/ms = 1 GB/s
+  double forward = 0, backward = 0;
+
+  double rate(double amount, double ms) const { return amount / (ms * per_ms); }
+};
+
+Work work_of(const Workload& w) {
+  const std::vector<Shape> shapes = {w.input_shape};
+  if (w.kind == WorkloadKind::batch_norm) {
+    // f32, each byte counted once. Forward: reads x, writes y; per channel reads γ and β, reads and
+    // writes the running mean and variance, writes the saved mean and invstd. Backward: reads x
+    // and dy, writes dx; per channel reads γ and the saved statistics, accumulates into dγ and dβ.
+    const auto elements = static_cast<double>(w.input_shape.numel());
+    const auto channels = static_cast<double>(w.input_shape[1]);
+    return {"GB/s", "bytes", "gbps", 1e6, 4 * (2 * elements + 8 * channels), 4 * (3 * elements + 7 * channels)};
+  }
+  const LayerCost cost = w.layer->cost(shapes, DType::f32);
+  // cost() counts the data gradient; a layer whose input needs none skips it.
+  const double backward = cost.backward_flops - (w.needs_input_grad ? 0.0 : 2 * cost.forward_macs);
+  return {"TFLOP/s", "flops", "tflops", 1e9, cost.forward_flops, backward};
+}
+
 std::vector<Workload> make_workloads(int64_t batch) {
   std::vector<Workload> out;
   for (const ConvShape& s : resnet50_convolutions()) {
     Workload w;
     w.name = s.name;
+    w.kind = WorkloadKind::conv;
     w.detail = std::to_string(s.kernel) + "x" + std::to_string(s.kernel) + (s.stride > 1 ? "/2 " : " ") +
                std::to_string(s.in) + "->" + std::to_string(s.out) + " @" + std::to_string(s.size);
     w.count = s.count;
@@ -181,11 +305,22 @@ std::vector<Workload> make_workloads(int64_t batch) {
   }
   Workload fc;
   fc.name = "fc";
+  fc.kind = WorkloadKind::linear;
   fc.detail = "Linear 2048->1000";
   fc.layer = std::make_unique<layers::Linear>(layers::LinearOptions{.in_features = 2048, .out_features = 1000});
   fc.input_shape = Shape{batch, 2048};
   fc.note = kLinearNote;
   out.push_back(std::move(fc));
+  for (const BatchNormShape& s : resnet50_batch_norms()) {
+    Workload w;
+    w.name = s.name;
+    w.kind = WorkloadKind::batch_norm;
+    w.detail = "BN " + std::to_string(s.channels) + " @" + std::to_string(s.size);
+    w.count = s.count;
+    w.layer = std::make_unique<layers::BatchNorm2d>(layers::BatchNorm2dOptions{.num_features = s.channels});
+    w.input_shape = Shape{batch, s.channels, s.size, s.size};
+    out.push_back(std::move(w));
+  }
   return out;
 }
 
@@ -205,6 +340,11 @@ std::string format_overhead(double ms, std::optional<double> direct) {
 
 nlohmann::json optional_json(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
+void print_header(const char* unit) {
+  std::printf("%-22s %-22s %3s | %10s %8s %10s %8s | %10s %8s %10s %8s\n", "layer", "shape", "n", "fwd ms", unit,
+              "direct ms", "overhead", "bwd ms", unit, "direct ms", "overhead");
+}
+
 void run_bench(const BenchOptions& options) {
   const Device device = choose_bench_device(options.device);
   const int64_t batch = options.batch > 0 ? options.batch : device.is_cuda() ? 32 : 2;
@@ -216,35 +356,36 @@ void run_bench(const BenchOptions& options) {
   report["batch"] = batch;
   report["dtype"] = "f32";
   report["allow_tf32"] = options.tf32;
-  report["skipped"] = nlohmann::json::array({kBatchNormSkipped});
 
   std::printf("%s, batch %lld, f32%s\n", device_display_name(device).c_str(), static_cast<long long>(batch),
               options.tf32 ? " (TF32 allowed)" : " (exact float32)");
-  std::printf("%-22s %-22s %3s | %10s %8s %10s %8s | %10s %8s %10s %8s\n", "layer", "shape", "n", "fwd ms", "TFLOP/s",
-              "direct ms", "overhead", "bwd ms", "TFLOP/s", "direct ms", "overhead");
+  std::string unit;  // of the rows printed last: a new header when it changes
   for (Workload& w : make_workloads(batch)) {
     prepare(ctx, w);
-    const std::vector<Shape> shapes = {w.input_shape};
-    const LayerCost cost = w.layer->cost(shapes, DType::f32);
-    const double forward_flops = cost.forward_flops;
-    // cost() counts the data gradient; a layer whose input needs none skips it.
-    const double backward_flops = cost.backward_flops - (w.needs_input_grad ? 0.0 : 2 * cost.forward_macs);
+    const Work work = work_of(w);
+    if (unit != work.unit) {
+      if (!unit.empty()) std::printf("\n");
+      print_header(work.unit);
+      unit = work.unit;
+    }
     const double forward_ms = time_median_ms(ctx, timing, [&] { run_forward(ctx, w); });
     w.saved = run_forward(ctx, w).saved;
     const double backward_ms = time_median_ms(ctx, timing, [&] { run_backward(ctx, w); });
 
-    const DirectCalls direct = w.name == "fc" ? linear_direct_calls(ctx, w) : conv_direct_calls(ctx, w);
+    const DirectCalls direct = direct_calls(ctx, w);
     std::optional<double> direct_forward, direct_backward;
     if (direct.forward) {
       direct_forward = time_median_ms(ctx, timing, direct.forward);
       direct_backward = time_median_ms(ctx, timing, direct.backward);
     }
-    const double forward_tflops = forward_flops / (forward_ms * 1e9);
-    const double backward_tflops = backward_flops / (backward_ms * 1e9);
-    std::printf("%-22s %-22s %3d | %10.4f %8.3f %10s %8s | %10.4f %8.3f %10s %8s\n", w.name.c_str(), w.detail.c_str(),
-                w.count, forward_ms, forward_tflops, format_ms(direct_forward).c_str(),
-                format_overhead(forward_ms, direct_forward).c_str(), backward_ms, backward_tflops,
+    const double forward_rate = work.rate(work.forward, forward_ms);
+    const double backward_rate = work.rate(work.backward, backward_ms);
+    const int precision = w.kind == WorkloadKind::batch_norm ? 1 : 3;
+    std::printf("%-22s %-22s %3d | %10.4f %8.*f %10s %8s | %10.4f %8.*f %10s %8s\n", w.name.c_str(), w.detail.c_str(),
+                w.count, forward_ms, precision, forward_rate, format_ms(direct_forward).c_str(),
+                format_overhead(forward_ms, direct_forward).c_str(), backward_ms, precision, backward_rate,
                 format_ms(direct_backward).c_str(), format_overhead(backward_ms, direct_backward).c_str());
+    const std::string amount = work.key, rate = work.rate_key;
     nlohmann::json row = {{"layer", w.name},
                           {"detail", w.detail},
                           {"type", w.layer->type()},
@@ -252,13 +393,13 @@ void run_bench(const BenchOptions& options) {
                           {"input_shape", w.input_shape.dims()},
                           {"count_in_resnet50", w.count},
                           {"input_grad", w.needs_input_grad},
-                          {"forward_flops", forward_flops},
-                          {"backward_flops", backward_flops},
+                          {"forward_" + amount, work.forward},
+                          {"backward_" + amount, work.backward},
                           {"forward_ms", forward_ms},
-                          {"forward_tflops", forward_tflops},
+                          {"forward_" + rate, forward_rate},
                           {"direct_forward_ms", optional_json(direct_forward)},
                           {"backward_ms", backward_ms},
-                          {"backward_tflops", backward_tflops},
+                          {"backward_" + rate, backward_rate},
                           {"direct_backward_ms", optional_json(direct_backward)}};
     if (!w.note.empty()) row["note"] = w.note;
     if (const auto* conv = dynamic_cast<const layers::Conv2d*>(w.layer.get()); conv != nullptr) {
@@ -279,12 +420,10 @@ void run_bench(const BenchOptions& options) {
     }
     report["results"].push_back(row);
   }
-  std::printf("fc: %s\nskipped: %s\n", kLinearNote, kBatchNormSkipped);
+  std::printf("fc: %s\nBatchNorm2d: training mode; GB/s counts the bytes each pass must move (x, y / dy, dx once)\n",
+              kLinearNote);
   if (!device.is_cuda()) std::printf("direct library calls: n/a on %s\n", device.str().c_str());
-  if (!options.json_path.empty()) {
-    write_file_atomically(options.json_path, report.dump(2) + "\n");
-    std::printf("wrote %s\n", options.json_path.c_str());
-  }
+  write_bench_json(options.json_path, report);
 }
 
 }  // namespace
@@ -293,7 +432,8 @@ void add_bench_layers_command(CLI::App& bench) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* cmd = bench.add_subcommand(
       "layers",
-      "ResNet-50's convolutions and classifier: forward/backward medians, TFLOP/s, overhead over cuDNN/cuBLAS");
+      "ResNet-50's convolutions, classifier and BatchNorms: forward/backward medians, TFLOP/s or GB/s, overhead over "
+      "cuDNN/cuBLAS");
   cmd->add_option("--device", options->device, "cpu, cpu:N or cuda:N (default: cuda:0 if present, else cpu)");
   cmd->add_option("--batch", options->batch, "Batch size (default: 32 on a GPU, 2 on the CPU)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "runtime/core/atomic_file.h"
 #include "runtime/core/device_info.h"
 #include "runtime/core/stream.h"
 
@@ -63,6 +64,12 @@ nlohmann::json bench_report(Device device, const BenchTimerConfig& timing) {
   report["timing"] = {{"warmup", timing.warmup}, {"repeats", timing.repeats}, {"statistic", "median"}};
   report["results"] = nlohmann::json::array();
   return report;
+}
+
+void write_bench_json(const std::string& path, const nlohmann::json& report) {
+  if (path.empty()) return;
+  write_file_atomically(path, report.dump(2) + "\n");
+  std::printf("wrote %s\n", path.c_str());
 }
 
 }  // namespace baton::cli

@@ -31,4 +31,7 @@ Device choose_bench_device(const std::string& requested);
 // A JSON report's common fields: device, device_name, timing, and an empty results array.
 nlohmann::json bench_report(Device device, const BenchTimerConfig& timing);
 
+// Writes `report` to `path` atomically and says so; nothing when `path` is empty (no --json).
+void write_bench_json(const std::string& path, const nlohmann::json& report);
+
 }  // namespace baton::cli

@@ -90,11 +90,7 @@ void scale_by_scalar(DType dtype, const void* x, DType scalar_dtype, const void*
                        ScaleByScalarOp<T, S>{static_cast<const S*>(scalar), alpha}, static_cast<T*>(out),
                        static_cast<const T*>(x));
     };
-    if (scalar_dtype == DType::f64) {
-      launch.template operator()<double>();
-    } else {
-      launch.template operator()<float>();
-    }
+    dispatch_f32_f64("scale_by_scalar", scalar_dtype, launch);  // checked: f32 or f64
   });
 }
 

@@ -7,35 +7,21 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 
 #include "kernels/cuda/batch_norm_cuda.h"
+#include "kernels/cuda/cudnn_descriptors.h"
 #include "kernels/cuda/scalar.cuh"
 #include "kernels/cuda/vec.cuh"
+#include "kernels/dispatch.h"
 #include "runtime/core/cuda/cuda_check.h"
+#include "runtime/core/cuda/cudnn_check.h"
 #include "runtime/core/cuda/launch.h"
-#include "runtime/core/cuda/library_check.h"
-#include "runtime/core/log.h"
 
 namespace baton::kernels::cuda {
 namespace {
 
 constexpr cudnnBatchNormMode_t kMode = CUDNN_BATCHNORM_SPATIAL;
-
-// A cuDNN tensor descriptor, destroyed with its owner.
-class TensorDescriptor {
- public:
-  TensorDescriptor() { BATON_CUDNN_CHECK(cudnnCreateTensorDescriptor(&desc_)); }
-  ~TensorDescriptor() {
-    if (cudnnDestroyTensorDescriptor(desc_) != CUDNN_STATUS_SUCCESS) log_error("cudnnDestroyTensorDescriptor failed");
-  }
-  TensorDescriptor(const TensorDescriptor&) = delete;
-  TensorDescriptor& operator=(const TensorDescriptor&) = delete;
-
-  cudnnTensorDescriptor_t get() const { return desc_; }
-
- private:
-  cudnnTensorDescriptor_t desc_ = nullptr;
-};
 
 // The descriptors of one batch-norm call: x (also y, dy, dx) as NCHW, and the per-channel tensors
 // as cuDNN derives them for spatial mode ([1, C, 1, 1]).
@@ -46,24 +32,45 @@ struct BatchNormDescriptors {
     // cuDNN describes tensors with int sizes and strides.
     BATON_CHECK(d.n * d.c * d.h * d.w <= std::numeric_limits<int>::max(), "batch norm on CUDA: input [", d.n, ", ", d.c,
                 ", ", d.h, ", ", d.w, "] has more elements than cuDNN accepts (2^31 - 1); split the batch");
-    const cudnnDataType_t type = dtype == DType::f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-    BATON_CUDNN_CHECK(cudnnSetTensor4dDescriptor(x.get(), CUDNN_TENSOR_NCHW, type, static_cast<int>(d.n),
-                                                 static_cast<int>(d.c), static_cast<int>(d.h), static_cast<int>(d.w)));
+    set_nchw(x, dtype, d.n, d.c, d.h, d.w);
     BATON_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(channel.get(), x.get(), kMode));
   }
 };
 
-// A cuDNN blending factor: in host memory, double for double data and float otherwise.
-class Factor {
- public:
-  Factor(DType dtype, double value) : is_double_(dtype == DType::f64), f_(static_cast<float>(value)), d_(value) {}
-  const void* get() const { return is_double_ ? static_cast<const void*>(&d_) : static_cast<const void*>(&f_); }
+// cudnnBatchNormalizationForwardTraining with descriptors made beforehand.
+void forward_train(cudnnHandle_t handle, const BatchNormDescriptors& desc, const BatchNormForwardTrainArgs& a) {
+  const ScalingFactor one(a.dtype, 1.0), zero(a.dtype, 0.0);
+  BATON_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(
+      handle, kMode, one.get(), zero.get(), desc.x.get(), a.x, desc.x.get(), a.y, desc.channel.get(), a.weight, a.bias,
+      a.momentum, a.running_mean, a.running_var, a.eps, a.save_mean, a.save_invstd));
+}
 
- private:
-  bool is_double_;
-  float f_;
-  double d_;
-};
+// cudnnBatchNormalizationBackward with descriptors made beforehand: dx = 1·dx_computed + 0·dx;
+// param grads = 1·computed + (1 or 0)·prior.
+void backward_train(cudnnHandle_t handle, const BatchNormDescriptors& desc, const BatchNormBackwardTrainArgs& a) {
+  const ScalingFactor one(a.dtype, 1.0), zero(a.dtype, 0.0);
+  BATON_CUDNN_CHECK(cudnnBatchNormalizationBackward(
+      handle, kMode, one.get(), zero.get(), one.get(), a.accumulate_param_grads ? one.get() : zero.get(), desc.x.get(),
+      a.x, desc.x.get(), a.dy, desc.x.get(), a.dx, desc.channel.get(), a.weight, a.weight_grad, a.bias_grad, a.eps,
+      a.save_mean, a.save_invstd));
+}
+
+// A cuDNN pass run now with descriptors of its own, or bound (bare) to descriptors made now.
+template <typename Args>
+using Pass = void (*)(cudnnHandle_t, const BatchNormDescriptors&, const Args&);
+
+template <typename Args>
+void run_pass(Pass<Args> pass, cudnnHandle_t handle, const Args& args, int device_index) {
+  CudaDeviceGuard guard(device_index);
+  pass(handle, BatchNormDescriptors(args.dtype, args.dims), args);
+}
+
+template <typename Args>
+std::function<void()> bare_pass(Pass<Args> pass, cudnnHandle_t handle, const Args& args, int device_index) {
+  CudaDeviceGuard guard(device_index);
+  auto desc = std::make_shared<const BatchNormDescriptors>(args.dtype, args.dims);
+  return [pass, handle, desc, args] { pass(handle, *desc, args); };
+}
 
 constexpr int kThreads = 256;
 
@@ -144,24 +151,15 @@ __global__ void frozen_dx_kernel(const T* __restrict__ dy, const T* __restrict__
 
 __global__ void increment_kernel(int64_t* counter) { *counter += 1; }
 
-template <typename Fn>
-void dispatch_bn(DType dtype, Fn&& fn) {
-  if (dtype == DType::f64) return fn.template operator()<double>();
-  return fn.template operator()<float>();
-}
-
 }  // namespace
 
-void batch_norm_forward_train(cudnnContext* handle, DType dtype, const BatchNormDims& dims, const void* x,
-                              const void* weight, const void* bias, double eps, double momentum, void* y,
-                              void* save_mean, void* save_invstd, void* running_mean, void* running_var,
-                              int device_index) {
-  CudaDeviceGuard guard(device_index);
-  const BatchNormDescriptors desc(dtype, dims);
-  const Factor one(dtype, 1.0), zero(dtype, 0.0);
-  BATON_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(handle, kMode, one.get(), zero.get(), desc.x.get(), x,
-                                                           desc.x.get(), y, desc.channel.get(), weight, bias, momentum,
-                                                           running_mean, running_var, eps, save_mean, save_invstd));
+void batch_norm_forward_train(cudnnContext* handle, const BatchNormForwardTrainArgs& args, int device_index) {
+  run_pass(forward_train, handle, args, device_index);
+}
+
+std::function<void()> batch_norm_forward_train_call(cudnnContext* handle, const BatchNormForwardTrainArgs& args,
+                                                    int device_index) {
+  return bare_pass(forward_train, handle, args, device_index);
 }
 
 void batch_norm_forward_eval(cudnnContext* handle, DType dtype, const BatchNormDims& dims, const void* x,
@@ -169,24 +167,19 @@ void batch_norm_forward_eval(cudnnContext* handle, DType dtype, const BatchNormD
                              void* y, int device_index) {
   CudaDeviceGuard guard(device_index);
   const BatchNormDescriptors desc(dtype, dims);
-  const Factor one(dtype, 1.0), zero(dtype, 0.0);
+  const ScalingFactor one(dtype, 1.0), zero(dtype, 0.0);
   BATON_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(handle, kMode, one.get(), zero.get(), desc.x.get(), x,
                                                             desc.x.get(), y, desc.channel.get(), weight, bias, mean,
                                                             var, eps));
 }
 
-void batch_norm_backward_train(cudnnContext* handle, DType dtype, const BatchNormDims& dims, const void* x,
-                               const void* dy, const void* weight, const void* save_mean, const void* save_invstd,
-                               double eps, void* dx, void* weight_grad, void* bias_grad, bool accumulate_param_grads,
-                               int device_index) {
-  CudaDeviceGuard guard(device_index);
-  const BatchNormDescriptors desc(dtype, dims);
-  const Factor one(dtype, 1.0), zero(dtype, 0.0);
-  // dx = 1·dx_computed + 0·dx; param grads = 1·computed + (1 or 0)·prior.
-  BATON_CUDNN_CHECK(cudnnBatchNormalizationBackward(handle, kMode, one.get(), zero.get(), one.get(),
-                                                    accumulate_param_grads ? one.get() : zero.get(), desc.x.get(), x,
-                                                    desc.x.get(), dy, desc.x.get(), dx, desc.channel.get(), weight,
-                                                    weight_grad, bias_grad, eps, save_mean, save_invstd));
+void batch_norm_backward_train(cudnnContext* handle, const BatchNormBackwardTrainArgs& args, int device_index) {
+  run_pass(backward_train, handle, args, device_index);
+}
+
+std::function<void()> batch_norm_backward_train_call(cudnnContext* handle, const BatchNormBackwardTrainArgs& args,
+                                                     int device_index) {
+  return bare_pass(backward_train, handle, args, device_index);
 }
 
 void batch_norm_backward_eval(DType dtype, const BatchNormDims& dims, const void* x, const void* dy, const void* weight,
@@ -196,7 +189,7 @@ void batch_norm_backward_eval(DType dtype, const BatchNormDims& dims, const void
   if (n == 0) return;
   CudaDeviceGuard guard(device_index);
   auto s = static_cast<cudaStream_t>(stream);
-  dispatch_bn(dtype, [&]<typename T>() {
+  dispatch_f32_f64("batch_norm_backward_eval", dtype, [&]<typename T>() {
     const auto e = static_cast<Acc<T>>(eps);
     if (weight_grad != nullptr || bias_grad != nullptr) {
       const auto blocks = static_cast<unsigned>(dims.c < detail::kMaxBlocks ? dims.c : detail::kMaxBlocks);

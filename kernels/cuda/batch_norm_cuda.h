@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "runtime/core/dtype.h"
 
@@ -18,24 +19,56 @@ struct BatchNormDims {
   int64_t n = 0, c = 0, h = 0, w = 0;
 };
 
-// cudnnBatchNormalizationForwardTraining (CUDNN_BATCHNORM_SPATIAL): y, save_mean, save_invstd; the
-// running statistics are updated with factor `momentum` when both are non-null.
-void batch_norm_forward_train(cudnnContext* handle, DType dtype, const BatchNormDims& dims, const void* x,
-                              const void* weight, const void* bias, double eps, double momentum, void* y,
-                              void* save_mean, void* save_invstd, void* running_mean, void* running_var,
-                              int device_index);
+// The arguments of cudnnBatchNormalizationForwardTraining (CUDNN_BATCHNORM_SPATIAL): y, save_mean
+// and save_invstd written; the running statistics updated with factor `momentum` when both are
+// non-null.
+struct BatchNormForwardTrainArgs {
+  DType dtype = DType::f32;
+  BatchNormDims dims;
+  const void* x = nullptr;
+  const void* weight = nullptr;
+  const void* bias = nullptr;
+  double eps = 0;
+  double momentum = 0;
+  void* y = nullptr;
+  void* save_mean = nullptr;
+  void* save_invstd = nullptr;
+  void* running_mean = nullptr;
+  void* running_var = nullptr;
+};
+
+// The arguments of cudnnBatchNormalizationBackward: dx written; weight_grad and bias_grad added to
+// (accumulate_param_grads: cuDNN's betaParamDiff = 1) or overwritten.
+struct BatchNormBackwardTrainArgs {
+  DType dtype = DType::f32;
+  BatchNormDims dims;
+  const void* x = nullptr;
+  const void* dy = nullptr;
+  const void* weight = nullptr;
+  const void* save_mean = nullptr;
+  const void* save_invstd = nullptr;
+  double eps = 0;
+  void* dx = nullptr;
+  void* weight_grad = nullptr;
+  void* bias_grad = nullptr;
+  bool accumulate_param_grads = true;
+};
+
+// The cuDNN calls, descriptors made for each call.
+void batch_norm_forward_train(cudnnContext* handle, const BatchNormForwardTrainArgs& args, int device_index);
+void batch_norm_backward_train(cudnnContext* handle, const BatchNormBackwardTrainArgs& args, int device_index);
+
+// The same calls, bare: descriptors made now, each call of the result issues only the cuDNN call
+// (kernels::batch_norm_library_call). The pointers must stay valid while the result is used.
+std::function<void()> batch_norm_forward_train_call(cudnnContext* handle, const BatchNormForwardTrainArgs& args,
+                                                    int device_index);
+std::function<void()> batch_norm_backward_train_call(cudnnContext* handle, const BatchNormBackwardTrainArgs& args,
+                                                     int device_index);
 
 // cudnnBatchNormalizationForwardInference: y from the given mean and variance.
 void batch_norm_forward_eval(cudnnContext* handle, DType dtype, const BatchNormDims& dims, const void* x,
                              const void* weight, const void* bias, const void* mean, const void* var, double eps,
                              void* y, int device_index);
-
-// cudnnBatchNormalizationBackward: dx written; weight_grad and bias_grad added to
-// (accumulate_param_grads: cuDNN's betaParamDiff = 1) or overwritten.
-void batch_norm_backward_train(cudnnContext* handle, DType dtype, const BatchNormDims& dims, const void* x,
-                               const void* dy, const void* weight, const void* save_mean, const void* save_invstd,
-                               double eps, void* dx, void* weight_grad, void* bias_grad, bool accumulate_param_grads,
-                               int device_index);
 
 // Frozen statistics, baton's kernels: dx = dy·γ·invstd (skipped when dx is null); weight_grad +=
 // Σ dy·(x − mean)·invstd and bias_grad += Σ dy (skipped when null; one block per channel, fixed

@@ -1,6 +1,7 @@
-// cuDNN convolutions (legacy API, NCHW): RAII descriptors, the algorithm search behind the cache of
-// kernels/conv_algorithm_cache.h, and the three passes. Scaling factors are float for f32 data and
-// double for f64, as cuDNN requires; backward filter runs with beta = 1 to accumulate into dw.
+// cuDNN convolutions (legacy API, NCHW): the descriptors of a problem (RAII wrappers of
+// kernels/cuda/cudnn_descriptors.h), the algorithm search behind the cache of
+// kernels/conv_algorithm_cache.h, and the three passes. Backward filter runs with beta = 1 to
+// accumulate into dw.
 #include "kernels/cuda/conv_cuda.h"
 
 #include <cudnn.h>
@@ -12,38 +13,15 @@
 #include <optional>
 
 #include "kernels/conv_algorithm_cache.h"
+#include "kernels/cuda/cudnn_descriptors.h"
 #include "runtime/core/cuda/cuda_check.h"
-#include "runtime/core/cuda/library_check.h"
-#include "runtime/core/log.h"
+#include "runtime/core/cuda/cudnn_check.h"
 #include "runtime/core/storage.h"
 
 namespace baton::kernels::cuda {
 namespace {
 
-// A cuDNN descriptor owned for the object's lifetime.
-template <typename Handle, cudnnStatus_t (*kCreate)(Handle*), cudnnStatus_t (*kDestroy)(Handle)>
-class Descriptor {
- public:
-  Descriptor() { BATON_CUDNN_CHECK(kCreate(&handle_)); }
-  ~Descriptor() {
-    if (kDestroy(handle_) != CUDNN_STATUS_SUCCESS) log_error("cudnnDestroy*Descriptor failed");
-  }
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  Handle get() const { return handle_; }
-
- private:
-  Handle handle_ = nullptr;
-};
-
-using TensorDescriptor = Descriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
-using FilterDescriptor = Descriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
-using ConvolutionDescriptor =
-    Descriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor, cudnnDestroyConvolutionDescriptor>;
-
 int to_int(int64_t v) { return static_cast<int>(v); }  // kernels/conv.cc checked the range
-
-cudnnDataType_t data_type(DType dtype) { return dtype == DType::f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT; }
 
 // The descriptors of one problem, with the convolution set to `math`.
 struct ConvDescriptors {
@@ -52,11 +30,9 @@ struct ConvDescriptors {
   ConvolutionDescriptor conv;
 
   ConvDescriptors(const ConvArgs& a, cudnnMathType_t math) {
-    const cudnnDataType_t t = data_type(a.dtype);
-    BATON_CUDNN_CHECK(cudnnSetTensor4dDescriptor(x.get(), CUDNN_TENSOR_NCHW, t, to_int(a.x[0]), to_int(a.x[1]),
-                                                 to_int(a.x[2]), to_int(a.x[3])));
-    BATON_CUDNN_CHECK(cudnnSetTensor4dDescriptor(y.get(), CUDNN_TENSOR_NCHW, t, to_int(a.y[0]), to_int(a.y[1]),
-                                                 to_int(a.y[2]), to_int(a.y[3])));
+    const cudnnDataType_t t = cudnn_data_type(a.dtype);
+    set_nchw(x, a.dtype, a.x[0], a.x[1], a.x[2], a.x[3]);
+    set_nchw(y, a.dtype, a.y[0], a.y[1], a.y[2], a.y[3]);
     BATON_CUDNN_CHECK(cudnnSetFilter4dDescriptor(w.get(), t, CUDNN_TENSOR_NCHW, to_int(a.w[0]), to_int(a.w[1]),
                                                  to_int(a.w[2]), to_int(a.w[3])));
     const Conv2dParams& p = a.params;
@@ -68,14 +44,10 @@ struct ConvDescriptors {
   }
 };
 
-// 1 and 0 (1 for backward filter's beta) in the scaling type of the data.
+// alpha = 1 and beta (1 for backward filter, which accumulates into dw; else 0).
 struct Scaling {
-  float f_alpha = 1, f_beta = 0;
-  double d_alpha = 1, d_beta = 0;
-  bool is_double;
-  Scaling(DType dtype, double beta) : f_beta(static_cast<float>(beta)), d_beta(beta), is_double(dtype == DType::f64) {}
-  const void* alpha() const { return is_double ? static_cast<const void*>(&d_alpha) : &f_alpha; }
-  const void* beta() const { return is_double ? static_cast<const void*>(&d_beta) : &f_beta; }
+  ScalingFactor alpha, beta;
+  Scaling(DType dtype, double beta_value) : alpha(dtype, 1.0), beta(dtype, beta_value) {}
 };
 
 // The cuDNN entry points of each pass.
@@ -94,8 +66,8 @@ struct ForwardPass {
   }
   static cudnnStatus_t run(cudnnHandle_t h, const ConvDescriptors& d, const ConvArgs& a, int algo, void* ws,
                            size_t bytes, const Scaling& s) {
-    return cudnnConvolutionForward(h, s.alpha(), d.x.get(), a.x_data, d.w.get(), a.w_data, d.conv.get(),
-                                   static_cast<Algo>(algo), ws, bytes, s.beta(), d.y.get(), a.y_data);
+    return cudnnConvolutionForward(h, s.alpha.get(), d.x.get(), a.x_data, d.w.get(), a.w_data, d.conv.get(),
+                                   static_cast<Algo>(algo), ws, bytes, s.beta.get(), d.y.get(), a.y_data);
   }
 };
 
@@ -114,8 +86,8 @@ struct BackwardDataPass {
   }
   static cudnnStatus_t run(cudnnHandle_t h, const ConvDescriptors& d, const ConvArgs& a, int algo, void* ws,
                            size_t bytes, const Scaling& s) {
-    return cudnnConvolutionBackwardData(h, s.alpha(), d.w.get(), a.w_data, d.y.get(), a.y_data, d.conv.get(),
-                                        static_cast<Algo>(algo), ws, bytes, s.beta(), d.x.get(), a.x_data);
+    return cudnnConvolutionBackwardData(h, s.alpha.get(), d.w.get(), a.w_data, d.y.get(), a.y_data, d.conv.get(),
+                                        static_cast<Algo>(algo), ws, bytes, s.beta.get(), d.x.get(), a.x_data);
   }
 };
 
@@ -135,8 +107,8 @@ struct BackwardFilterPass {
   }
   static cudnnStatus_t run(cudnnHandle_t h, const ConvDescriptors& d, const ConvArgs& a, int algo, void* ws,
                            size_t bytes, const Scaling& s) {
-    return cudnnConvolutionBackwardFilter(h, s.alpha(), d.x.get(), a.x_data, d.y.get(), a.y_data, d.conv.get(),
-                                          static_cast<Algo>(algo), ws, bytes, s.beta(), d.w.get(), a.w_data);
+    return cudnnConvolutionBackwardFilter(h, s.alpha.get(), d.x.get(), a.x_data, d.y.get(), a.y_data, d.conv.get(),
+                                          static_cast<Algo>(algo), ws, bytes, s.beta.get(), d.w.get(), a.w_data);
   }
 };
 

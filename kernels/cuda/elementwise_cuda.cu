@@ -1,59 +1,15 @@
-// CUDA elementwise kernels. One grid-stride map kernel serves every op: out[i] = op(in[i]...).
-// When every pointer is 16-byte aligned each thread moves chunks of V elements as whole 16-byte
-// packs (V = 16 / the smallest element size, so the smallest type takes one pack per chunk and a
-// wider one, in cast, several), then the last n % V elements go through the scalar loop; otherwise
-// (a view starting anywhere) the scalar loop does everything.
-#include <cuda_runtime.h>
-
-#include <algorithm>
+// CUDA elementwise kernels: per-element functors over the grid-stride map of
+// kernels/cuda/pointwise.cuh (out[i] = op(in[i]...), 16-byte packs when aligned; in a cast the
+// input and output element types differ).
 #include <cstdint>
 #include <type_traits>
 
 #include "kernels/cuda/elementwise_cuda.h"
+#include "kernels/cuda/pointwise.cuh"
 #include "kernels/cuda/scalar.cuh"
-#include "kernels/cuda/vec.cuh"
-#include "runtime/core/cuda/cuda_check.h"
-#include "runtime/core/cuda/launch.h"
 
 namespace baton::kernels::cuda {
 namespace {
-
-using baton::detail::grid_for;
-using baton::detail::kBlockSize;
-
-// out[i] = op(in[i]...) for i in [0, n). No __restrict__: out may be one of the inputs (each
-// element is read before it is written, by the same thread).
-template <bool kVector, int V, typename Op, typename Out, typename... In>
-__global__ void map_kernel(int64_t n, Op op, Out* out, const In*... in) {
-  int64_t done = 0;
-  if constexpr (kVector) {
-    const int64_t chunks = n / V;
-    for (int64_t c = grid_thread(); c < chunks; c += grid_threads()) {
-      Vec<Out, V> result;
-      [&](const auto&... args) {
-#pragma unroll
-        for (int k = 0; k < V; ++k) result.v[k] = op(args.v[k]...);
-      }(load_vec<V>(in + c * V)...);
-      store_vec<V>(out + c * V, result);
-    }
-    done = chunks * V;
-  }
-  for (int64_t i = done + grid_thread(); i < n; i += grid_threads()) out[i] = op(in[i]...);
-}
-
-template <typename Op, typename Out, typename... In>
-void launch_map(const char* kernel_name, int device_index, void* stream, int64_t n, Op op, Out* out, const In*... in) {
-  if (n == 0) return;
-  CudaDeviceGuard guard(device_index);
-  const auto s = static_cast<cudaStream_t>(stream);
-  constexpr int V = std::max({kVecWidth<Out>, kVecWidth<In>...});  // one pack of the narrowest type
-  if (aligned16(out) && (aligned16(in) && ...)) {
-    map_kernel<true, V><<<grid_for(n / V), kBlockSize, 0, s>>>(n, op, out, in...);
-  } else {
-    map_kernel<false, V><<<grid_for(n), kBlockSize, 0, s>>>(n, op, out, in...);
-  }
-  BATON_KERNEL_CHECK(s, kernel_name);
-}
 
 template <typename T>
 struct AddOp {
@@ -120,8 +76,8 @@ template <template <typename> class Op>
 void binary(const char* op, const char* kernel_name, DType dtype, const void* a, const void* b, void* out, int64_t n,
             int device_index, void* stream) {
   dispatch_floating(op, dtype, [&]<typename T>() {
-    launch_map(kernel_name, device_index, stream, n, Op<T>{}, static_cast<T*>(out), static_cast<const T*>(a),
-               static_cast<const T*>(b));
+    launch_pointwise(kernel_name, device_index, stream, n, Op<T>{}, static_cast<T*>(out), static_cast<const T*>(a),
+                     static_cast<const T*>(b));
   });
 }
 
@@ -145,8 +101,8 @@ void relu_backward(DType dtype, const void* y, const void* dy, void* dx, int64_t
 
 void scale(DType dtype, const void* x, double alpha, void* out, int64_t n, int device_index, void* stream) {
   dispatch_floating("scale", dtype, [&]<typename T>() {
-    launch_map("scale_kernel", device_index, stream, n, ScaleOp<T>{static_cast<Acc<T>>(alpha)}, static_cast<T*>(out),
-               static_cast<const T*>(x));
+    launch_pointwise("scale_kernel", device_index, stream, n, ScaleOp<T>{static_cast<Acc<T>>(alpha)},
+                     static_cast<T*>(out), static_cast<const T*>(x));
   });
 }
 
@@ -154,23 +110,23 @@ void axpby(DType dtype, double alpha, const void* x, double beta, const void* y,
            void* stream) {
   dispatch_floating("axpby", dtype, [&]<typename T>() {
     const AxpbyOp<T> op{static_cast<Acc<T>>(alpha), static_cast<Acc<T>>(beta)};
-    launch_map("axpby_kernel", device_index, stream, n, op, static_cast<T*>(out), static_cast<const T*>(x),
-               static_cast<const T*>(y));
+    launch_pointwise("axpby_kernel", device_index, stream, n, op, static_cast<T*>(out), static_cast<const T*>(x),
+                     static_cast<const T*>(y));
   });
 }
 
 void relu_forward(DType dtype, const void* x, void* out, int64_t n, int device_index, void* stream) {
   dispatch_floating("relu_forward", dtype, [&]<typename T>() {
-    launch_map("relu_forward_kernel", device_index, stream, n, ReluForwardOp<T>{}, static_cast<T*>(out),
-               static_cast<const T*>(x));
+    launch_pointwise("relu_forward_kernel", device_index, stream, n, ReluForwardOp<T>{}, static_cast<T*>(out),
+                     static_cast<const T*>(x));
   });
 }
 
 void cast(DType src_dtype, const void* src, DType out_dtype, void* out, int64_t n, int device_index, void* stream) {
   dispatch_floating("cast", src_dtype, [&]<typename S>() {
     dispatch_floating("cast", out_dtype, [&]<typename D>() {
-      launch_map("cast_kernel", device_index, stream, n, CastOp<D, S>{}, static_cast<D*>(out),
-                 static_cast<const S*>(src));
+      launch_pointwise("cast_kernel", device_index, stream, n, CastOp<D, S>{}, static_cast<D*>(out),
+                       static_cast<const S*>(src));
     });
   });
 }

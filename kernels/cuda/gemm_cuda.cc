@@ -6,7 +6,7 @@
 #include <cublas_v2.h>
 
 #include "runtime/core/cuda/cuda_check.h"
-#include "runtime/core/cuda/library_check.h"
+#include "runtime/core/cuda/cublas_check.h"
 
 namespace baton::kernels::cuda {
 namespace {

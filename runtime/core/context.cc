@@ -7,7 +7,8 @@
 
 #if BATON_HAVE_CUDA
 #include "runtime/core/cuda/cuda_check.h"
-#include "runtime/core/cuda/library_check.h"
+#include "runtime/core/cuda/cublas_check.h"
+#include "runtime/core/cuda/cudnn_check.h"
 #endif
 
 namespace baton {

@@ -11,10 +11,12 @@
 #include "runtime/core/error.h"
 
 #if BATON_HAVE_CUDA
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <cudnn.h>
+#include <nccl.h>
 
 #include "runtime/core/cuda/cuda_check.h"
-#include "runtime/core/cuda/library_check.h"
 #endif
 
 namespace baton {

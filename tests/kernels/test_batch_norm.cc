@@ -284,5 +284,43 @@ TEST_F(BatchNormCpu, BadArgumentsNameTheProblem) {
                         batch_norm_backward_eval(ctx, x, y, Tensor(), m, v, -1.0, y, Tensor(), Tensor()));
 }
 
+TEST_F(BatchNormCpu, NoLibraryCallOnTheCpuButTheArgumentsAreChecked) {
+  const Shape s{2, 3, 4, 4}, c{3};
+  const auto empty = [&](const Shape& shape) { return Tensor::empty(shape, DType::f32, ctx); };
+  BatchNormTensors t{.x = random(s, DType::f32, 31),
+                     .weight = random(c, DType::f32, 32),
+                     .bias = random(c, DType::f32, 33),
+                     .y = empty(s),
+                     .save_mean = empty(c),
+                     .save_invstd = empty(c),
+                     .running_mean = empty(c),
+                     .running_var = empty(c),
+                     .dy = random(s, DType::f32, 34),
+                     .dx = empty(s),
+                     .weight_grad = empty(c),
+                     .bias_grad = empty(c)};
+  EXPECT_FALSE(batch_norm_library_call(ctx, BatchNormPass::forward_train, t, kEps, kMomentum));
+  EXPECT_FALSE(batch_norm_library_call(ctx, BatchNormPass::backward_train, t, kEps));
+  EXPECT_ERROR_MENTIONS("batch_norm_library_call: momentum is 2, expected a value in [0, 1]",
+                        batch_norm_library_call(ctx, BatchNormPass::forward_train, t, kEps, 2.0));
+  EXPECT_ERROR_MENTIONS("batch_norm_library_call: argument 'dx' has shape [2, 3, 4, 2], expected [2, 3, 4, 4]",
+                        batch_norm_library_call(ctx, BatchNormPass::backward_train,
+                                                {.x = t.x,
+                                                 .weight = t.weight,
+                                                 .save_mean = t.save_mean,
+                                                 .save_invstd = t.save_invstd,
+                                                 .dy = t.dy,
+                                                 .dx = empty(Shape{2, 3, 4, 2}),
+                                                 .weight_grad = t.weight_grad,
+                                                 .bias_grad = t.bias_grad},
+                                                kEps));
+  t.bias = Tensor();
+  EXPECT_ERROR_MENTIONS("batch_norm_library_call: argument 'bias' is undefined; the bare cuDNN call needs it",
+                        batch_norm_library_call(ctx, BatchNormPass::forward_train, t, kEps, kMomentum));
+  t.dx = Tensor();
+  EXPECT_ERROR_MENTIONS("batch_norm_library_call: argument 'dx' is undefined",
+                        batch_norm_library_call(ctx, BatchNormPass::backward_train, t, kEps));
+}
+
 }  // namespace
 }  // namespace baton::kernels

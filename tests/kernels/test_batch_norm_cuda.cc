@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernels/batch_norm.h"
@@ -198,6 +199,49 @@ TEST_F(BatchNormCuda, SameBitsOnEveryRun) {
                                                    testing::bytes_of(frozen_dx, gs()), testing::bytes_of(grads, gs())};
   };
   EXPECT_EQ(run(), run());
+}
+
+TEST_F(BatchNormCuda, LibraryCallsGiveTheSameBits) {
+  const Variant v{Shape{8, 16, 7, 7}, DType::f32, true, false};
+  const Shape c{16};
+  const Tensor x = copy_to(random(v.shape, v, 27), gs()), dy = copy_to(random(v.shape, v, 28), gs());
+  const Tensor w = copy_to(random(c, v, 29), gs()), b = copy_to(random(c, v, 30), gs());
+  const Tensor rm0 = random(c, v, 31), rv0 = random(c, v, 32, 0.5, 2.0), grad0 = random(c, v, 33);
+  // Both runs from the same running statistics and prior parameter gradients.
+  const auto tensors = [&]() {
+    return BatchNormTensors{.x = x,
+                            .weight = w,
+                            .bias = b,
+                            .y = testing::poisoned(v.shape, v.dtype, gs()),
+                            .save_mean = testing::poisoned(c, v.dtype, gs()),
+                            .save_invstd = testing::poisoned(c, v.dtype, gs()),
+                            .running_mean = copy_to(rm0, gs()),
+                            .running_var = copy_to(rv0, gs()),
+                            .dy = dy,
+                            .dx = testing::poisoned(v.shape, v.dtype, gs()),
+                            .weight_grad = copy_to(grad0, gs()),
+                            .bias_grad = copy_to(grad0, gs())};
+  };
+  const BatchNormTensors op = tensors(), bare = tensors();
+  batch_norm_forward_train(*gpu, op.x, op.weight, op.bias, kEps, kMomentum, op.y, op.save_mean, op.save_invstd,
+                           op.running_mean, op.running_var, Tensor());
+  batch_norm_backward_train(*gpu, op.x, op.dy, op.weight, op.save_mean, op.save_invstd, kEps, op.dx, op.weight_grad,
+                            op.bias_grad);
+  const auto forward = batch_norm_library_call(*gpu, BatchNormPass::forward_train, bare, kEps, kMomentum);
+  const auto backward = batch_norm_library_call(*gpu, BatchNormPass::backward_train, bare, kEps);
+  ASSERT_TRUE(forward);
+  ASSERT_TRUE(backward);
+  forward();
+  backward();
+  for (const auto& [name, a, e] :
+       {std::tuple{"y", bare.y, op.y}, std::tuple{"save_mean", bare.save_mean, op.save_mean},
+        std::tuple{"save_invstd", bare.save_invstd, op.save_invstd},
+        std::tuple{"running_mean", bare.running_mean, op.running_mean},
+        std::tuple{"running_var", bare.running_var, op.running_var}, std::tuple{"dx", bare.dx, op.dx},
+        std::tuple{"weight_grad", bare.weight_grad, op.weight_grad},
+        std::tuple{"bias_grad", bare.bias_grad, op.bias_grad}}) {
+    EXPECT_EQ(testing::bytes_of(a, gs()), testing::bytes_of(e, gs())) << name;
+  }
 }
 
 TEST_F(BatchNormCuda, HalfPrecisionIsAnErrorNamingTheDtype) {

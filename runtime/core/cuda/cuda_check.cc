@@ -4,7 +4,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "runtime/core/cuda/library_check.h"
+#include "runtime/core/cuda/cublas_check.h"
+#include "runtime/core/cuda/cudnn_check.h"
+#include "runtime/core/cuda/nccl_check.h"
 
 namespace baton::detail {
 
