@@ -16,6 +16,8 @@ BUILD_TYPE ?=
 CMAKE_ARGS ?=
 CTEST_ARGS ?=
 CLANG_FORMAT ?= clang-format
+# The demo's training run: short enough for a few minutes on 2 CPU cores (a GPU is used when present).
+DEMO_TRAIN_ARGS ?= --steps 300 --batch-size 64 --lr 0.1 --log-every 50
 
 BATON := $(BUILD_DIR)/bin/baton
 # -D<name>=<value> when value is not empty (quoted: CUDA_ARCHS may hold a ';').
@@ -33,7 +35,7 @@ endef
 .PHONY: help deps build demo test bench gpu-check format clean
 
 help:
-	@echo "make demo       install missing packages, build, list devices, run a short kernel benchmark"
+	@echo "make demo       install missing packages, build, train ResNet-20 on generated shapes data, print the accuracy"
 	@echo "make test       install missing packages, build, run every test (ctest -j$(JOBS))"
 	@echo "make build      configure and build in $(BUILD_DIR)/ (options: CUDA= CUDA_ARCHS= MPI= WERROR= BUILD_TYPE= CMAKE_ARGS=)"
 	@echo "make deps       install missing Debian packages (tools/install-deps.sh)"
@@ -51,7 +53,9 @@ build:
 demo: deps
 	$(configure_and_build)
 	$(BATON) devices
-	$(BATON) bench kernels --quick
+	$(BATON) make-dataset shapes --out $(BUILD_DIR)/shapes-demo --train 20000 --test 2000
+	$(BATON) train --model resnet20 --data cifar10:$(BUILD_DIR)/shapes-demo $(DEMO_TRAIN_ARGS) \
+	  --metrics $(BUILD_DIR)/demo-metrics.jsonl
 
 test: deps
 	$(configure_and_build)

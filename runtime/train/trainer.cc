@@ -184,12 +184,14 @@ TrainSummary Trainer::run(const std::function<bool()>& stop_requested) {
     summary.eval = run_evaluation(graph_, s.executor, ctx, *test_set_, config_.batch_size, config_.workers);
     nlohmann::json record = {{"type", "eval"}, {"epoch", at_epoch}, {"step", step}, {"loss", summary.eval.loss},
                              {"samples", summary.eval.samples}};
-    std::string text = "eval epoch " + std::to_string(at_epoch) + ": loss " + std::to_string(summary.eval.loss);
+    char text[160];
+    int used = std::snprintf(text, sizeof(text), "eval epoch %lld: loss %.4f", static_cast<long long>(at_epoch),
+                             summary.eval.loss);
     if (summary.eval.top1 >= 0) {
       record["top1"] = summary.eval.top1;
       record["top5"] = summary.eval.top5;
-      text += ", top-1 " + std::to_string(100 * summary.eval.top1) + "%, top-5 " +
-              std::to_string(100 * summary.eval.top5) + "%";
+      std::snprintf(text + used, sizeof(text) - static_cast<size_t>(used), ", top-1 %.2f%%, top-5 %.2f%%",
+                    100 * summary.eval.top1, 100 * summary.eval.top5);
     }
     metrics.write(record);
     progress.message(text);
@@ -257,8 +259,7 @@ TrainSummary Trainer::run(const std::function<bool()>& stop_requested) {
   progress.finish_epoch();
   if (!summary.interrupted) {
     // The last step is not followed by the loader's end-of-epoch signal: report it here.
-    const int64_t completed = step % per_epoch == 0 ? epoch + 1 : epoch;
-    if (config_.eval_every > 0) evaluate_now(completed);
+    if (config_.eval_every > 0) evaluate_now(epoch + 1);  // the epoch in progress, 1-based
     if (!checkpoints || config_.checkpoint_every == 0 || step % config_.checkpoint_every != 0) save(epoch);
   }
   summary.steps = step;
