@@ -1,0 +1,63 @@
+// Cost model shared by the partitioners, the stage table and the simulator: compute time of a set
+// of nodes, bytes crossing a cut, and memory of a stage under a schedule.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "parallel/cluster.h"
+#include "parallel/plan.h"
+#include "parallel/profile.h"
+
+namespace baton::parallel {
+
+// Forward and backward milliseconds of `nodes` at `batch` samples (per replica).
+double forward_ms(const Profile& profile, std::span<const int> nodes, double batch);
+double backward_ms(const Profile& profile, std::span<const int> nodes, double batch);
+int64_t param_bytes(const Profile& profile, std::span<const int> nodes);
+
+// Per sample: bytes of the values produced inside `in_set` (a node mask) and read outside it,
+// counted once per value (a value read by two later nodes outside is sent once per destination
+// stage by the executor; the planner counts bytes per value).
+int64_t boundary_bytes_out(const Profile& profile, const std::vector<char>& in_set);
+// Per sample: bytes of the values read inside `in_set` and produced by a node outside it (graph
+// inputs excluded: the loader delivers them).
+int64_t boundary_bytes_in(const Profile& profile, const std::vector<char>& in_set);
+// Per sample: bytes of the values produced by nodes before `position` in topological order and
+// read at or after it (the cut between position-1 and position of a contiguous split).
+int64_t cut_bytes(const Profile& profile, int position);
+
+// Bytes of activations one micro-batch keeps alive in a stage between its forward and backward
+// (outputs and saved tensors of its nodes), per sample.
+int64_t stash_bytes_per_sample(const Profile& profile, std::span<const int> nodes);
+
+struct StageMemory {
+  int64_t params = 0;
+  int64_t gradients = 0;
+  int64_t optimizer_state = 0;
+  int64_t activations = 0;  // stash per micro-batch x micro-batches in flight
+  int64_t workspace = 0;
+  int64_t total() const { return params + gradients + optimizer_state + activations + workspace; }
+};
+// Memory of one replica of a stage holding `in_flight` micro-batches of `batch_per_replica` samples.
+StageMemory stage_memory(const Profile& profile, std::span<const int> nodes, double batch_per_replica,
+                         int in_flight);
+
+// One row of the stage table.
+struct StageSummary {
+  int stage = 0;
+  std::vector<int> nodes;
+  int replicas = 1;
+  double fwd_ms = 0;  // per micro-batch, per replica
+  double bwd_ms = 0;
+  int64_t param_bytes = 0;
+  int64_t boundary_bytes_out = 0;  // per micro-batch (all samples of it)
+  int64_t memory_bytes = 0;        // per replica, with the schedule's in-flight count
+  int in_flight = 1;
+};
+// `in_flight[s]`: peak micro-batches stage s holds under the schedule (empty: all of them, GPipe).
+std::vector<StageSummary> stage_table(const Plan& plan, const Profile& profile,
+                                      const std::vector<int>& in_flight = {});
+
+}  // namespace baton::parallel

@@ -1,0 +1,49 @@
+// Partitioners: split a profiled model into pipeline stages. All produce the same Plan and report
+// infeasible requests (more stages than nodes, a memory cap no split meets) as clear errors.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "parallel/cluster.h"
+#include "parallel/plan.h"
+#include "parallel/profile.h"
+#include "parallel/schedule.h"
+
+namespace baton::parallel {
+
+struct PartitionRequest {
+  const Profile* profile = nullptr;
+  const Cluster* cluster = nullptr;
+  int stages = 1;              // model stages (pipeline positions x chunks_per_device)
+  int chunks_per_device = 1;   // interleaved schedules
+  int replicas = 1;            // replicas of every stage (data-parallel groups)
+  int batch = 1;               // mini-batch over all replicas
+  int micro_batches = 1;
+  ScheduleKind schedule = ScheduleKind::one_f_one_b;  // decides micro-batches in flight for memory
+  double memory_cap_bytes = 0; // per device; 0: the cluster device's memory
+  // antichain only: choose the number of stages (<= stages) and each stage's replication freely
+  // with at most `devices` devices in all (PipeDream); otherwise stages x replicas exactly.
+  bool free_replication = false;
+  int devices = 0;
+  double balance_tolerance = 0.1;  // hypergraph: max part load <= (1 + tolerance) x average
+  unsigned seed = 1;               // hypergraph: tie-breaking and coarsening order
+};
+
+// Partitioners by name: "uniform", "block", "antichain", "hypergraph".
+std::vector<std::string> partitioner_names();
+Plan partition(std::string_view partitioner, const PartitionRequest& request);
+
+Plan partition_uniform(const PartitionRequest& request);
+Plan partition_block(const PartitionRequest& request);
+Plan partition_antichain(const PartitionRequest& request);
+Plan partition_hypergraph(const PartitionRequest& request);
+
+// The time the partitioners balance: forward + backward of the stage's nodes at its per-replica
+// micro-batch, plus sending its outgoing activations and receiving their gradients over the link to
+// the next stage's device, plus (replicas > 1) its share of the gradient all-reduce per micro-batch.
+double stage_time_ms(const PartitionRequest& request, const std::vector<int>& nodes, int replicas,
+                     int first_device, int next_device);
+
+}  // namespace baton::parallel

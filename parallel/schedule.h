@@ -1,0 +1,74 @@
+// Pipeline schedules as data: per-device instruction lists (forward, backward, send/receive of
+// activations and gradients, gradient all-reduce, optimiser step) for GPipe fill-drain, 1F1B
+// (PipeDream-Flush) and interleaved 1F1B. The same lists drive the simulator and the executor.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace baton::parallel {
+
+enum class ScheduleKind { gpipe, one_f_one_b, interleaved };
+std::string_view schedule_kind_name(ScheduleKind kind);  // "gpipe", "1f1b", "interleaved"
+ScheduleKind parse_schedule_kind(std::string_view name);  // errors list the valid names
+
+enum class Op {
+  forward,          // stage, micro_batch
+  backward,         // stage, micro_batch
+  send_activation,  // stage -> peer (a later stage), micro_batch; asynchronous
+  recv_activation,  // stage <- peer (an earlier stage), micro_batch; waits for the matching send
+  send_gradient,    // stage -> peer (an earlier stage), micro_batch; asynchronous
+  recv_gradient,    // stage <- peer (a later stage), micro_batch; waits for the matching send
+  all_reduce,       // the stage's gradients across its replicas (issued after its last backward)
+  optimizer_step,   // the stage's parameters
+};
+std::string_view op_name(Op op);  // "forward", "send_activation", ...
+
+struct Instruction {
+  Op op = Op::forward;
+  int stage = 0;        // the model stage this acts for (a chunk under interleaving)
+  int micro_batch = -1; // -1 for all_reduce and optimizer_step
+  int peer = -1;        // send/recv: the other stage
+
+  bool operator==(const Instruction&) const = default;
+};
+
+struct Schedule {
+  ScheduleKind kind = ScheduleKind::gpipe;
+  int devices = 1;            // pipeline positions (workers); stage k runs on position k % devices
+  int stages = 1;             // model stages = devices x chunks
+  int micro_batches = 1;
+  std::vector<std::vector<Instruction>> programs;  // one per pipeline position, in issue order
+
+  int chunks() const { return stages / devices; }
+  int position_of(int stage) const { return stage % devices; }
+};
+
+// `consumers[s]`: the later stages that read a value stage s produces (Plan's stage_consumers;
+// empty means a chain: s feeds s + 1). `chunks` > 1 only for interleaved (stages = devices x chunks).
+// `all_reduce`: emit an all_reduce per stage (stages with replicas, or data-parallel groups).
+// Impossible requests (interleaved with micro-batches not a multiple of devices, say) are errors
+// that say why.
+Schedule make_schedule(ScheduleKind kind, int devices, int chunks, int micro_batches,
+                       const std::vector<std::vector<int>>& consumers = {}, bool all_reduce = false);
+
+struct ScheduleCheck {
+  // Peak micro-batches each stage holds between its forward and its backward.
+  std::vector<int> peak_in_flight;
+};
+// Runs the programs as the executor would (sends asynchronous, receives waiting for their send):
+// every send has exactly one matching receive and vice versa, each (stage, micro-batch) forward
+// and backward happens once, backward after forward, a stage's forward after receiving all of its
+// inputs and its backward after all of its output gradients, all_reduce after the stage's last
+// backward, optimizer_step after that, and no deadlock. `max_in_flight` (optional, per stage)
+// bounds the memory. Errors name the position, instruction index and what is wrong.
+ScheduleCheck validate_schedule(const Schedule& schedule, const std::vector<std::vector<int>>& consumers = {},
+                                const std::vector<int>& max_in_flight = {});
+
+nlohmann::json schedule_to_json(const Schedule& schedule);
+Schedule schedule_from_json(const nlohmann::json& json, std::string_view source);
+
+}  // namespace baton::parallel
