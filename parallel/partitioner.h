@@ -46,4 +46,14 @@ Plan partition_hypergraph(const PartitionRequest& request);
 double stage_time_ms(const PartitionRequest& request, const std::vector<int>& nodes, int replicas,
                      int first_device, int next_device);
 
+// Micro-batches stage `stage` of `stages` holds at its peak under the request's schedule: GPipe all
+// M; 1F1B min(stages - stage, M); interleaved the same over model stages (an estimate; the
+// validator measures the exact figure for a concrete schedule).
+int in_flight_bound(const PartitionRequest& request, int stage, int stages);
+// The per-device memory cap in bytes: the request's, or the cluster device's memory.
+double memory_cap_bytes(const PartitionRequest& request);
+// Checks the request (profile and cluster set, stages and replicas >= 1, enough nodes, enough
+// devices in the cluster, batch divisible by micro-batches and replicas); errors say what to change.
+void check_request(const PartitionRequest& request);
+
 }  // namespace baton::parallel

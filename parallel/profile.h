@@ -56,8 +56,8 @@ struct Profile {
   int64_t total_param_bytes() const;
 
   // Structural checks (topological order, value indices in range, producers and consumers
-  // agreeing, one time per batch size, non-negative numbers); errors name `source` and the field.
-  void validate(std::string_view source) const;
+  // agreeing, one time per batch size, non-negative numbers); errors name `where` and the field.
+  void validate(std::string_view where) const;
 };
 
 // {"format": "baton.profile/1", "model", "device", "source", "dtype", "batch_sizes",

@@ -1,0 +1,105 @@
+// Cost model: compute time, cut bytes, stage memory and the stage table.
+#include "parallel/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "runtime/core/error.h"
+
+namespace baton::parallel {
+
+double forward_ms(const Profile& profile, std::span<const int> nodes, double batch) {
+  double ms = 0;
+  for (int n : nodes) ms += profile.fwd_ms(n, batch);
+  return ms;
+}
+
+double backward_ms(const Profile& profile, std::span<const int> nodes, double batch) {
+  double ms = 0;
+  for (int n : nodes) ms += profile.bwd_ms(n, batch);
+  return ms;
+}
+
+int64_t param_bytes(const Profile& profile, std::span<const int> nodes) {
+  int64_t bytes = 0;
+  for (int n : nodes) bytes += profile.nodes[n].param_bytes;
+  return bytes;
+}
+
+int64_t boundary_bytes_out(const Profile& profile, const std::vector<char>& in_set) {
+  int64_t bytes = 0;
+  for (const ProfiledValue& v : profile.values) {
+    if (v.producer < 0 || !in_set[v.producer]) continue;
+    const bool read_outside = std::any_of(v.consumers.begin(), v.consumers.end(), [&](int c) { return !in_set[c]; });
+    if (read_outside) bytes += v.bytes_per_sample;
+  }
+  return bytes;
+}
+
+int64_t boundary_bytes_in(const Profile& profile, const std::vector<char>& in_set) {
+  int64_t bytes = 0;
+  for (const ProfiledValue& v : profile.values) {
+    if (v.producer < 0 || in_set[v.producer]) continue;
+    const bool read_inside = std::any_of(v.consumers.begin(), v.consumers.end(), [&](int c) { return in_set[c] != 0; });
+    if (read_inside) bytes += v.bytes_per_sample;
+  }
+  return bytes;
+}
+
+int64_t cut_bytes(const Profile& profile, int position) {
+  int64_t bytes = 0;
+  for (const ProfiledValue& v : profile.values) {
+    if (v.producer < 0 || v.producer >= position) continue;
+    if (std::any_of(v.consumers.begin(), v.consumers.end(), [&](int c) { return c >= position; })) {
+      bytes += v.bytes_per_sample;
+    }
+  }
+  return bytes;
+}
+
+int64_t stash_bytes_per_sample(const Profile& profile, std::span<const int> nodes) {
+  int64_t bytes = 0;
+  for (int n : nodes) {
+    bytes += profile.nodes[n].saved_bytes_per_sample;
+    for (int v : profile.nodes[n].outputs) bytes += profile.values[v].bytes_per_sample;
+  }
+  return bytes;
+}
+
+StageMemory stage_memory(const Profile& profile, std::span<const int> nodes, double batch_per_replica, int in_flight) {
+  StageMemory m;
+  m.params = param_bytes(profile, nodes);
+  m.gradients = m.params;
+  m.optimizer_state = static_cast<int64_t>(std::llround(profile.optimizer_state_factor * static_cast<double>(m.params)));
+  m.activations = static_cast<int64_t>(
+      std::llround(static_cast<double>(stash_bytes_per_sample(profile, nodes)) * batch_per_replica * in_flight));
+  for (int n : nodes) m.workspace = std::max(m.workspace, profile.nodes[n].workspace_bytes);
+  return m;
+}
+
+std::vector<StageSummary> stage_table(const Plan& plan, const Profile& profile, const std::vector<int>& in_flight) {
+  BATON_CHECK(in_flight.empty() || static_cast<int>(in_flight.size()) == plan.num_stages(), "stage table: ",
+              in_flight.size(), " in-flight counts for ", plan.num_stages(), " stages");
+  std::vector<StageSummary> rows;
+  for (int s = 0; s < plan.num_stages(); ++s) {
+    const Stage& st = plan.stages[s];
+    const double batch = plan.micro_batch_size() / st.replicas;
+    std::vector<char> in_set(profile.nodes.size(), 0);
+    for (int n : st.nodes) in_set[n] = 1;
+    StageSummary row;
+    row.stage = s;
+    row.nodes = st.nodes;
+    row.replicas = st.replicas;
+    row.fwd_ms = forward_ms(profile, st.nodes, batch);
+    row.bwd_ms = backward_ms(profile, st.nodes, batch);
+    row.param_bytes = param_bytes(profile, st.nodes);
+    row.boundary_bytes_out =
+        static_cast<int64_t>(std::llround(static_cast<double>(boundary_bytes_out(profile, in_set)) * plan.micro_batch_size()));
+    row.in_flight = in_flight.empty() ? plan.micro_batches : in_flight[s];
+    row.memory_bytes = stage_memory(profile, st.nodes, batch, row.in_flight).total();
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace baton::parallel

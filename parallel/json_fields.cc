@@ -1,0 +1,165 @@
+// Planner JSON readers with errors naming file, field and expectation.
+#include "parallel/json_fields.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/core/atomic_file.h"
+#include "runtime/core/error.h"
+
+namespace baton::parallel {
+
+JsonFields::JsonFields(const nlohmann::json& object, std::string_view source, std::string path)
+    : object_(object), source_(source), path_(std::move(path)) {
+  if (!object_.is_object()) {
+    BATON_FAIL(source_, ": ", path_.empty() ? std::string("the document") : "field '" + path_ + "'",
+               ": expected a JSON object, found ", object_.type_name());
+  }
+}
+
+std::string JsonFields::field_path(std::string_view key) const {
+  std::string p = path_;
+  if (!p.empty()) p += '.';
+  p += key;
+  return p;
+}
+
+void JsonFields::fail(std::string_view key, std::string_view expected) const {
+  BATON_FAIL(source_, ": field '", field_path(key), "': expected ", expected);
+}
+
+void JsonFields::allow_only(std::initializer_list<std::string_view> allowed) const {
+  for (const auto& [key, value] : object_.items()) {
+    bool known = false;
+    for (std::string_view a : allowed) known = known || key == a;
+    if (!known) {
+      std::string list;
+      for (std::string_view a : allowed) {
+        if (!list.empty()) list += ", ";
+        list += a;
+      }
+      BATON_FAIL(source_, ": unknown field '", field_path(key), "' (expected one of: ", list, ")");
+    }
+  }
+}
+
+bool JsonFields::has(std::string_view key) const { return object_.contains(key); }
+
+const nlohmann::json& JsonFields::at(std::string_view key) const {
+  auto it = object_.find(key);
+  if (it == object_.end()) fail(key, "a value (the field is missing)");
+  return *it;
+}
+
+std::string JsonFields::string(std::string_view key) const {
+  const nlohmann::json& v = at(key);
+  if (!v.is_string()) fail(key, "a string");
+  return v.get<std::string>();
+}
+
+std::string JsonFields::string(std::string_view key, const std::string& fallback) const {
+  return has(key) ? string(key) : fallback;
+}
+
+double JsonFields::number(std::string_view key) const {
+  const nlohmann::json& v = at(key);
+  if (!v.is_number() || !std::isfinite(v.get<double>())) fail(key, "a finite number");
+  return v.get<double>();
+}
+
+double JsonFields::number(std::string_view key, double fallback) const { return has(key) ? number(key) : fallback; }
+
+double JsonFields::non_negative(std::string_view key) const {
+  const double x = number(key);
+  if (x < 0) fail(key, "a number >= 0");
+  return x;
+}
+
+double JsonFields::non_negative(std::string_view key, double fallback) const {
+  return has(key) ? non_negative(key) : fallback;
+}
+
+int64_t JsonFields::integer(std::string_view key) const {
+  const nlohmann::json& v = at(key);
+  if (!v.is_number_integer()) fail(key, "an integer");
+  return v.get<int64_t>();
+}
+
+int64_t JsonFields::integer(std::string_view key, int64_t fallback) const {
+  return has(key) ? integer(key) : fallback;
+}
+
+bool JsonFields::boolean(std::string_view key, bool fallback) const {
+  if (!has(key)) return fallback;
+  const nlohmann::json& v = at(key);
+  if (!v.is_boolean()) fail(key, "true or false");
+  return v.get<bool>();
+}
+
+std::vector<double> JsonFields::numbers(std::string_view key) const {
+  const nlohmann::json& v = at(key);
+  if (!v.is_array()) fail(key, "an array of numbers");
+  std::vector<double> out;
+  for (const nlohmann::json& x : v) {
+    if (!x.is_number() || !std::isfinite(x.get<double>())) fail(key, "an array of finite numbers");
+    out.push_back(x.get<double>());
+  }
+  return out;
+}
+
+std::vector<int64_t> JsonFields::integers(std::string_view key) const {
+  const nlohmann::json& v = at(key);
+  if (!v.is_array()) fail(key, "an array of integers");
+  std::vector<int64_t> out;
+  for (const nlohmann::json& x : v) {
+    if (!x.is_number_integer()) fail(key, "an array of integers");
+    out.push_back(x.get<int64_t>());
+  }
+  return out;
+}
+
+std::vector<std::string> JsonFields::strings(std::string_view key) const {
+  const nlohmann::json& v = at(key);
+  if (!v.is_array()) fail(key, "an array of strings");
+  std::vector<std::string> out;
+  for (const nlohmann::json& x : v) {
+    if (!x.is_string()) fail(key, "an array of strings");
+    out.push_back(x.get<std::string>());
+  }
+  return out;
+}
+
+std::vector<JsonFields> JsonFields::objects(std::string_view key) const {
+  const nlohmann::json& v = at(key);
+  if (!v.is_array()) fail(key, "an array of objects");
+  std::vector<JsonFields> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::string p = field_path(key);
+    p += '[';
+    p += std::to_string(i);
+    p += ']';
+    out.emplace_back(v[i], source_, std::move(p));
+  }
+  return out;
+}
+
+JsonFields JsonFields::object(std::string_view key) const { return JsonFields(at(key), source_, field_path(key)); }
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  BATON_CHECK(in.good(), path, ": cannot open the file");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    BATON_FAIL(path, ": not valid JSON (", e.what(), ")");
+  }
+}
+
+void write_json_file(const std::string& path, const nlohmann::json& json) {
+  write_file_atomically(path, json.dump(2) + "\n");
+}
+
+}  // namespace baton::parallel

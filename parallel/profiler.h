@@ -1,0 +1,31 @@
+// Measured profiles: run a graph's forward and backward on a device and time every node (host
+// clock on CPU devices, CUDA events on GPUs), after warm-up, median of several runs, at several
+// micro-batch sizes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "parallel/profile.h"
+#include "runtime/core/device.h"
+#include "runtime/graph/graph.h"
+
+namespace baton::parallel {
+
+struct ProfilerOptions {
+  std::vector<int> batch_sizes = {8, 32};
+  int warmup = 2;
+  int repeats = 5;
+  std::string optimizer = "sgd";  // for optimiser-state bytes; the step itself is timed too
+  bool allow_tf32 = true;
+  uint64_t seed = 1;
+};
+
+// The graph's inputs are filled with random data ("labels": random classes for the loss that
+// reads them). Workspace bytes per node come from Layer::cost; the optimiser step is timed over all
+// parameters and stored per parameter byte.
+Profile measure_profile(const Graph& graph, const std::string& model, Device device,
+                        const ProfilerOptions& options = {});
+
+}  // namespace baton::parallel
