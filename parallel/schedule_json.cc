@@ -1,9 +1,9 @@
 // Schedules as JSON ("baton.schedule/1"): one object per instruction, one list per position.
 #include <array>
 
+#include "parallel/json_fields.h"
 #include "parallel/schedule.h"
 #include "runtime/core/error.h"
-#include "runtime/graph/json_config.h"
 
 namespace baton::parallel {
 namespace {
@@ -17,17 +17,16 @@ bool has_peer(Op op) {
   return op == Op::send_activation || op == Op::recv_activation || op == Op::send_gradient || op == Op::recv_gradient;
 }
 
-int get_int_field(const JsonConfig& config, std::string_view what, std::string_view field, int low) {
-  const int64_t value = config.get_int(field);
-  BATON_CHECK(value >= low && value <= 1'000'000'000, what, ": field '", field, "' is ", value,
-              ", expected an integer >= ", low);
+int get_int_field(const JsonFields& fields, std::string_view key, int low) {
+  const int64_t value = fields.integer(key);
+  if (value < low || value > 1'000'000'000)
+    fields.fail(key, detail::concat("an integer >= ", low, " (found ", value, ")"));
   return static_cast<int>(value);
 }
 
-Instruction instruction_from_json(const nlohmann::json& json, const std::string& what) {
-  const JsonConfig config(json, what, {"op", "stage", "micro_batch", "peer"});
-  BATON_CHECK(config.has("op"), what, ": missing required field 'op'");
-  const std::string name = config.get_string("op", "");
+Instruction instruction_from_json(const JsonFields& fields) {
+  fields.allow_only({"op", "stage", "micro_batch", "peer"});
+  const std::string name = fields.string("op");
   Instruction ins;
   bool known = false;
   std::string names;
@@ -38,17 +37,17 @@ Instruction instruction_from_json(const nlohmann::json& json, const std::string&
       known = true;
     }
   }
-  BATON_CHECK(known, what, ": unknown op '", name, "'; expected one of: ", names);
-  ins.stage = get_int_field(config, what, "stage", 0);
+  if (!known) fields.fail("op", detail::concat("one of: ", names, " (found '", name, "')"));
+  ins.stage = get_int_field(fields, "stage", 0);
   if (has_micro_batch(ins.op)) {
-    ins.micro_batch = get_int_field(config, what, "micro_batch", 0);
-  } else {
-    BATON_CHECK(!config.has("micro_batch"), what, ": field 'micro_batch' does not apply to ", name);
+    ins.micro_batch = get_int_field(fields, "micro_batch", 0);
+  } else if (fields.has("micro_batch")) {
+    fields.fail("micro_batch", detail::concat("no micro_batch: ", name, " acts on the whole stage"));
   }
   if (has_peer(ins.op)) {
-    ins.peer = get_int_field(config, what, "peer", 0);
-  } else {
-    BATON_CHECK(!config.has("peer"), what, ": field 'peer' does not apply to ", name);
+    ins.peer = get_int_field(fields, "peer", 0);
+  } else if (fields.has("peer")) {
+    fields.fail("peer", detail::concat("no peer: only sends and receives have one, not ", name));
   }
   return ins;
 }
@@ -76,39 +75,39 @@ nlohmann::json schedule_to_json(const Schedule& schedule) {
 }
 
 Schedule schedule_from_json(const nlohmann::json& json, std::string_view source) {
-  const std::string what = std::string(source) + ": schedule";
-  const JsonConfig config(json, what, {"format", "kind", "devices", "stages", "micro_batches", "programs"});
-  for (std::string_view field : {"format", "kind", "devices", "stages", "micro_batches", "programs"}) {
-    BATON_CHECK(config.has(field), what, ": missing required field '", field, "'");
-  }
-  const std::string format = config.get_string("format", "");
-  BATON_CHECK(format == kFormat, what, ": field 'format' is '", format, "', expected '", kFormat, "'");
-  const std::string kind = config.get_string("kind", "");
+  const JsonFields fields(json, source, "");
+  fields.allow_only({"format", "kind", "devices", "stages", "micro_batches", "programs"});
+  const std::string format = fields.string("format");
+  if (format != kFormat) fields.fail("format", detail::concat("'", kFormat, "' (found '", format, "')"));
   Schedule schedule;
+  const std::string kind = fields.string("kind");
   try {
     schedule.kind = parse_schedule_kind(kind);
-  } catch (const Error& e) {
-    BATON_FAIL(what, ": field 'kind': ", e.message());
+  } catch (const Error&) {
+    fields.fail("kind", detail::concat("gpipe, 1f1b or interleaved (found '", kind, "')"));
   }
-  schedule.devices = get_int_field(config, what, "devices", 1);
-  schedule.stages = get_int_field(config, what, "stages", 1);
-  schedule.micro_batches = get_int_field(config, what, "micro_batches", 1);
-  BATON_CHECK(schedule.stages % schedule.devices == 0, what, ": field 'stages' is ", schedule.stages,
-              ", expected a multiple of devices (", schedule.devices, ")");
+  schedule.devices = get_int_field(fields, "devices", 1);
+  schedule.stages = get_int_field(fields, "stages", 1);
+  schedule.micro_batches = get_int_field(fields, "micro_batches", 1);
+  if (schedule.stages % schedule.devices != 0) {
+    fields.fail("stages", detail::concat("a multiple of devices (", schedule.devices, "), found ", schedule.stages));
+  }
 
-  const nlohmann::json& programs = json.at("programs");
-  BATON_CHECK(programs.is_array() && static_cast<int>(programs.size()) == schedule.devices, what,
-              ": field 'programs' must be a list of ", schedule.devices, " instruction lists (one per device), got ",
-              programs.is_array() ? detail::concat(programs.size(), " lists") : std::string(programs.type_name()));
+  const nlohmann::json& programs = fields.at("programs");
+  if (!programs.is_array() || static_cast<int>(programs.size()) != schedule.devices) {
+    fields.fail(
+        "programs",
+        detail::concat("one instruction list per device (", schedule.devices, "), found ",
+                       programs.is_array() ? detail::concat(programs.size(), programs.size() == 1 ? " list" : " lists")
+                                           : std::string(programs.type_name())));
+  }
   for (size_t p = 0; p < programs.size(); ++p) {
-    std::string where = what;
-    ((where += ": programs[") += std::to_string(p)) += "]";
-    BATON_CHECK(programs[p].is_array(), where, ": expected a list of instructions, got ", programs[p].type_name());
+    const std::string where = detail::concat("programs[", p, "]");
+    if (!programs[p].is_array())
+      fields.fail(where, detail::concat("a list of instructions, found ", programs[p].type_name()));
     std::vector<Instruction> program;
     for (size_t i = 0; i < programs[p].size(); ++i) {
-      std::string item = where;
-      ((item += "[") += std::to_string(i)) += "]";
-      program.push_back(instruction_from_json(programs[p][i], item));
+      program.push_back(instruction_from_json(JsonFields(programs[p][i], source, detail::concat(where, "[", i, "]"))));
     }
     schedule.programs.push_back(std::move(program));
   }

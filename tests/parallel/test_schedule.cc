@@ -380,31 +380,39 @@ TEST(ScheduleJson, BadInputNamesSourceAndField) {
   const nlohmann::json good = schedule_to_json(make_schedule(ScheduleKind::one_f_one_b, 2, 1, 2));
   nlohmann::json bad_op = good;
   bad_op["programs"][1][2]["op"] = "fwd";
-  EXPECT_ERROR_MENTIONS("s.json: schedule: programs[1][2]: unknown op 'fwd'; expected one of: forward, backward",
+  EXPECT_ERROR_MENTIONS("s.json: field 'programs[1][2].op': expected one of: forward, backward",
                         schedule_from_json(bad_op, "s.json"));
+  EXPECT_ERROR_MENTIONS("(found 'fwd')", schedule_from_json(bad_op, "s.json"));
   nlohmann::json no_stage = good;
   no_stage["programs"][0][0].erase("stage");
-  EXPECT_ERROR_MENTIONS("s.json: schedule: programs[0][0]: missing required field 'stage'",
+  EXPECT_ERROR_MENTIONS("s.json: field 'programs[0][0].stage': expected a value (the field is missing)",
                         schedule_from_json(no_stage, "s.json"));
   nlohmann::json no_kind = good;
   no_kind.erase("kind");
-  EXPECT_ERROR_MENTIONS("s.json: schedule: missing required field 'kind'", schedule_from_json(no_kind, "s.json"));
+  EXPECT_ERROR_MENTIONS("s.json: field 'kind': expected a value (the field is missing)",
+                        schedule_from_json(no_kind, "s.json"));
   nlohmann::json kind = good;
   kind["kind"] = "zb";
-  EXPECT_ERROR_MENTIONS("field 'kind': unknown schedule 'zb'", schedule_from_json(kind, "s.json"));
+  EXPECT_ERROR_MENTIONS("field 'kind': expected gpipe, 1f1b or interleaved (found 'zb')",
+                        schedule_from_json(kind, "s.json"));
   nlohmann::json format = good;
   format["format"] = "baton.schedule/2";
-  EXPECT_ERROR_MENTIONS("expected 'baton.schedule/1'", schedule_from_json(format, "s.json"));
+  EXPECT_ERROR_MENTIONS("field 'format': expected 'baton.schedule/1' (found 'baton.schedule/2')",
+                        schedule_from_json(format, "s.json"));
   nlohmann::json programs = good;
   programs["programs"].erase(1);
-  EXPECT_ERROR_MENTIONS("field 'programs' must be a list of 2 instruction lists",
+  EXPECT_ERROR_MENTIONS("field 'programs': expected one instruction list per device (2), found 1 list",
                         schedule_from_json(programs, "s.json"));
   nlohmann::json peer = good;
   peer["programs"][0][0]["peer"] = 1;  // a forward has no peer
-  EXPECT_ERROR_MENTIONS("programs[0][0]: field 'peer' does not apply to forward", schedule_from_json(peer, "s.json"));
+  EXPECT_ERROR_MENTIONS("field 'programs[0][0].peer': expected no peer", schedule_from_json(peer, "s.json"));
   nlohmann::json typo = good;
   typo["programs"][0][0]["micro_btch"] = 0;
-  EXPECT_ERROR_MENTIONS("unknown field 'micro_btch'", schedule_from_json(typo, "s.json"));
+  EXPECT_ERROR_MENTIONS("unknown field 'programs[0][0].micro_btch'", schedule_from_json(typo, "s.json"));
+  nlohmann::json negative = good;
+  negative["programs"][0][0]["stage"] = -1;
+  EXPECT_ERROR_MENTIONS("field 'programs[0][0].stage': expected an integer >= 0 (found -1)",
+                        schedule_from_json(negative, "s.json"));
 }
 
 }  // namespace
