@@ -9,9 +9,7 @@
 
 namespace baton::parallel {
 
-double Hypergraph::total_weight() const {
-  return std::accumulate(vertex_weight.begin(), vertex_weight.end(), 0.0);
-}
+double Hypergraph::total_weight() const { return std::accumulate(vertex_weight.begin(), vertex_weight.end(), 0.0); }
 
 void Hypergraph::finalize() {
   const int n = num_vertices();
@@ -21,8 +19,8 @@ void Hypergraph::finalize() {
   succs.assign(n, {});
   for (int e = 0; e < num_nets(); ++e) {
     HyperNet& net = nets[e];
-    BATON_CHECK(net.source >= 0 && net.source < n, "hypergraph: net ", e, " has source ", net.source,
-                " outside [0, ", n, ")");
+    BATON_CHECK(net.source >= 0 && net.source < n, "hypergraph: net ", e, " has source ", net.source, " outside [0, ",
+                n, ")");
     std::sort(net.sinks.begin(), net.sinks.end());
     net.sinks.erase(std::unique(net.sinks.begin(), net.sinks.end()), net.sinks.end());
     vertex_nets[net.source].push_back(e);

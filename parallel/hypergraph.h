@@ -68,8 +68,8 @@ std::vector<CoarseLevel> coarsen(const Hypergraph& graph, int min_vertices, doub
 
 // The best split of `order` into k contiguous non-empty parts with every load <= bound, minimising
 // connectivity - 1 exactly (skip nets counted once per part they reach); nullopt if no such split.
-std::optional<std::vector<int>> best_ordered_split(const Hypergraph& graph, const std::vector<int>& order,
-                                                   int k, double bound);
+std::optional<std::vector<int>> best_ordered_split(const Hypergraph& graph, const std::vector<int>& order, int k,
+                                                   double bound);
 // The smallest achievable maximum part load over contiguous splits of `order` into k parts.
 double min_max_split_load(const Hypergraph& graph, const std::vector<int>& order, int k);
 

@@ -22,8 +22,13 @@ class Refiner {
  public:
   // Moves may fill a part up to `move_bound`; a pass keeps only prefixes that end within the real bound.
   Refiner(const Hypergraph& graph, std::vector<int>& part, int k, double move_bound)
-      : g_(graph), part_(part), k_(k), bound_(move_bound), pins_(static_cast<size_t>(graph.num_nets()) * k, 0),
-        loads_(k, 0.0), sizes_(k, 0) {
+      : g_(graph),
+        part_(part),
+        k_(k),
+        bound_(move_bound),
+        pins_(static_cast<size_t>(graph.num_nets()) * k, 0),
+        loads_(k, 0.0),
+        sizes_(k, 0) {
     for (int v = 0; v < g_.num_vertices(); ++v) {
       loads_[part_[v]] += g_.vertex_weight[v];
       ++sizes_[part_[v]];
@@ -171,8 +176,7 @@ double refine_partition(const Hypergraph& graph, std::vector<int>& part, int k, 
       const double max_load = state.max_load();
       const double eps = 1e-9 * (1.0 + std::abs(cumulative));
       const bool balanced = within(max_load, bound);
-      if (balanced &&
-          (cumulative > best_gain + eps || (cumulative >= best_gain - eps && max_load < best_max_load))) {
+      if (balanced && (cumulative > best_gain + eps || (cumulative >= best_gain - eps && max_load < best_max_load))) {
         best_gain = cumulative;
         best_max_load = max_load;
         best_length = log.size();

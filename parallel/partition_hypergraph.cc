@@ -18,7 +18,7 @@
 namespace baton::parallel {
 namespace {
 
-constexpr int kVCycles = 4;        // independent coarsen / split / refine runs
+constexpr int kVCycles = 4;  // independent coarsen / split / refine runs
 // Topological orders tried for the split of the coarsest graph beyond index order and the heavy-chain
 // order: heavy-chain orders with random tie-breaking, and random orders (Kahn with random priorities).
 constexpr int kRandomHeavyChainOrders = 2;
@@ -60,8 +60,10 @@ std::vector<std::vector<int>> split_orders(const Hypergraph& graph, int heavy, i
   std::iota(identity.begin(), identity.end(), 0);
   orders.push_back(std::move(identity));
   orders.push_back(topological_order(graph, true, {}));
-  for (int i = 0; i < heavy; ++i) orders.push_back(topological_order(graph, true, random_keys(graph.num_vertices(), rng)));
-  for (int i = 0; i < plain; ++i) orders.push_back(topological_order(graph, false, random_keys(graph.num_vertices(), rng)));
+  for (int i = 0; i < heavy; ++i)
+    orders.push_back(topological_order(graph, true, random_keys(graph.num_vertices(), rng)));
+  for (int i = 0; i < plain; ++i)
+    orders.push_back(topological_order(graph, false, random_keys(graph.num_vertices(), rng)));
   return orders;
 }
 
@@ -70,8 +72,8 @@ std::optional<Candidate> v_cycle(const Hypergraph& graph, int k, double bound, d
                                  std::mt19937& rng) {
   const std::vector<CoarseLevel> levels = coarsen(graph, std::max(3 * k, 24), max_cluster_weight, rng);
   const Hypergraph& coarsest = levels.empty() ? graph : levels.back().graph;
-  log_debug("partition hypergraph: coarsened ", graph.num_vertices(), " vertices to ", coarsest.num_vertices(),
-            " in ", levels.size(), " levels");
+  log_debug("partition hypergraph: coarsened ", graph.num_vertices(), " vertices to ", coarsest.num_vertices(), " in ",
+            levels.size(), " levels");
   std::optional<Candidate> best;
   for (const std::vector<int>& order : split_orders(coarsest, kRandomHeavyChainOrders, kRandomPlainOrders, rng)) {
     if (auto part = best_ordered_split(coarsest, order, k, bound)) {
@@ -92,15 +94,6 @@ std::optional<Candidate> v_cycle(const Hypergraph& graph, int k, double bound, d
   return evaluate(graph, std::move(part), k);
 }
 
-const char* schedule_name(ScheduleKind kind) {
-  switch (kind) {
-    case ScheduleKind::gpipe: return "gpipe";
-    case ScheduleKind::one_f_one_b: return "1f1b";
-    case ScheduleKind::interleaved: return "interleaved";
-  }
-  return "?";
-}
-
 void check_memory(const PartitionRequest& request, const Plan& plan, double batch_per_replica) {
   const Profile& profile = *request.profile;
   const double cap = memory_cap_bytes(request);
@@ -108,11 +101,11 @@ void check_memory(const PartitionRequest& request, const Plan& plan, double batc
     const Stage& stage = plan.stages[s];
     const int holding = in_flight_bound(request, s, plan.num_stages());
     const int64_t bytes = stage_memory(profile, stage.nodes, batch_per_replica, holding).total();
-    BATON_CHECK(static_cast<double>(bytes) <= cap, "partition hypergraph: stage ", s, " of ", plan.num_stages(),
-                " (", stage.nodes.size(), " nodes from '", profile.nodes[stage.nodes.front()].name, "') needs ",
+    BATON_CHECK(static_cast<double>(bytes) <= cap, "partition hypergraph: stage ", s, " of ", plan.num_stages(), " (",
+                stage.nodes.size(), " nodes from '", profile.nodes[stage.nodes.front()].name, "') needs ",
                 static_cast<double>(bytes) / 1e9, " GB (", bytes, " bytes) with ", holding,
-                " micro-batches in flight under ", schedule_name(request.schedule),
-                ", over the memory cap of ", cap / 1e9, " GB (try more stages, more micro-batches or a smaller batch)");
+                " micro-batches in flight under ", schedule_kind_name(request.schedule), ", over the memory cap of ",
+                cap / 1e9, " GB (try more stages, more micro-batches or a smaller batch)");
   }
 }
 
@@ -142,14 +135,14 @@ HypergraphResult partition_hypergraph_detailed(const PartitionRequest& request) 
     result.bound_ms = achievable;
     result.relaxed = true;
     const auto heaviest = std::max_element(graph.vertex_weight.begin(), graph.vertex_weight.end());
-    const std::string why =
-        *heaviest > result.requested_bound_ms
-            ? detail::concat("node '", profile.nodes[heaviest - graph.vertex_weight.begin()].name, "' alone takes ",
-                             *heaviest, " ms")
-            : std::string("the nodes are too coarse to balance the stages more evenly");
-    result.note = detail::concat("balance bound relaxed from ", result.requested_bound_ms, " ms (", 1 + request.balance_tolerance,
-                                 " x the mean stage load) to ", achievable, " ms, the smallest maximum stage load of ", k,
-                                 " contiguous stages along the topological orders tried: ", why);
+    const std::string why = *heaviest > result.requested_bound_ms
+                                ? detail::concat("node '", profile.nodes[heaviest - graph.vertex_weight.begin()].name,
+                                                 "' alone takes ", *heaviest, " ms")
+                                : std::string("the nodes are too coarse to balance the stages more evenly");
+    result.note =
+        detail::concat("balance bound relaxed from ", result.requested_bound_ms, " ms (", 1 + request.balance_tolerance,
+                       " x the mean stage load) to ", achievable, " ms, the smallest maximum stage load of ", k,
+                       " contiguous stages along the topological orders tried: ", why);
     log_warn("partition hypergraph: ", result.note);
   }
 
@@ -173,8 +166,8 @@ HypergraphResult partition_hypergraph_detailed(const PartitionRequest& request) 
       if (better(*c, best)) best = std::move(c);
     }
   }
-  BATON_CHECK(best.has_value(), "partition hypergraph: internal error: no split of '", profile.model,
-              "' into ", k, " stages within ", result.bound_ms, " ms");
+  BATON_CHECK(best.has_value(), "partition hypergraph: internal error: no split of '", profile.model, "' into ", k,
+              " stages within ", result.bound_ms, " ms");
   BATON_CHECK(is_ordered_partition(graph, best->part, k),
               "partition hypergraph: internal error: the partition is not acyclic");
   result.comm_bytes = best->cost;

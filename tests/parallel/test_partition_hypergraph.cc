@@ -14,8 +14,8 @@
 #include "parallel/hypergraph.h"
 #include "parallel/partition_quality.h"
 #include "parallel/partitioner.h"
-#include "tests/parallel/hypergraph_test_util.h"
 #include "runtime/core/log.h"
+#include "tests/parallel/hypergraph_test_util.h"
 #include "tests/support/test_support.h"
 
 namespace baton::parallel {
@@ -126,9 +126,10 @@ TEST(HypergraphPartitioner, NoMoreBytesThanUniformOnRandomDags) {
       ++cases;
     }
   }
-  std::printf("[ hypergraph ] at 10%% tolerance vs uniform: %d fewer bytes, %d equal, %d more; bytes / uniform's "
-              "(geometric mean): %.3f at 10%%, %.3f at uniform's balance\n",
-              wins, ties, losses, std::exp(log_ratio / cases), std::exp(log_ratio_same / cases));
+  std::printf(
+      "[ hypergraph ] at 10%% tolerance vs uniform: %d fewer bytes, %d equal, %d more; bytes / uniform's "
+      "(geometric mean): %.3f at 10%%, %.3f at uniform's balance\n",
+      wins, ties, losses, std::exp(log_ratio / cases), std::exp(log_ratio_same / cases));
   EXPECT_GT(wins, 3 * losses);
 }
 
