@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "parallel/partition_quality.h"
 #include "runtime/core/error.h"
 
 namespace baton::parallel {
@@ -25,30 +26,6 @@ std::string PlanChoice::label() const {
   s += std::to_string(micro_batches);
   return s;
 }
-
-namespace {
-
-// Forward bytes crossing stage boundaries per step (all micro-batches, all groups).
-double crossing_bytes(const Plan& plan, const Profile& profile) {
-  std::vector<int> stage_of(profile.nodes.size());
-  for (int s = 0; s < plan.num_stages(); ++s) {
-    for (int n : plan.stages[s].nodes) stage_of[n] = s;
-  }
-  double bytes = 0;
-  for (const ProfiledValue& v : profile.values) {
-    if (v.producer < 0) continue;
-    std::vector<int> targets;
-    for (int c : v.consumers) {
-      if (stage_of[c] != stage_of[v.producer]) targets.push_back(stage_of[c]);
-    }
-    std::sort(targets.begin(), targets.end());
-    targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
-    bytes += static_cast<double>(targets.size()) * static_cast<double>(v.bytes_per_sample);
-  }
-  return bytes * plan.batch;
-}
-
-}  // namespace
 
 EvaluatedPlan evaluate_plan(const PlanChoice& choice, const Profile& profile, const Cluster& cluster,
                             const PlanSettings& settings) {
@@ -84,17 +61,15 @@ EvaluatedPlan evaluate_plan(const PlanChoice& choice, const Profile& profile, co
 
   const double cap = settings.memory_cap_bytes > 0 ? settings.memory_cap_bytes
                                                    : (cluster.device(0).memory_gb > 0 ? cluster.device(0).memory_gb * 1e9 : 1e300);
-  double slowest = 0, total = 0;
   for (const StageSummary& row : e.table) {
     e.peak_memory_bytes = std::max(e.peak_memory_bytes, row.memory_bytes);
     BATON_CHECK(static_cast<double>(row.memory_bytes) <= cap, "stage ", row.stage, " needs ",
                 static_cast<double>(row.memory_bytes) / 1e9, " GB under the ", schedule_kind_name(choice.schedule),
                 " schedule, over the memory cap of ", cap / 1e9, " GB");
-    slowest = std::max(slowest, row.fwd_ms + row.bwd_ms);
-    total += row.fwd_ms + row.bwd_ms;
   }
-  e.balance = total > 0 ? slowest / (total / static_cast<double>(e.table.size())) : 1;
-  e.communication_bytes = crossing_bytes(e.plan, profile);
+  const PartitionQuality quality = partition_quality(e.plan, profile);
+  e.balance = quality.balance_ratio;
+  e.communication_bytes = static_cast<double>(quality.comm_bytes) * e.plan.micro_batches;
   return e;
 }
 

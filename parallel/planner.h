@@ -42,8 +42,8 @@ struct EvaluatedPlan {
   Schedule schedule;
   std::vector<StageSummary> table;  // with the schedule's peak in-flight micro-batches
   SimulationResult predicted;
-  double balance = 1;               // slowest stage's compute / mean stage compute
-  double communication_bytes = 0;   // activation bytes crossing stages per step (forward)
+  double balance = 1;               // slowest stage's compute / mean stage compute (partition_quality)
+  double communication_bytes = 0;   // activation bytes crossing stages per step, all groups (forward)
   int64_t peak_memory_bytes = 0;    // largest stage memory
 };
 
