@@ -35,6 +35,8 @@ struct Instruction {
 
   bool operator==(const Instruction&) const = default;
 };
+// "forward stage 1 mb 3", "recv_activation stage 1 mb 3 from stage 0", "all_reduce stage 2".
+std::string describe(const Instruction& instruction);
 
 struct Schedule {
   ScheduleKind kind = ScheduleKind::gpipe;
@@ -47,11 +49,19 @@ struct Schedule {
   int position_of(int stage) const { return stage % devices; }
 };
 
+// `consumers` with the chain default filled in (empty: stage s feeds s + 1) and checked: one entry
+// per stage, each consumer a later stage, no repeats. Each list is returned sorted.
+std::vector<std::vector<int>> resolve_consumers(const std::vector<std::vector<int>>& consumers, int stages);
+// The inverse of resolved consumers: producers[j] lists the stages whose outputs stage j reads.
+std::vector<std::vector<int>> producers_of(const std::vector<std::vector<int>>& consumers);
+
 // `consumers[s]`: the later stages that read a value stage s produces (Plan's stage_consumers;
 // empty means a chain: s feeds s + 1). `chunks` > 1 only for interleaved (stages = devices x chunks).
 // `all_reduce`: emit an all_reduce per stage (stages with replicas, or data-parallel groups).
-// Impossible requests (interleaved with micro-batches not a multiple of devices, say) are errors
-// that say why.
+// Impossible requests (chunks > 1 without interleaving, a consumer that is not a later stage, say)
+// are errors that say why. Interleaved takes any micro-batch count: when devices does not divide it,
+// micro-batches go through the chunks in larger groups (Megatron's microbatch_group_size_per_vp_stage,
+// see docs/planner.md). Interleaved with chunks == 1 is 1F1B.
 Schedule make_schedule(ScheduleKind kind, int devices, int chunks, int micro_batches,
                        const std::vector<std::vector<int>>& consumers = {}, bool all_reduce = false);
 

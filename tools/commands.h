@@ -18,4 +18,8 @@ void add_export_spec_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 
+// The planner: profile a model, plan its split over a cluster (tools/profile_command.cc, plan_command.cc).
+void add_profile_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
+
 }  // namespace baton::cli

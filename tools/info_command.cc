@@ -23,40 +23,6 @@ struct InfoOptions {
   bool json = false;
 };
 
-nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  BATON_CHECK(in, path, ": cannot open the graph spec");
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    BATON_FAIL(path, ": not valid JSON: ", e.what());
-  }
-}
-
-// The spec's input shapes with --batch (dimension 0 of every input) and --input (the rest of "x").
-void resize_inputs(nlohmann::json& spec, const InfoOptions& o) {
-  if (o.model.batch.empty() && o.model.input.empty()) return;
-  BATON_CHECK(spec.is_object() && spec.contains("inputs") && spec["inputs"].is_array(), o.spec_path,
-              ": missing field 'inputs' (a list)");
-  bool found_x = false;
-  for (nlohmann::json& input : spec["inputs"]) {
-    BATON_CHECK(input.is_object() && input.contains("shape") && input["shape"].is_array() && !input["shape"].empty(),
-                o.spec_path, ": an entry of 'inputs' has no non-empty 'shape'");
-    nlohmann::json& shape = input["shape"];
-    if (!o.model.batch.empty()) shape[0] = parse_positive("--batch", o.model.batch);
-    if (!o.model.input.empty() && input.value("name", "") == "x") {
-      const InputDims d = parse_input_dims("--input", o.model.input);
-      BATON_CHECK(shape.size() == 4, "--input: input 'x' of ", o.spec_path, " has shape ", shape.dump(),
-                  ", not [N, C, H, W]");
-      shape = {shape[0], d.channels, d.height, d.width};
-      found_x = true;
-    }
-  }
-  BATON_CHECK(o.model.input.empty() || found_x, "--input: ", o.spec_path, " has no input named 'x'");
-}
-
 std::string with_commas(int64_t n) {
   std::string digits = std::to_string(n), out;
   for (size_t i = 0; i < digits.size(); ++i) {
@@ -88,21 +54,8 @@ void print_table(const std::string& title, const models::GraphSummary& s) {
 }
 
 void run_info(const InfoOptions& o) {
-  BATON_CHECK(o.model.model.empty() != o.spec_path.empty(), "give exactly one of --model and --model-spec");
   std::string title;
-  Graph graph;
-  if (!o.model.model.empty()) {
-    const models::ModelOptions options = model_options(o.model, true);
-    graph = models::build_model(o.model.model, options);
-    title = o.model.model + " (input " + dims_text(options.in_channels, options.image_size, options.image_size) +
-            ", batch " + std::to_string(options.batch_size) + ")";
-  } else {
-    BATON_CHECK(o.model.classes.empty(), "--classes applies to --model only (a spec's layers fix the classes)");
-    nlohmann::json spec = read_json_file(o.spec_path);
-    resize_inputs(spec, o);
-    graph = Graph::from_json(spec, layers::builtin_layers(), o.spec_path);
-    title = o.spec_path;
-  }
+  const Graph graph = load_model_graph(o.model, o.spec_path, true, &title);
   const models::GraphSummary summary = models::summarize(graph);
   if (o.json) {
     std::printf("%s\n", models::summary_json(summary).dump(2).c_str());

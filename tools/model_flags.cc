@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <fstream>
+#include <sstream>
 #include <optional>
 #include <vector>
 
+#include "layers/builtin_layers.h"
 #include "runtime/core/error.h"
 
 namespace baton::cli {
@@ -21,6 +24,40 @@ std::optional<int64_t> positive(std::string_view text) {
     return std::nullopt;
   }
   return value;
+}
+
+nlohmann::json read_spec_file(const std::string& path) {
+  std::ifstream in(path);
+  BATON_CHECK(in, path, ": cannot open the graph spec");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    BATON_FAIL(path, ": not valid JSON: ", e.what());
+  }
+}
+
+// The spec's input shapes with --batch (dimension 0 of every input) and --input (the rest of "x").
+void resize_inputs(nlohmann::json& spec, const ModelFlags& flags, const std::string& spec_path) {
+  if (flags.batch.empty() && flags.input.empty()) return;
+  BATON_CHECK(spec.is_object() && spec.contains("inputs") && spec["inputs"].is_array(), spec_path,
+              ": missing field 'inputs' (a list)");
+  bool found_x = false;
+  for (nlohmann::json& input : spec["inputs"]) {
+    BATON_CHECK(input.is_object() && input.contains("shape") && input["shape"].is_array() && !input["shape"].empty(),
+                spec_path, ": an entry of 'inputs' has no non-empty 'shape'");
+    nlohmann::json& shape = input["shape"];
+    if (!flags.batch.empty()) shape[0] = parse_positive("--batch", flags.batch);
+    if (!flags.input.empty() && input.value("name", "") == "x") {
+      const InputDims d = parse_input_dims("--input", flags.input);
+      BATON_CHECK(shape.size() == 4, "--input: input 'x' of ", spec_path, " has shape ", shape.dump(),
+                  ", not [N, C, H, W]");
+      shape = {shape[0], d.channels, d.height, d.width};
+      found_x = true;
+    }
+  }
+  BATON_CHECK(flags.input.empty() || found_x, "--input: ", spec_path, " has no input named 'x'");
 }
 
 }  // namespace
@@ -73,6 +110,23 @@ models::ModelOptions model_options(const ModelFlags& flags, bool with_loss) {
 
 std::string dims_text(int64_t channels, int64_t height, int64_t width) {
   return std::to_string(channels) + "x" + std::to_string(height) + "x" + std::to_string(width);
+}
+
+Graph load_model_graph(const ModelFlags& flags, const std::string& spec_path, bool with_loss, std::string* title) {
+  BATON_CHECK(flags.model.empty() != spec_path.empty(), "give exactly one of --model and --model-spec");
+  if (!flags.model.empty()) {
+    const models::ModelOptions options = model_options(flags, with_loss);
+    if (title != nullptr) {
+      *title = flags.model + " (input " + dims_text(options.in_channels, options.image_size, options.image_size) +
+               ", batch " + std::to_string(options.batch_size) + ")";
+    }
+    return models::build_model(flags.model, options);
+  }
+  BATON_CHECK(flags.classes.empty(), "--classes applies to --model only (a spec's layers fix the classes)");
+  nlohmann::json spec = read_spec_file(spec_path);
+  resize_inputs(spec, flags, spec_path);
+  if (title != nullptr) *title = spec_path;
+  return Graph::from_json(spec, layers::builtin_layers(), spec_path);
 }
 
 }  // namespace baton::cli

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "models/model_registry.h"
+#include "runtime/graph/graph.h"
 
 namespace baton::cli {
 
@@ -36,6 +37,11 @@ void add_model_size_flags(CLI::App& cmd, ModelFlags& flags);
 // The model's default options (models::default_options) with the flags applied; --input must be
 // square for the reference models. `with_loss` as given.
 models::ModelOptions model_options(const ModelFlags& flags, bool with_loss);
+
+// The graph of --model (with the size flags) or of --model-spec FILE (--batch and --input resize its
+// inputs); exactly one must be given. `title` (optional) receives a one-line description.
+Graph load_model_graph(const ModelFlags& flags, const std::string& spec_path, bool with_loss,
+                       std::string* title = nullptr);
 
 // "3x224x224"
 std::string dims_text(int64_t channels, int64_t height, int64_t width);

@@ -14,6 +14,7 @@
 #include "runtime/data/dataset.h"
 #include "runtime/train/trainer.h"
 #include "tools/commands.h"
+#include "tools/device_flag.h"
 
 namespace baton::cli {
 namespace {
@@ -47,20 +48,6 @@ nlohmann::json read_json_file(const std::string& path, const char* what) {
   }
 }
 
-Device pick_device(const std::string& name) {
-  if (name == "auto") {
-    if (cuda_device_count() > 0) {
-      std::printf("device: cuda:0 (auto)\n");
-      return Device::cuda(0);
-    }
-    std::printf("device: cpu (auto: no GPU found — %s)\n", query_system_info().cuda_unavailable_reason.c_str());
-    return Device::cpu();
-  }
-  const Device d = Device::parse(name);
-  check_device(d);
-  std::printf("device: %s\n", d.str().c_str());
-  return d;
-}
 
 int run_train(CLI::App& cmd, TrainFlags& f) {
   TrainConfig config;

@@ -1,0 +1,162 @@
+// `baton train` run as a user runs it: a config file with flags overriding it, the metrics log,
+// Ctrl-C (SIGINT) finishing the step and saving a checkpoint, and --resume continuing from it.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace baton::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<nlohmann::json> metrics_lines(const fs::path& path) {
+  std::vector<nlohmann::json> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
+  }
+  return lines;
+}
+
+size_t metrics_lines_count(const fs::path& path) {
+  std::ifstream in(path);
+  size_t n = 0;
+  for (std::string line; std::getline(in, line);) n += !line.empty() && line.back() == '}';
+  return n;
+}
+
+class TrainCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           ("baton_train_command_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Starts `baton train <args>` with stdout and stderr in files of the test directory.
+  pid_t start(const std::string& args, const std::string& name) {
+    const std::string command = std::string("exec ") + BATON_CLI_PATH + " train " + args + " > " + (dir_ / (name + ".out")).string() +
+                                " 2> " + (dir_ / (name + ".err")).string();
+    const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+    pid_t pid = -1;
+    EXPECT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char* const*>(argv), environ), 0);
+    return pid;
+  }
+
+  // Exit status, or -1 when the process does not end within `timeout` (it is then killed).
+  static int wait_for(pid_t pid, std::chrono::seconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return -1;
+  }
+
+  int run(const std::string& args, const std::string& name) { return wait_for(start(args, name), std::chrono::seconds(300)); }
+
+  fs::path dir_;
+};
+
+constexpr const char* kSmallRun = "--model resnet20 --data synthetic:3x32x32:10:256 --device cpu --workers 1";
+
+TEST_F(TrainCommand, FlagsOverrideTheConfigFileAndMetricsAreLogged) {
+  const fs::path config = dir_ / "run.json";
+  std::ofstream(config) << R"({"model": "vgg11", "data": "synthetic:3x32x32:10:64", "steps": 5, "batch_size": 16,
+                              "device": "cpu", "log_every": 1, "eval_every": 1, "lr_schedule": {"type": "constant", "base_lr": 0.05}})";
+  const fs::path metrics = dir_ / "metrics.jsonl";
+  ASSERT_EQ(run(std::string("--config ") + config.string() + " " + kSmallRun + " --steps 3 --batch-size 8 --metrics " +
+                    metrics.string(),
+                "run"),
+            0)
+      << read(dir_ / "run.err");
+  const std::string out = read(dir_ / "run.out");
+  EXPECT_NE(out.find("resnet20"), std::string::npos) << out;  // --model overrides the file's vgg11
+  const std::vector<nlohmann::json> lines = metrics_lines(metrics);
+  int train_lines = 0, eval_lines = 0;
+  for (const nlohmann::json& l : lines) {
+    ASSERT_TRUE(l.contains("epoch") && l.contains("step")) << l.dump();
+    if (l["type"] == "train") {
+      ++train_lines;
+      EXPECT_TRUE(l["loss"].is_number()) << l.dump();
+      EXPECT_DOUBLE_EQ(l["lr"].get<double>(), 0.05) << l.dump();  // the file's schedule is kept
+    } else if (l["type"] == "eval") {
+      ++eval_lines;
+      EXPECT_GE(l["top1"].get<double>(), 0.0);
+      EXPECT_LE(l["top1"].get<double>(), 1.0);
+    }
+  }
+  EXPECT_EQ(train_lines, 3);  // --steps 3 overrides the file's 5
+  EXPECT_GE(eval_lines, 1);
+}
+
+TEST_F(TrainCommand, BadFlagsAndConfigsAreOneLineErrors) {
+  EXPECT_NE(run("--model resnet20 --data nosuchdata --device cpu --steps 1", "data"), 0);
+  EXPECT_NE(read(dir_ / "data.err").find("nosuchdata"), std::string::npos) << read(dir_ / "data.err");
+  const fs::path config = dir_ / "bad.json";
+  std::ofstream(config) << R"({"model": "resnet20", "batch_sise": 8})";
+  EXPECT_NE(run("--config " + config.string(), "config"), 0);
+  const std::string err = read(dir_ / "config.err");
+  EXPECT_NE(err.find("batch_sise"), std::string::npos) << err;
+  EXPECT_NE(err.find("bad.json"), std::string::npos) << err;
+}
+
+TEST_F(TrainCommand, SigintSavesACheckpointAndResumeContinues) {
+  const fs::path checkpoints = dir_ / "ckpt", metrics = dir_ / "metrics.jsonl";
+  const std::string common = std::string(kSmallRun) + " --batch-size 8 --log-every 1 --eval-every 0 --checkpoint-dir " +
+                             checkpoints.string() + " --metrics " + metrics.string();
+  const pid_t pid = start(common + " --steps 100000", "first");
+  // Wait for two logged steps, then press Ctrl-C.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (metrics_lines_count(metrics) < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GE(metrics_lines_count(metrics), 2) << read(dir_ / "first.err");
+  const auto interrupted_at = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  ASSERT_EQ(wait_for(pid, std::chrono::seconds(60)), 0) << read(dir_ / "first.err");
+  EXPECT_LT(std::chrono::steady_clock::now() - interrupted_at, std::chrono::seconds(30));  // one step, not the run
+  const std::string first_out = read(dir_ / "first.out");
+  EXPECT_NE(first_out.find("checkpoint: "), std::string::npos) << first_out;
+  ASSERT_TRUE(fs::exists(checkpoints));
+  int64_t last_step = -1;
+  for (const nlohmann::json& l : metrics_lines(metrics)) last_step = std::max(last_step, l["step"].get<int64_t>());
+  ASSERT_GE(last_step, 1);
+
+  const size_t before = metrics_lines(metrics).size();
+  ASSERT_EQ(run(common + " --resume " + checkpoints.string() + " --steps " + std::to_string(last_step + 3), "resumed"), 0)
+      << read(dir_ / "resumed.err");
+  const std::vector<nlohmann::json> lines = metrics_lines(metrics);
+  ASSERT_GT(lines.size(), before);
+  // The resumed run picks up after the interrupted one's last step and stops at --steps.
+  EXPECT_EQ(lines[before]["step"].get<int64_t>(), last_step + 1) << lines[before].dump();
+  EXPECT_EQ(lines.back()["step"].get<int64_t>(), last_step + 3) << lines.back().dump();
+}
+
+}  // namespace
+}  // namespace baton::cli

@@ -1,0 +1,264 @@
+// `baton plan`: split a model over a cluster — partition into stages, schedule micro-batches,
+// simulate one training step — and print the stage table and predictions, or (--search) a ranked
+// comparison of every layout, partitioner, schedule and micro-batch count.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "parallel/analytic_profile.h"
+#include "parallel/planner.h"
+#include "parallel/trace.h"
+#include "runtime/core/error.h"
+#include "tools/commands.h"
+#include "tools/model_flags.h"
+
+namespace baton::cli {
+namespace {
+
+using namespace baton::parallel;
+
+struct PlanFlags {
+  ModelFlags model;
+  std::string spec_path;
+  int batch = 128;
+  int micro_batches = 0;  // 0: the default below
+  int gpus = 0;
+  int stages = 0;
+  int groups = 1;
+  int chunks = 2;
+  std::string partitioner = "block";
+  std::string schedule = "1f1b";
+  std::string profile_path;
+  std::string device_spec;
+  std::string cluster = "h200-nvlink-8";
+  double memory_cap_gb = 0;
+  double bucket_mb = 25;
+  bool search = false;
+  bool json = false;
+  std::string trace_path;
+};
+
+std::string node_range(const Profile& p, const std::vector<int>& nodes) {
+  if (nodes.size() == 1) return p.nodes[nodes.front()].name;
+  return p.nodes[nodes.front()].name + " .. " + p.nodes[nodes.back()].name;
+}
+
+std::string devices_text(const std::vector<int>& devices) {
+  std::string s;
+  for (int d : devices) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(d);
+  }
+  return s;
+}
+
+void print_stage_table(const EvaluatedPlan& e, const Profile& p) {
+  std::printf("%-5s %-6s %-44s %9s %9s %10s %11s %10s %4s %-10s\n", "stage", "nodes", "range", "fwd ms", "bwd ms",
+              "params MB", "boundary MB", "memory GB", "rep", "devices");
+  for (const StageSummary& row : e.table) {
+    std::printf("%-5d %-6zu %-44s %9.3f %9.3f %10.2f %11.3f %10.2f %4d %-10s\n", row.stage, row.nodes.size(),
+                node_range(p, row.nodes).substr(0, 44).c_str(), row.fwd_ms, row.bwd_ms,
+                static_cast<double>(row.param_bytes) / 1e6, static_cast<double>(row.boundary_bytes_out) / 1e6,
+                static_cast<double>(row.memory_bytes) / 1e9, row.replicas,
+                devices_text(e.plan.stages[row.stage].devices).c_str());
+  }
+}
+
+nlohmann::json predicted_json(const EvaluatedPlan& e, double single_ms) {
+  return {{"step_ms", e.predicted.step_ms},
+          {"throughput", e.predicted.throughput},
+          {"bubble_fraction", e.predicted.bubble_fraction},
+          {"speedup", single_ms / e.predicted.step_ms},
+          {"peak_memory_bytes", e.peak_memory_bytes},
+          {"balance", e.balance},
+          {"communication_bytes", e.communication_bytes}};
+}
+
+nlohmann::json plan_json(const EvaluatedPlan& e, const Profile& p, double single_ms) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const Stage& s : e.plan.stages) {
+    const double batch = e.plan.micro_batch_size() / s.replicas;
+    for (int n : s.nodes) {
+      int64_t activation = p.nodes[n].saved_bytes_per_sample;
+      for (int v : p.nodes[n].outputs) activation += p.values[v].bytes_per_sample;
+      nodes.push_back({{"name", p.nodes[n].name},
+                       {"type", p.nodes[n].type},
+                       {"fwd_ms", p.fwd_ms(n, batch)},
+                       {"bwd_ms", p.bwd_ms(n, batch)},
+                       {"activation_bytes", static_cast<int64_t>(static_cast<double>(activation) * batch)},
+                       {"param_bytes", p.nodes[n].param_bytes}});
+    }
+  }
+  std::sort(nodes.begin(), nodes.end(), [&](const nlohmann::json& a, const nlohmann::json& b) {
+    return a["name"].get<std::string>() < b["name"].get<std::string>();
+  });
+  // Back to topological order (sorting by name only made the lookup below simple).
+  nlohmann::json ordered = nlohmann::json::array();
+  for (const ProfiledNode& n : p.nodes) {
+    auto it = std::lower_bound(nodes.begin(), nodes.end(), n.name, [](const nlohmann::json& a, const std::string& name) {
+      return a["name"].get<std::string>() < name;
+    });
+    ordered.push_back(*it);
+  }
+  nlohmann::json stages = nlohmann::json::array();
+  for (const StageSummary& row : e.table) {
+    nlohmann::json names = nlohmann::json::array();
+    for (int n : row.nodes) names.push_back(p.nodes[n].name);
+    stages.push_back({{"nodes", names},
+                      {"fwd_ms", row.fwd_ms},
+                      {"bwd_ms", row.bwd_ms},
+                      {"param_bytes", row.param_bytes},
+                      {"boundary_bytes", row.boundary_bytes_out},
+                      {"memory_bytes", row.memory_bytes},
+                      {"in_flight", row.in_flight},
+                      {"replicas", row.replicas},
+                      {"devices", e.plan.stages[row.stage].devices}});
+  }
+  return {{"model", p.model},
+          {"profile", {{"device", p.device}, {"source", p.source}}},
+          {"partitioner", e.choice.partitioner},
+          {"groups", e.choice.groups},
+          {"stages_per_group", e.choice.stages},
+          {"chunks_per_device", e.plan.chunks_per_device},
+          {"batch", e.plan.batch},
+          {"micro_batches", e.plan.micro_batches},
+          {"schedule", std::string(schedule_kind_name(e.choice.schedule))},
+          {"nodes", ordered},
+          {"stages", stages},
+          {"predicted", predicted_json(e, single_ms)}};
+}
+
+void print_summary(const EvaluatedPlan& e, double single_ms) {
+  std::printf("predicted step %.3f ms, %.1f samples/s, bubble %.1f%%, peak memory %.2f GB, speedup %.2fx over one device (%.3f ms)\n",
+              e.predicted.step_ms, e.predicted.throughput, 100 * e.predicted.bubble_fraction,
+              static_cast<double>(e.peak_memory_bytes) / 1e9, single_ms / e.predicted.step_ms, single_ms);
+  std::printf("balance %.3f (slowest stage / mean), %.1f MB of activations cross stages per step\n", e.balance,
+              e.communication_bytes / 1e6);
+}
+
+void run_plan(const PlanFlags& f) {
+  BATON_CHECK(f.profile_path.empty() || f.device_spec.empty(), "give --profile or --device-spec, not both");
+  BATON_CHECK(!(f.gpus > 0 && f.stages > 0), "give --gpus N or --stages S [--groups G], not both");
+  BATON_CHECK(f.batch >= 1, "--batch must be >= 1");
+  const Cluster cluster = load_cluster(f.cluster);
+  Profile profile;
+  if (!f.profile_path.empty()) {
+    BATON_CHECK(f.model.model.empty() && f.spec_path.empty(), "--profile already names the model; drop --model/--model-spec");
+    profile = load_profile(f.profile_path);
+  } else {
+    const Graph graph = load_model_graph(f.model, f.spec_path, true);
+    const DeviceSpec device = f.device_spec.empty() ? cluster.device(0) : load_device_spec(f.device_spec);
+    AnalyticOptions o;
+    o.batch_sizes.clear();
+    for (int b = 1; b <= f.batch; b *= 2) o.batch_sizes.push_back(b);
+    if (o.batch_sizes.back() != f.batch) o.batch_sizes.push_back(f.batch);
+    profile = analytic_profile(graph, f.model.model.empty() ? f.spec_path : f.model.model, device, o);
+  }
+  PlanSettings settings;
+  settings.batch = f.batch;
+  settings.memory_cap_bytes = f.memory_cap_gb * 1e9;
+  settings.bucket_bytes = static_cast<int64_t>(f.bucket_mb * (1 << 20));
+  settings.record_trace = !f.trace_path.empty();
+  const double single_ms = single_device_plan(profile, cluster, settings).predicted.step_ms;
+
+  std::optional<EvaluatedPlan> chosen;
+  nlohmann::json ranking = nlohmann::json::array();
+  if (f.search) {
+    const int devices = f.gpus > 0 ? f.gpus : f.stages > 0 ? f.stages * f.groups : cluster.num_devices();
+    const std::vector<SearchEntry> entries = search_plans(devices, profile, cluster, settings);
+    BATON_CHECK(!entries.empty() && entries.front().result, "no feasible plan for ", profile.model, " on ", devices,
+                " devices of ", cluster.name(), entries.empty() ? std::string() : ": " + entries.front().reason);
+    chosen = entries.front().result;
+    if (!f.json) {
+      std::printf("%s on %d x %s (%s), batch %d: %zu plans tried\n", profile.model.c_str(), devices,
+                  cluster.device(0).name.c_str(), cluster.name().c_str(), f.batch, entries.size());
+      std::printf("%-4s %-40s %10s %12s %8s %8s %9s %8s\n", "rank", "plan (groups x stages)", "step ms", "samples/s",
+                  "bubble", "speedup", "memory GB", "balance");
+    }
+    int rank = 0, infeasible = 0;
+    bool shown_dp = false, shown_pp = false;
+    for (const SearchEntry& s : entries) {
+      if (!s.result) {
+        ++infeasible;
+        ranking.push_back({{"plan", s.choice.label()}, {"feasible", false}, {"reason", s.reason}});
+        continue;
+      }
+      ++rank;
+      const EvaluatedPlan& e = *s.result;
+      const bool pure_dp = e.choice.stages == 1, pure_pp = e.choice.groups == 1 && !e.choice.free_replication;
+      ranking.push_back({{"rank", rank}, {"plan", s.choice.label()}, {"feasible", true},
+                         {"groups", e.choice.groups}, {"stages", e.choice.stages}, {"partitioner", e.choice.partitioner},
+                         {"schedule", std::string(schedule_kind_name(e.choice.schedule))},
+                         {"micro_batches", e.choice.micro_batches}, {"predicted", predicted_json(e, single_ms)}});
+      const bool show = rank <= 15 || (pure_dp && !shown_dp) || (pure_pp && !shown_pp);
+      shown_dp = shown_dp || (pure_dp && show);
+      shown_pp = shown_pp || (pure_pp && show);
+      if (!f.json && show) {
+        std::string label = s.choice.label();
+        if (pure_dp) label += " [data parallel]";
+        std::printf("%-4d %-40s %10.3f %12.1f %7.1f%% %7.2fx %9.2f %8.3f\n", rank, label.c_str(), e.predicted.step_ms,
+                    e.predicted.throughput, 100 * e.predicted.bubble_fraction, single_ms / e.predicted.step_ms,
+                    static_cast<double>(e.peak_memory_bytes) / 1e9, e.balance);
+      }
+    }
+    if (!f.json && infeasible > 0) std::printf("(%d infeasible plans not ranked; --json lists why)\n", infeasible);
+  } else {
+    PlanChoice c;
+    c.partitioner = f.partitioner;
+    c.schedule = parse_schedule_kind(f.schedule);
+    c.stages = f.stages > 0 ? f.stages : f.gpus > 0 ? f.gpus : 1;
+    c.groups = f.stages > 0 ? f.groups : 1;
+    c.chunks = c.schedule == ScheduleKind::interleaved ? f.chunks : 1;
+    const int per_group = f.batch / c.groups;
+    c.micro_batches = f.micro_batches > 0 ? f.micro_batches : c.stages == 1 ? 1 : std::min(per_group, 4 * c.stages);
+    chosen = evaluate_plan(c, profile, cluster, settings);
+  }
+  if (f.json) {
+    nlohmann::json out = plan_json(*chosen, profile, single_ms);
+    if (f.search) out["ranking"] = ranking;
+    std::printf("%s\n", out.dump(2).c_str());
+  } else {
+    std::printf("\n%s: %s, %s profile on %s, cluster %s, batch %d\n", profile.model.c_str(), chosen->choice.label().c_str(),
+                profile.source.c_str(), profile.device.c_str(), cluster.name().c_str(), f.batch);
+    print_stage_table(*chosen, profile);
+    print_summary(*chosen, single_ms);
+  }
+  if (!f.trace_path.empty()) {
+    write_chrome_trace(f.trace_path, chrome_trace_json(chosen->predicted.events, chosen->predicted.lanes, {"predicted"}));
+    if (!f.json) std::printf("wrote the simulated timeline to %s (open in Perfetto or chrome://tracing)\n", f.trace_path.c_str());
+  }
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto f = std::make_shared<PlanFlags>();
+  CLI::App* cmd = app.add_subcommand("plan", "Split a model into pipeline stages and data-parallel groups over a cluster and predict the step time");
+  CLI::Option* model = cmd->add_option("--model", f->model.model, "Model name (see `baton models`)");
+  CLI::Option* spec = cmd->add_option("--model-spec", f->spec_path, "Graph spec file (JSON, see export-spec)");
+  model->excludes(spec);
+  cmd->add_option("--classes", f->model.classes, "Number of classes (reference models)");
+  cmd->add_option("--input", f->model.input, "Input size CxHxW, e.g. 3x224x224");
+  cmd->add_option("--batch", f->batch, "Mini-batch over all devices (default 128)")->check(CLI::PositiveNumber);
+  cmd->add_option("--micro-batches", f->micro_batches, "Micro-batches per step (default min(batch per group, 4 x stages))")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--gpus", f->gpus, "Devices to use (a pipeline of this many stages; with --search: every factoring)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--stages", f->stages, "Pipeline stages per group")->check(CLI::PositiveNumber);
+  cmd->add_option("--groups", f->groups, "Data-parallel groups, each a copy of the pipeline (default 1)")->check(CLI::PositiveNumber);
+  cmd->add_option("--chunks", f->chunks, "Stages per device for --schedule interleaved (default 2)")->check(CLI::PositiveNumber);
+  cmd->add_option("--partitioner", f->partitioner, "uniform, block, antichain or hypergraph (default block)");
+  cmd->add_option("--schedule", f->schedule, "gpipe, 1f1b or interleaved (default 1f1b)");
+  cmd->add_option("--profile", f->profile_path, "A profile JSON from `baton profile` (instead of an analytic one)");
+  cmd->add_option("--device-spec", f->device_spec, "Device description for the analytic profile (default: the cluster's)");
+  cmd->add_option("--cluster", f->cluster, "h200-nvlink-8, pcie-8, h200-2x8, cpu-N or a JSON file (default h200-nvlink-8)");
+  cmd->add_option("--memory-cap", f->memory_cap_gb, "Memory per device in GB (default: the device's)")->check(CLI::PositiveNumber);
+  cmd->add_option("--bucket-mb", f->bucket_mb, "Data-parallel all-reduce bucket size in MiB (default 25)")->check(CLI::PositiveNumber);
+  cmd->add_flag("--search", f->search, "Try every layout, partitioner, schedule and several micro-batch counts; rank them");
+  cmd->add_flag("--json", f->json, "Print one JSON object (nodes, stages, schedule, micro_batches, predicted, ranking)");
+  cmd->add_option("--trace", f->trace_path, "Write the simulated step as a Chrome trace JSON");
+  cmd->callback([f] { run_plan(*f); });
+}
+
+}  // namespace baton::cli
