@@ -17,7 +17,7 @@ void check_request(const PartitionRequest& r) {
   BATON_CHECK(r.stages <= r.profile->num_nodes(), "partition: ", r.stages, " stages for a model of ",
               r.profile->num_nodes(), " nodes: every stage needs at least one node");
   BATON_CHECK(r.micro_batches >= 1 && r.batch >= 1 && r.batch % r.micro_batches == 0, "partition: the batch (",
-              r.batch, ") must be a positive multiple of the number of micro-batches (", r.micro_batches, ")");
+              r.batch, ") is not divisible by the number of micro-batches (", r.micro_batches, ")");
   const int devices = r.free_replication ? r.devices : r.stages / r.chunks_per_device * r.replicas;
   BATON_CHECK(devices >= 1 && devices <= r.cluster->num_devices(), "partition: the plan needs ", devices,
               " devices but cluster '", r.cluster->name(), "' has ", r.cluster->num_devices());

@@ -1,0 +1,140 @@
+// `baton profile` and `baton plan` run as a user runs them: the stage table, --json with the
+// documented fields, --search's ranking, a Chrome trace, and clear errors for bad input.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace baton::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class PlanCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           ("baton_plan_command_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  CliResult run_baton(const std::string& args) {
+    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
+    const std::string command = std::string(BATON_CLI_PATH) + " " + args + " > " + out.string() + " 2> " + err.string();
+    const int status = std::system(command.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read(out), read(err)};
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(PlanCommand, JsonHasTheDocumentedFields) {
+  const CliResult r = run_baton("plan --model resnet50 --stages 4 --groups 2 --micro-batches 8 --partitioner block --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j["nodes"].is_array());
+  EXPECT_EQ(j["nodes"][0]["name"], "conv1");
+  for (const char* field : {"name", "fwd_ms", "bwd_ms", "activation_bytes", "param_bytes"}) {
+    EXPECT_TRUE(j["nodes"][0].contains(field)) << field;
+  }
+  ASSERT_EQ(j["stages"].size(), 4u);
+  size_t nodes = 0;
+  for (const nlohmann::json& s : j["stages"]) {
+    for (const char* field : {"nodes", "fwd_ms", "bwd_ms", "param_bytes", "memory_bytes", "replicas"}) {
+      EXPECT_TRUE(s.contains(field)) << field;
+    }
+    EXPECT_EQ(s["replicas"], 2);
+    nodes += s["nodes"].size();
+  }
+  EXPECT_EQ(nodes, j["nodes"].size());
+  EXPECT_EQ(j["schedule"], "1f1b");
+  EXPECT_EQ(j["micro_batches"], 8);
+  const nlohmann::json& p = j["predicted"];
+  EXPECT_GT(p["step_ms"].get<double>(), 0);
+  EXPECT_GT(p["throughput"].get<double>(), 0);
+  EXPECT_GE(p["bubble_fraction"].get<double>(), 0);
+  EXPECT_LT(p["bubble_fraction"].get<double>(), 1);
+  EXPECT_GT(p["speedup"].get<double>(), 1);  // 8 devices beat one
+  EXPECT_FALSE(j.contains("ranking"));
+}
+
+TEST_F(PlanCommand, SearchRanksPlansIncludingDataParallelAndPipeline) {
+  const fs::path trace = dir_ / "trace.json";
+  const CliResult r = run_baton("plan --model resnet50 --gpus 4 --search --json --trace " + trace.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j["ranking"].is_array());
+  bool data_parallel = false, pipeline = false;
+  double previous = 0;
+  for (const nlohmann::json& e : j["ranking"]) {
+    if (!e["feasible"].get<bool>()) continue;
+    const double ms = e["predicted"]["step_ms"].get<double>();
+    EXPECT_GE(ms, previous);
+    previous = ms;
+    data_parallel = data_parallel || (e["stages"] == 1 && e["groups"] == 4);
+    pipeline = pipeline || (e["stages"] == 4 && e["groups"] == 1);
+  }
+  EXPECT_TRUE(data_parallel);
+  EXPECT_TRUE(pipeline);
+  EXPECT_DOUBLE_EQ(j["predicted"]["step_ms"].get<double>(), j["ranking"][0]["predicted"]["step_ms"].get<double>());
+  const nlohmann::json t = nlohmann::json::parse(read(trace));
+  ASSERT_TRUE(t["traceEvents"].is_array());
+  EXPECT_GT(t["traceEvents"].size(), 4u);
+
+  const CliResult table = run_baton("plan --model vgg16 --gpus 8 --cluster pcie-8 --search");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("[data parallel]"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("speedup"), std::string::npos) << table.out;
+}
+
+TEST_F(PlanCommand, ProfileFileFeedsThePlanner) {
+  const fs::path profile = dir_ / "r20.json";
+  CliResult r = run_baton("profile --model resnet20 --device cpu --batch 4 --repeats 1 --warmup 0 --out " + profile.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_baton("plan --profile " + profile.string() + " --cluster cpu-2 --stages 2 --batch 8 --micro-batches 4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("measured profile"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("predicted step"), std::string::npos) << r.out;
+}
+
+TEST_F(PlanCommand, BadInputIsOneClearError) {
+  CliResult r = run_baton("plan --model resnet50 --stages 4 --partitioner greedy");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("unknown partitioner 'greedy'"), std::string::npos) << r.err;
+  r = run_baton("plan --model resnet50 --stages 4 --schedule zigzag");
+  EXPECT_NE(r.err.find("zigzag"), std::string::npos) << r.err;
+  r = run_baton("plan --model resnet50 --stages 4 --groups 4");
+  EXPECT_NE(r.err.find("needs 16 devices"), std::string::npos) << r.err;
+  r = run_baton("plan --model resnet50 --stages 2 --memory-cap 0.01");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("memory cap"), std::string::npos) << r.err;
+  r = run_baton("plan --model resnet50 --stages 2 --batch 100 --micro-batches 8");
+  EXPECT_NE(r.err.find("divisible"), std::string::npos) << r.err;
+  const fs::path bad = dir_ / "bad.json";
+  std::ofstream(bad) << R"({"format": "baton.profile/1", "batch_sizes": [4], "nodes": "many"})";
+  r = run_baton("plan --profile " + bad.string() + " --stages 2");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("bad.json: field 'nodes'"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace baton::cli
