@@ -3,6 +3,7 @@
 // on chains, and handles ResNet-sized graphs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <random>
@@ -232,6 +233,21 @@ TEST(AntichainPartitioner, EqualsBlockOnChainsAndNeverLosesOnDags) {
     EXPECT_LE(plan_bottleneck_ms(d, partition_antichain(d)), plan_bottleneck_ms(d, partition_block(d)) * (1 + 1e-12))
         << "trial " << trial;
   }
+}
+
+TEST(AntichainPartitioner, IsRegisteredByNameWithBlock) {
+  std::mt19937 rng(67);
+  const Cluster cluster = test_cluster(8);
+  const Profile p = random_dag(12, rng, 0, false);
+  const PartitionRequest r = request_for(p, cluster, 3, 2, 16, 4);
+  const auto names = partitioner_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "antichain"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "block"), names.end());
+  const Plan a = partition("antichain", r), b = partition("block", r);
+  EXPECT_EQ(a.partitioner, "antichain");
+  EXPECT_EQ(b.partitioner, "block");
+  EXPECT_DOUBLE_EQ(plan_bottleneck_ms(r, a), plan_bottleneck_ms(r, partition_antichain(r)));
+  EXPECT_DOUBLE_EQ(plan_bottleneck_ms(r, b), plan_bottleneck_ms(r, partition_block(r)));
 }
 
 TEST(AntichainPartitioner, ErrorsNameTheProblem) {
