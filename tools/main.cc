@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   baton::cli::add_info_command(app);
   baton::cli::add_train_command(app);
   baton::cli::add_profile_command(app);
+  baton::cli::add_plan_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
