@@ -143,7 +143,7 @@ HypergraphResult partition_hypergraph_detailed(const PartitionRequest& request) 
         detail::concat("balance bound relaxed from ", result.requested_bound_ms, " ms (", 1 + request.balance_tolerance,
                        " x the mean stage load) to ", achievable, " ms, the smallest maximum stage load of ", k,
                        " contiguous stages along the topological orders tried: ", why);
-    log_warn("partition hypergraph: ", result.note);
+    log_debug("partition hypergraph: ", result.note);
   }
 
   // Candidates: the best ordered split of each fine order, refined, and kVCycles V-cycles.

@@ -27,6 +27,19 @@ std::string PlanChoice::label() const {
   return s;
 }
 
+std::string EvaluatedPlan::label() const {
+  if (!choice.free_replication) return choice.label();
+  std::string replicas;
+  for (const Stage& s : plan.stages) {
+    if (!replicas.empty()) replicas += '-';
+    replicas += std::to_string(s.replicas);
+  }
+  std::string s = choice.partitioner + "+replication " + replicas + " " + std::string(schedule_kind_name(choice.schedule));
+  s += " M=";
+  s += std::to_string(choice.micro_batches);
+  return s;
+}
+
 EvaluatedPlan evaluate_plan(const PlanChoice& choice, const Profile& profile, const Cluster& cluster,
                             const PlanSettings& settings) {
   PartitionRequest r;
@@ -44,7 +57,13 @@ EvaluatedPlan evaluate_plan(const PlanChoice& choice, const Profile& profile, co
 
   EvaluatedPlan e;
   e.choice = choice;
-  e.plan = partition(choice.partitioner, r);
+  if (choice.partitioner == "hypergraph") {
+    HypergraphResult h = partition_hypergraph_detailed(r);
+    e.plan = std::move(h.plan);
+    e.note = std::move(h.note);
+  } else {
+    e.plan = partition(choice.partitioner, r);
+  }
   const std::vector<std::vector<int>> consumers = stage_consumers(e.plan, profile);
   const bool replicated = std::any_of(e.plan.stages.begin(), e.plan.stages.end(),
                                       [](const Stage& s) { return s.replicas > 1; });

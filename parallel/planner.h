@@ -45,6 +45,10 @@ struct EvaluatedPlan {
   double balance = 1;               // slowest stage's compute / mean stage compute (partition_quality)
   double communication_bytes = 0;   // activation bytes crossing stages per step, all groups (forward)
   int64_t peak_memory_bytes = 0;    // largest stage memory
+  std::string note;                 // the partitioner's remark (hypergraph: a relaxed balance bound)
+
+  // choice.label(), with free replication's actual stages ("antichain+replication 4-2-1 1f1b M=16").
+  std::string label() const;
 };
 
 // Partitions, schedules, validates and simulates one choice. Infeasible choices (memory cap,

@@ -187,7 +187,7 @@ void run_plan(const PlanFlags& f) {
       ++rank;
       const EvaluatedPlan& e = *s.result;
       const bool pure_dp = e.choice.stages == 1, pure_pp = e.choice.groups == 1 && !e.choice.free_replication;
-      ranking.push_back({{"rank", rank}, {"plan", s.choice.label()}, {"feasible", true},
+      ranking.push_back({{"rank", rank}, {"plan", e.label()}, {"feasible", true},
                          {"groups", e.choice.groups}, {"stages", e.choice.stages}, {"partitioner", e.choice.partitioner},
                          {"schedule", std::string(schedule_kind_name(e.choice.schedule))},
                          {"micro_batches", e.choice.micro_batches}, {"predicted", predicted_json(e, single_ms)}});
@@ -195,7 +195,7 @@ void run_plan(const PlanFlags& f) {
       shown_dp = shown_dp || (pure_dp && show);
       shown_pp = shown_pp || (pure_pp && show);
       if (!f.json && show) {
-        std::string label = s.choice.label();
+        std::string label = e.label();
         if (pure_dp) label += " [data parallel]";
         std::printf("%-4d %-40s %10.3f %12.1f %7.1f%% %7.2fx %9.2f %8.3f\n", rank, label.c_str(), e.predicted.step_ms,
                     e.predicted.throughput, 100 * e.predicted.bubble_fraction, single_ms / e.predicted.step_ms,
@@ -219,10 +219,11 @@ void run_plan(const PlanFlags& f) {
     if (f.search) out["ranking"] = ranking;
     std::printf("%s\n", out.dump(2).c_str());
   } else {
-    std::printf("\n%s: %s, %s profile on %s, cluster %s, batch %d\n", profile.model.c_str(), chosen->choice.label().c_str(),
+    std::printf("\n%s: %s, %s profile on %s, cluster %s, batch %d\n", profile.model.c_str(), chosen->label().c_str(),
                 profile.source.c_str(), profile.device.c_str(), cluster.name().c_str(), f.batch);
     print_stage_table(*chosen, profile);
     print_summary(*chosen, single_ms);
+    if (!chosen->note.empty()) std::printf("note: %s\n", chosen->note.c_str());
   }
   if (!f.trace_path.empty()) {
     write_chrome_trace(f.trace_path, chrome_trace_json(chosen->predicted.events, chosen->predicted.lanes, {"predicted"}));
