@@ -15,43 +15,14 @@
 #include "models/model_registry.h"
 #include "models/model_summary.h"
 
+#include "tests/tools/cli_test.h"
+
 namespace baton::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliResult {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-class ModelCommands : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) /
-           ("baton_model_commands_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // Runs `baton <args>` (arguments are not quoted: keep them free of shell characters).
-  CliResult run_baton(const std::string& args) {
-    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    const std::string command = std::string(BATON_CLI_PATH) + " " + args + " > " + out.string() + " 2> " + err.string();
-    const int status = std::system(command.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read(out), read(err)};
-  }
-
-  fs::path dir_;
-};
+using ModelCommands = CliTest;
 
 TEST_F(ModelCommands, ModelsListsEveryModelWithItsDefaultInput) {
   const CliResult r = run_baton("models");
@@ -68,7 +39,7 @@ TEST_F(ModelCommands, ExportSpecWritesASpecThatRebuildsTheModel) {
   const CliResult r =
       run_baton("export-spec --model resnet18 --batch 4 --classes 10 --input 3x64x64 --out " + spec.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json written = nlohmann::json::parse(read(spec));
+  const nlohmann::json written = nlohmann::json::parse(read_file_text(spec));
   models::ModelOptions o{.batch_size = 4, .num_classes = 10, .in_channels = 3, .image_size = 64};
   EXPECT_EQ(written, models::build_model("resnet18", o).to_json());
   const Graph back = Graph::from_json(written, layers::builtin_layers(), spec.string());
@@ -80,7 +51,7 @@ TEST_F(ModelCommands, ExportSpecWritesASpecThatRebuildsTheModel) {
 
   const fs::path inference = dir_ / "inference.json";
   ASSERT_EQ(run_baton("export-spec --model mobilenet_v2 --no-loss --out " + inference.string()).exit_code, 0);
-  EXPECT_EQ(nlohmann::json::parse(read(inference))["outputs"], nlohmann::json({"classifier.1"}));
+  EXPECT_EQ(nlohmann::json::parse(read_file_text(inference))["outputs"], nlohmann::json({"classifier.1"}));
 }
 
 TEST_F(ModelCommands, InfoJsonGivesTotalsAndEveryNode) {
@@ -158,7 +129,7 @@ TEST_F(ModelCommands, ExportSpecLeavesAnExistingFileAloneOnError) {
   const CliResult r = run_baton("export-spec --model alexnet --input 3x32x32 --out " + spec.string());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("features."), std::string::npos) << r.err;  // the node the small input breaks
-  EXPECT_EQ(read(spec), "precious");
+  EXPECT_EQ(read_file_text(spec), "precious");
 }
 
 }  // namespace

@@ -10,42 +10,14 @@
 #include <sstream>
 #include <string>
 
+#include "tests/tools/cli_test.h"
+
 namespace baton::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliResult {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-class PlanCommand : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) /
-           ("baton_plan_command_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  CliResult run_baton(const std::string& args) {
-    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    const std::string command = std::string(BATON_CLI_PATH) + " " + args + " > " + out.string() + " 2> " + err.string();
-    const int status = std::system(command.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read(out), read(err)};
-  }
-
-  fs::path dir_;
-};
+using PlanCommand = CliTest;
 
 TEST_F(PlanCommand, JsonHasTheDocumentedFields) {
   const CliResult r = run_baton("plan --model resnet50 --stages 4 --groups 2 --micro-batches 8 --partitioner block --json");
@@ -96,7 +68,7 @@ TEST_F(PlanCommand, SearchRanksPlansIncludingDataParallelAndPipeline) {
   EXPECT_TRUE(data_parallel);
   EXPECT_TRUE(pipeline);
   EXPECT_DOUBLE_EQ(j["predicted"]["step_ms"].get<double>(), j["ranking"][0]["predicted"]["step_ms"].get<double>());
-  const nlohmann::json t = nlohmann::json::parse(read(trace));
+  const nlohmann::json t = nlohmann::json::parse(read_file_text(trace));
   ASSERT_TRUE(t["traceEvents"].is_array());
   EXPECT_GT(t["traceEvents"].size(), 4u);
 

@@ -17,17 +17,12 @@
 
 extern char** environ;
 
+#include "tests/tools/cli_test.h"
+
 namespace baton::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::vector<nlohmann::json> metrics_lines(const fs::path& path) {
   std::vector<nlohmann::json> lines;
@@ -45,16 +40,8 @@ size_t metrics_lines_count(const fs::path& path) {
   return n;
 }
 
-class TrainCommand : public ::testing::Test {
+class TrainCommand : public CliTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) /
-           ("baton_train_command_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Starts `baton train <args>` with stdout and stderr in files of the test directory.
   pid_t start(const std::string& args, const std::string& name) {
     const std::string command = std::string("exec ") + BATON_CLI_PATH + " train " + args + " > " + (dir_ / (name + ".out")).string() +
@@ -80,7 +67,6 @@ class TrainCommand : public ::testing::Test {
 
   int run(const std::string& args, const std::string& name) { return wait_for(start(args, name), std::chrono::seconds(300)); }
 
-  fs::path dir_;
 };
 
 constexpr const char* kSmallRun = "--model resnet20 --data synthetic:3x32x32:10:256 --device cpu --workers 1";
@@ -94,8 +80,8 @@ TEST_F(TrainCommand, FlagsOverrideTheConfigFileAndMetricsAreLogged) {
                     metrics.string(),
                 "run"),
             0)
-      << read(dir_ / "run.err");
-  const std::string out = read(dir_ / "run.out");
+      << read_file_text(dir_ / "run.err");
+  const std::string out = read_file_text(dir_ / "run.out");
   EXPECT_NE(out.find("resnet20"), std::string::npos) << out;  // --model overrides the file's vgg11
   const std::vector<nlohmann::json> lines = metrics_lines(metrics);
   int train_lines = 0, eval_lines = 0;
@@ -117,11 +103,11 @@ TEST_F(TrainCommand, FlagsOverrideTheConfigFileAndMetricsAreLogged) {
 
 TEST_F(TrainCommand, BadFlagsAndConfigsAreOneLineErrors) {
   EXPECT_NE(run("--model resnet20 --data nosuchdata --device cpu --steps 1", "data"), 0);
-  EXPECT_NE(read(dir_ / "data.err").find("nosuchdata"), std::string::npos) << read(dir_ / "data.err");
+  EXPECT_NE(read_file_text(dir_ / "data.err").find("nosuchdata"), std::string::npos) << read_file_text(dir_ / "data.err");
   const fs::path config = dir_ / "bad.json";
   std::ofstream(config) << R"({"model": "resnet20", "batch_sise": 8})";
   EXPECT_NE(run("--config " + config.string(), "config"), 0);
-  const std::string err = read(dir_ / "config.err");
+  const std::string err = read_file_text(dir_ / "config.err");
   EXPECT_NE(err.find("batch_sise"), std::string::npos) << err;
   EXPECT_NE(err.find("bad.json"), std::string::npos) << err;
 }
@@ -136,12 +122,12 @@ TEST_F(TrainCommand, SigintSavesACheckpointAndResumeContinues) {
   while (metrics_lines_count(metrics) < 2 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  ASSERT_GE(metrics_lines_count(metrics), 2) << read(dir_ / "first.err");
+  ASSERT_GE(metrics_lines_count(metrics), 2) << read_file_text(dir_ / "first.err");
   const auto interrupted_at = std::chrono::steady_clock::now();
   ASSERT_EQ(kill(pid, SIGINT), 0);
-  ASSERT_EQ(wait_for(pid, std::chrono::seconds(60)), 0) << read(dir_ / "first.err");
+  ASSERT_EQ(wait_for(pid, std::chrono::seconds(60)), 0) << read_file_text(dir_ / "first.err");
   EXPECT_LT(std::chrono::steady_clock::now() - interrupted_at, std::chrono::seconds(30));  // one step, not the run
-  const std::string first_out = read(dir_ / "first.out");
+  const std::string first_out = read_file_text(dir_ / "first.out");
   EXPECT_NE(first_out.find("checkpoint: "), std::string::npos) << first_out;
   ASSERT_TRUE(fs::exists(checkpoints));
   int64_t last_step = -1;
@@ -150,7 +136,7 @@ TEST_F(TrainCommand, SigintSavesACheckpointAndResumeContinues) {
 
   const size_t before = metrics_lines(metrics).size();
   ASSERT_EQ(run(common + " --resume " + checkpoints.string() + " --steps " + std::to_string(last_step + 3), "resumed"), 0)
-      << read(dir_ / "resumed.err");
+      << read_file_text(dir_ / "resumed.err");
   const std::vector<nlohmann::json> lines = metrics_lines(metrics);
   ASSERT_GT(lines.size(), before);
   // The resumed run picks up after the interrupted one's last step and stops at --steps.
