@@ -173,8 +173,8 @@ void run_plan(const PlanFlags& f) {
     if (!f.json) {
       std::printf("%s on %d x %s (%s), batch %d: %zu plans tried\n", profile.model.c_str(), devices,
                   cluster.device(0).name.c_str(), cluster.name().c_str(), f.batch, entries.size());
-      std::printf("%-4s %-40s %10s %12s %8s %8s %9s %8s\n", "rank", "plan (groups x stages)", "step ms", "samples/s",
-                  "bubble", "speedup", "memory GB", "balance");
+      std::printf("%-4s %-40s %10s %12s %8s %8s %9s %8s %9s\n", "rank", "plan (groups x stages)", "step ms", "samples/s",
+                  "bubble", "speedup", "memory GB", "balance", "cross MB");
     }
     int rank = 0, infeasible = 0;
     bool shown_dp = false, shown_pp = false;
@@ -197,9 +197,10 @@ void run_plan(const PlanFlags& f) {
       if (!f.json && show) {
         std::string label = e.label();
         if (pure_dp) label += " [data parallel]";
-        std::printf("%-4d %-40s %10.3f %12.1f %7.1f%% %7.2fx %9.2f %8.3f\n", rank, label.c_str(), e.predicted.step_ms,
-                    e.predicted.throughput, 100 * e.predicted.bubble_fraction, single_ms / e.predicted.step_ms,
-                    static_cast<double>(e.peak_memory_bytes) / 1e9, e.balance);
+        std::printf("%-4d %-40s %10.3f %12.1f %7.1f%% %7.2fx %9.2f %8.3f %9.1f\n", rank, label.c_str(),
+                    e.predicted.step_ms, e.predicted.throughput, 100 * e.predicted.bubble_fraction,
+                    single_ms / e.predicted.step_ms, static_cast<double>(e.peak_memory_bytes) / 1e9, e.balance,
+                    e.communication_bytes / 1e6);
       }
     }
     if (!f.json && infeasible > 0) std::printf("(%d infeasible plans not ranked; --json lists why)\n", infeasible);
