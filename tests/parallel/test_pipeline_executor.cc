@@ -136,11 +136,11 @@ TEST(PipelineExecutor, RepeatedStepsKeepMatching) {
 }
 
 TEST(PipelineExecutor, AFailingLayerStopsEveryWorkerAndNamesStageAndMicroBatch) {
-  // 11 nodes with the throwing one at index 5: stage 2 of 4 (nodes 5..7).
-  const Graph graph = mlp(DType::f64, false, 5);
-  ASSERT_EQ(graph.node(graph.topological_order()[5]).name, "boom");
+  // 11 nodes with the throwing one at index 6: the first of stage 2 of 4 (nodes 6..8).
+  const Graph graph = mlp(DType::f64, false, 6);
+  ASSERT_EQ(graph.node(graph.topological_order()[6]).name, "boom");
   const Plan plan = even_plan(graph, 4, 4);
-  ASSERT_EQ(plan.stages[2].nodes.front(), 5);
+  ASSERT_EQ(plan.stages[2].nodes.front(), 6);
   for (ScheduleKind kind : {ScheduleKind::gpipe, ScheduleKind::one_f_one_b}) {
     SCOPED_TRACE(schedule_kind_name(kind));
     const Schedule schedule = make_schedule(kind, 4, 1, 4, consumers_of(graph, plan));

@@ -70,7 +70,7 @@ TEST(PipelineExecutorGpu, SkipTensorsAndDropoutOnOneGpu) {
 
 TEST(PipelineExecutorGpu, AFailingLayerStopsEveryWorker) {
   BATON_REQUIRE_GPU();
-  const Graph graph = mlp(DType::f32, false, 5);
+  const Graph graph = mlp(DType::f32, false, 6);
   const Plan plan = even_plan(graph, 4, 4);
   const Schedule schedule = make_schedule(ScheduleKind::one_f_one_b, 4, 1, 4, consumers_of(graph, plan));
   PipelineExecutor pipe(graph, plan, schedule, stage_devices(schedule, true), {});
