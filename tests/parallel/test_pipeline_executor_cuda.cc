@@ -28,9 +28,10 @@ void expect_equivalent_on_gpu(const Graph& graph, const Plan& plan, ScheduleKind
   Context host(Device::cpu());
   const std::vector<Tensor> inputs = batch(DType::f32, host.stream(), 5);  // on the host: copied per stage
   const double loss = pipe.step(inputs, {.seed = 99});
-  const Reference ref = reference_step(graph, Device::cuda(0), DType::f32, {inputs[0].to(Device::cuda(0), Stream::create(Device::cuda(0))),
-                                                                              inputs[1].to(Device::cuda(0), Stream::create(Device::cuda(0)))},
-                                       11, 99, reference_micro_batches);
+  const Stream upload = Stream::create(Device::cuda(0));
+  const std::vector<Tensor> on_gpu = {inputs[0].to(Device::cuda(0), upload), inputs[1].to(Device::cuda(0), upload)};
+  upload.synchronize();  // the reference reads them on another stream
+  const Reference ref = reference_step(graph, Device::cuda(0), DType::f32, on_gpu, 11, 99, reference_micro_batches);
   EXPECT_NEAR(loss, ref.loss, kTol * std::max(1.0, std::abs(ref.loss)));
   EXPECT_TRUE(matches_reference(pipe, ref, kTol, kTol));
 }
