@@ -1,0 +1,122 @@
+// PipelineExecutor: runs a Plan for real. Each stage is a sub-graph with its own ParamStore and
+// Executor on its own device (a GPU, a CPU virtual device, or a stream of a shared GPU); one host
+// worker per pipeline position issues that position's schedule instruction list in order, and
+// micro-batches and their gradients move between stages through event-ordered transfers.
+// See docs/pipeline.md.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "parallel/pipeline/mailbox.h"
+#include "parallel/pipeline/stage.h"
+#include "parallel/pipeline/transfer.h"
+#include "parallel/plan.h"
+#include "parallel/schedule.h"
+
+namespace baton {
+class Optimizer;
+}
+
+namespace baton::parallel {
+
+struct PipelineOptions {
+  DType dtype = DType::f32;           // parameters (the graph's values must agree)
+  std::vector<bool> recompute;        // per stage; empty: no stage recomputes
+  bool deferred_batch_norm = false;   // not implemented yet: true is refused with an error
+  // Optimiser config for make_optimizer ({"type": "sgd", ...}): each stage gets its own over its
+  // ParamStore and the schedule's optimizer_step runs it. Null: optimizer_step does nothing and
+  // the caller updates the stage stores (stage_params) after step().
+  nlohmann::json optimizer;
+  std::string model = "pipeline";     // names the structural profile in errors
+};
+
+struct StepOptions {
+  uint64_t seed = 0;  // the step's seed; micro-batch m's random layers use micro_batch_seed(seed, m)
+  double lr = 0.0;    // learning rate for the optimiser (when PipelineOptions::optimizer is set)
+};
+
+// The seed of micro-batch m of a step: seed + m x 0x9E3779B97F4A7C15 (m = 0: the step's seed, so
+// one micro-batch draws exactly what the single-device executor draws with the step's seed).
+uint64_t micro_batch_seed(uint64_t step_seed, int micro_batch);
+
+class PipelineExecutor {
+ public:
+  // `devices`: one per model stage (stages sharing a device get a stream each). The plan's stage
+  // nodes are indices into graph.topological_order() (as profile_structure numbers them). The
+  // plan is validated, and the schedule against the plan's stage consumers, before anything runs.
+  PipelineExecutor(const Graph& graph, Plan plan, Schedule schedule, std::vector<Device> devices,
+                   PipelineOptions options = {});
+  ~PipelineExecutor();
+  PipelineExecutor(const PipelineExecutor&) = delete;
+  PipelineExecutor& operator=(const PipelineExecutor&) = delete;
+
+  int num_stages() const { return static_cast<int>(stages_.size()); }
+  PipelineStage& stage(int s) { return *stages_.at(static_cast<size_t>(s)); }
+  ParamStore& stage_params(int s) { return stage(s).params(); }
+  const Schedule& schedule() const { return schedule_; }
+
+  // Initial values exactly as a whole-model ParamStore::initialize(ctx, seed) gives them (a
+  // temporary whole-model store on cpu:0 is initialised and copied by name).
+  void initialize(uint64_t seed);
+  // Copies parameters and buffers by name from a whole-model store.
+  void load_parameters(const ParamStore& whole);
+
+  // One training step: zeroes the stage gradients, splits each graph input (one tensor per
+  // graph.inputs() entry, ready to be read) into M views along dimension 0, runs the schedule and
+  // returns the mean loss. Parameter gradients equal those of the whole batch in one piece: micro-
+  // batch m's loss gradient is n_m / N. Errors in any worker stop all of them and are rethrown
+  // here naming the stage and micro-batch.
+  double step(const std::vector<Tensor>& inputs, const StepOptions& options = {});
+
+ private:
+  // What one stage holds during a step, per micro-batch.
+  struct StageState {
+    std::vector<Tape> tapes;
+    std::vector<std::vector<Tensor>> inputs;        // per executor input (received or graph inputs)
+    std::vector<std::vector<Tensor>> outputs;       // forward's, until sent
+    std::vector<std::vector<Tensor>> output_grads;  // summed over the consumers that sent one
+    std::vector<std::vector<Tensor>> input_grads;   // backward's, until sent
+    std::vector<Tensor> losses;                     // loss stage only
+    std::vector<int> activation_sends_left;         // per micro-batch: consumers not yet sent to
+    std::vector<int> gradient_sends_left;           // per micro-batch: producers not yet sent to
+    int backwards_done = 0;
+  };
+  void run_position(int position);
+  void execute(const Instruction& ins);
+  void forward(int s, int mb);
+  void backward(int s, int mb);
+  void send(const Instruction& ins, MessageKind kind);
+  void recv(const Instruction& ins, MessageKind kind);
+  void reset_step_state();
+  void record_error(std::exception_ptr error);
+
+  const Graph& graph_;
+  Plan plan_;
+  Schedule schedule_;
+  PipelineOptions options_;
+  std::vector<std::unique_ptr<PipelineStage>> stages_;
+  std::vector<std::unique_ptr<Optimizer>> optimizers_;
+  std::vector<std::vector<StageInput>> sources_;  // per stage, per executor input
+  // links_[i][j]: the values stage i sends stage j, as (output index in i, input index in j).
+  std::vector<std::vector<std::vector<std::pair<size_t, size_t>>>> links_;
+  std::vector<std::vector<LinkStreams>> streams_;  // [from][to]
+  int loss_stage_ = -1;
+  size_t loss_output_ = 0;
+  Mailbox mailbox_;
+  // Per-step state, each stage's touched only by the worker of its position.
+  std::vector<std::unique_ptr<StageState>> state_;
+  std::vector<std::vector<Tensor>> micro_inputs_;  // [graph input][micro-batch]
+  std::vector<double> loss_scale_;                 // n_m / N
+  StepOptions step_options_;
+  std::mutex error_mutex_;
+  std::exception_ptr error_;  // the first worker failure of the step
+};
+
+}  // namespace baton::parallel

@@ -1,0 +1,130 @@
+// PipelineExecutor: the instructions a worker issues — forward and backward of one micro-batch
+// through a stage, sends and receives of activations and gradients, all-reduce, optimiser step.
+#include "kernels/elementwise.h"
+#include "parallel/pipeline/pipeline_executor.h"
+#include "runtime/train/optimizer.h"
+
+namespace baton::parallel {
+
+void PipelineExecutor::execute(const Instruction& ins) {
+  switch (ins.op) {
+    case Op::forward: forward(ins.stage, ins.micro_batch); break;
+    case Op::backward: backward(ins.stage, ins.micro_batch); break;
+    case Op::send_activation: send(ins, MessageKind::activation); break;
+    case Op::recv_activation: recv(ins, MessageKind::activation); break;
+    case Op::send_gradient: send(ins, MessageKind::gradient); break;
+    case Op::recv_gradient: recv(ins, MessageKind::gradient); break;
+    case Op::all_reduce:
+      // Plans with replicas are refused at construction: one replica has nothing to reduce.
+      break;
+    case Op::optimizer_step:
+      if (!optimizers_.empty()) {
+        PipelineStage& stage = *stages_[static_cast<size_t>(ins.stage)];
+        optimizers_[static_cast<size_t>(ins.stage)]->step(stage.context(), step_options_.lr);
+      }
+      break;
+  }
+}
+
+void PipelineExecutor::forward(int s, int mb) {
+  PipelineStage& stage = *stages_[static_cast<size_t>(s)];
+  StageState& st = *state_[static_cast<size_t>(s)];
+  Context& ctx = stage.context();
+  std::vector<Tensor>& in = st.inputs[static_cast<size_t>(mb)];
+  const std::vector<ValueId>& names = stage.executor().input_values();
+  for (size_t k = 0; k < in.size(); ++k) {
+    const StageInput& source = sources_[static_cast<size_t>(s)][k];
+    if (source.graph_input >= 0) {
+      // Data and labels go straight from the batch to the stage that reads them.
+      const Tensor& part = micro_inputs_[static_cast<size_t>(source.graph_input)][static_cast<size_t>(mb)];
+      if (part.device() == stage.device()) {
+        in[k] = part;
+      } else {
+        in[k] = Tensor::empty(part.shape(), part.dtype(), ctx);
+        copy_tensor(in[k], part, ctx);
+      }
+    }
+    BATON_CHECK(in[k].defined(), "input '", graph_.value(names[k]).name, "' from stage ", source.producer_stage,
+                " has not been received (no recv_activation before this forward)");
+  }
+  st.outputs[static_cast<size_t>(mb)] =
+      stage.executor().forward(ctx, in, st.tapes[static_cast<size_t>(mb)], Mode::train,
+                               micro_batch_seed(step_options_.seed, mb));
+  in.assign(in.size(), Tensor());  // the tape keeps what backward (or recomputation) needs
+  if (s == loss_stage_) st.losses[static_cast<size_t>(mb)] = st.outputs[static_cast<size_t>(mb)][loss_output_];
+}
+
+void PipelineExecutor::backward(int s, int mb) {
+  PipelineStage& stage = *stages_[static_cast<size_t>(s)];
+  StageState& st = *state_[static_cast<size_t>(s)];
+  Context& ctx = stage.context();
+  std::vector<Tensor> grads = std::move(st.output_grads[static_cast<size_t>(mb)]);
+  if (s == loss_stage_) {
+    // The loss is a mean over the micro-batch: scaled by n_m / N, the micro-batch gradients sum to
+    // the whole batch's. This is the only place the 1/M scaling happens.
+    const Tensor& loss = st.losses[static_cast<size_t>(mb)];
+    Tensor seed = Tensor::empty(loss.shape(), loss.dtype(), ctx);
+    seed.fill(loss_scale_[static_cast<size_t>(mb)], ctx.stream());
+    grads[loss_output_] = seed;
+  }
+  const bool last = ++st.backwards_done == schedule_.micro_batches;
+  st.input_grads[static_cast<size_t>(mb)] =
+      stage.executor().backward(ctx, st.tapes[static_cast<size_t>(mb)], grads, last);
+  st.outputs[static_cast<size_t>(mb)].clear();
+}
+
+void PipelineExecutor::send(const Instruction& ins, MessageKind kind) {
+  const int s = ins.stage, peer = ins.peer, mb = ins.micro_batch;
+  PipelineStage& stage = *stages_[static_cast<size_t>(s)];
+  StageState& st = *state_[static_cast<size_t>(s)];
+  const bool activation = kind == MessageKind::activation;
+  const auto& link = activation ? links_[static_cast<size_t>(s)][static_cast<size_t>(peer)]
+                                : links_[static_cast<size_t>(peer)][static_cast<size_t>(s)];
+  BATON_CHECK(!link.empty(), "stage ", s, " has no boundary value ", activation ? "for" : "from", " stage ", peer);
+  std::vector<Tensor>& from = activation ? st.outputs[static_cast<size_t>(mb)] : st.input_grads[static_cast<size_t>(mb)];
+  BATON_CHECK(!from.empty(), "nothing to send: the ", activation ? "forward" : "backward",
+              " of this micro-batch has not run on this stage");
+  std::vector<Tensor> tensors;
+  for (const auto& [out_index, in_index] : link) tensors.push_back(from[activation ? out_index : in_index]);
+  Message message = send_tensors(tensors, stage.context(), stages_[static_cast<size_t>(peer)]->device(),
+                                 streams_[static_cast<size_t>(s)][static_cast<size_t>(peer)]);
+  mailbox_.post({s, peer, mb, kind}, std::move(message));
+  // Drop this side's references once every peer has its copy (the loss stays for step()).
+  int& left = activation ? st.activation_sends_left[static_cast<size_t>(mb)] : st.gradient_sends_left[static_cast<size_t>(mb)];
+  if (--left == 0) from.clear();
+}
+
+void PipelineExecutor::recv(const Instruction& ins, MessageKind kind) {
+  const int s = ins.stage, peer = ins.peer, mb = ins.micro_batch;
+  PipelineStage& stage = *stages_[static_cast<size_t>(s)];
+  StageState& st = *state_[static_cast<size_t>(s)];
+  Context& ctx = stage.context();
+  Message message = mailbox_.take({peer, s, mb, kind});
+  receive_tensors(message, ctx);
+  if (kind == MessageKind::activation) {
+    const auto& link = links_[static_cast<size_t>(peer)][static_cast<size_t>(s)];
+    BATON_CHECK(message.tensors.size() == link.size(), "stage ", s, " received ", message.tensors.size(),
+                " activations from stage ", peer, ", expected ", link.size());
+    for (size_t k = 0; k < link.size(); ++k) st.inputs[static_cast<size_t>(mb)][link[k].second] = message.tensors[k];
+    return;
+  }
+  const auto& link = links_[static_cast<size_t>(s)][static_cast<size_t>(peer)];
+  BATON_CHECK(message.tensors.size() == link.size(), "stage ", s, " received ", message.tensors.size(),
+              " gradients from stage ", peer, ", expected ", link.size());
+  std::vector<Tensor>& grads = st.output_grads[static_cast<size_t>(mb)];
+  for (size_t k = 0; k < link.size(); ++k) {
+    const Tensor& g = message.tensors[k];
+    if (!g.defined()) continue;
+    Tensor& acc = grads[link[k].first];
+    if (!acc.defined()) {
+      acc = g;
+    } else {
+      // A value read by several later stages (a skip tensor): its gradients add up.
+      Tensor sum = Tensor::empty(acc.shape(), acc.dtype(), ctx);
+      kernels::add(ctx, acc, g, sum);
+      acc = sum;
+    }
+  }
+}
+
+}  // namespace baton::parallel

@@ -1,0 +1,68 @@
+// Transfers between pipeline stages (see transfer.h).
+#include "parallel/pipeline/transfer.h"
+
+namespace baton::parallel {
+
+LinkStreams LinkStreams::create(Device src, Device dst) {
+  LinkStreams link;
+  if (src == dst) return link;
+  if (dst.is_cuda()) {
+    link.copy = Stream::create(dst);
+    link.alloc = link.copy;
+  } else if (src.is_cuda()) {
+    link.copy = Stream::create(src);
+    link.alloc = Stream::create(dst);
+  } else {
+    link.copy = Stream::create(dst);
+    link.alloc = link.copy;
+  }
+  return link;
+}
+
+Message send_tensors(const std::vector<Tensor>& tensors, Context& src, Device dst, const LinkStreams& link) {
+  Message message;
+  auto produced = std::make_shared<Event>(src.device(), /*timing=*/false);
+  produced->record(src.stream());
+  if (src.device() == dst) {
+    message.tensors = tensors;
+    message.ready = std::move(produced);
+    return message;
+  }
+  BATON_CHECK(link.copy && link.alloc, "pipeline transfer from ", src.device().str(), " to ", dst.str(),
+              " has no copy stream");
+  const Stream& copy = *link.copy;
+  copy.wait(*produced);
+  for (const Tensor& t : tensors) {
+    if (!t.defined()) {
+      message.tensors.emplace_back();
+      continue;
+    }
+    Tensor out = Tensor::empty(t.shape(), t.dtype(), *link.alloc);
+    out.copy_from(t, copy);
+    t.record_stream(copy);
+    out.record_stream(copy);
+    message.tensors.push_back(std::move(out));
+  }
+  message.ready = std::make_shared<Event>(copy.device(), /*timing=*/false);
+  message.ready->record(copy);
+  return message;
+}
+
+void receive_tensors(const Message& message, Context& ctx) {
+  if (message.ready) ctx.stream().wait(*message.ready);
+  for (const Tensor& t : message.tensors) {
+    if (t.defined()) t.record_stream(ctx.stream());
+  }
+}
+
+void copy_tensor(Tensor dst, const Tensor& src, Context& dst_ctx) {
+  if (dst.device().is_cuda() || !src.device().is_cuda()) {
+    dst.copy_from(src, dst_ctx.stream());
+    return;
+  }
+  const Stream stream = Stream::create(src.device());
+  dst.copy_from(src, stream);
+  stream.synchronize();
+}
+
+}  // namespace baton::parallel

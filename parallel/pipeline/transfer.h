@@ -1,0 +1,37 @@
+// Transfers between pipeline stages: an event on the producer's stream, then (different devices)
+// a copy on the link's copy stream and an event after it; the consumer's stream waits on that.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "parallel/pipeline/mailbox.h"
+#include "runtime/core/context.h"
+
+namespace baton::parallel {
+
+// The streams of one directed link between two stages' devices. Same device: none (no copy, the
+// consumer waits on the producer's event). Otherwise `copy` is a stream of the CUDA device involved
+// (the destination's when it is CUDA: a peer copy, which the driver stages through host memory when
+// peer access is unavailable) or a CPU stream for memcpy between CPU virtual devices, and `alloc` a
+// stream of the destination device on which the received buffers are allocated.
+struct LinkStreams {
+  std::optional<Stream> copy;
+  std::optional<Stream> alloc;
+
+  static LinkStreams create(Device src, Device dst);
+};
+
+// Packs `tensors` (written on `src`'s compute stream; undefined entries stay undefined) for a
+// consumer on `dst`. Source buffers are marked as used by the copy stream so their memory is not
+// reused before the copy has read them.
+Message send_tensors(const std::vector<Tensor>& tensors, Context& src, Device dst, const LinkStreams& link);
+
+// Makes `ctx`'s stream wait for the message and marks its tensors as used by that stream.
+void receive_tensors(const Message& message, Context& ctx);
+
+// Copies `src` into `dst` (any devices) ordered on `dst_ctx`'s stream or, when only the source is a
+// CUDA device, on a temporary stream of the source device; returns after the copy when that is so.
+void copy_tensor(Tensor dst, const Tensor& src, Context& dst_ctx);
+
+}  // namespace baton::parallel
