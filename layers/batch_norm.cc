@@ -7,6 +7,7 @@
 #include "layers/batch_norm.h"
 
 #include "kernels/batch_norm.h"
+#include "kernels/batch_norm_statistics.h"
 #include "layers/builtin_layers.h"
 #include "runtime/graph/json_config.h"
 
@@ -15,6 +16,42 @@ namespace {
 
 // Row `r` of a [2, C] tensor as a [C] view.
 Tensor row(const Tensor& t, int64_t r) { return t.slice(r, r + 1).reshape(Shape{t.size(1)}); }
+
+// Deferred running statistics: the statistics of each micro-batch (one extra pass over x) merged
+// into those of everything seen since the last commit, on the device; commit updates the buffers
+// as one forward over all of it would (kernels/batch_norm_statistics.h).
+class DeferredStatistics final : public DeferredUpdate {
+ public:
+  explicit DeferredStatistics(double momentum) : momentum_(momentum) {}
+
+  void add(Context& ctx, const Tensor& x) {
+    const Shape c{x.size(1)};
+    if (!mean_.defined() || mean_.dtype() != x.dtype() || mean_.device() != x.device() || !(mean_.shape() == c)) {
+      BATON_CHECK(count_ == 0, "BatchNorm2d: deferred statistics of one step on different devices or dtypes");
+      mean_ = Tensor::empty(c, x.dtype(), ctx);
+      var_ = Tensor::empty(c, x.dtype(), ctx);
+      batch_mean_ = Tensor::empty(c, x.dtype(), ctx);
+      batch_var_ = Tensor::empty(c, x.dtype(), ctx);
+    }
+    const int64_t batch_count = x.size(0) * x.size(2) * x.size(3);
+    kernels::batch_norm_statistics(ctx, x, batch_mean_, batch_var_);
+    kernels::batch_norm_merge_statistics(ctx, count_, mean_, var_, batch_count, batch_mean_, batch_var_);
+    count_ += batch_count;
+  }
+
+  void commit(Context& ctx, std::span<const Tensor> buffers) override {
+    if (count_ == 0) return;
+    kernels::batch_norm_commit_statistics(ctx, count_, mean_, var_, momentum_, buffers[0], buffers[1], buffers[2]);
+    count_ = 0;
+  }
+
+  void discard() override { count_ = 0; }
+
+ private:
+  double momentum_;
+  int64_t count_ = 0;                          // values per channel merged since the last commit
+  Tensor mean_, var_, batch_mean_, batch_var_;  // [C]; var biased
+};
 
 }  // namespace
 
@@ -78,7 +115,12 @@ ForwardResult BatchNorm2d::forward(const ForwardArgs& args) const {
     return {{y}, {x, args.buffers[0], args.buffers[1]}};
   }
   Tensor stats = Tensor::empty(Shape{2, options_.num_features}, x.dtype(), args.ctx);
-  const bool update = options_.track_running_stats && args.update_buffers;
+  const bool update = options_.track_running_stats && args.update_buffers && args.deferred == nullptr;
+  if (options_.track_running_stats && args.update_buffers && args.deferred != nullptr) {
+    auto* deferred = dynamic_cast<DeferredStatistics*>(args.deferred);
+    BATON_CHECK(deferred != nullptr, "BatchNorm2d: ForwardArgs::deferred is not one make_deferred_update made");
+    deferred->add(args.ctx, x);
+  }
   kernels::batch_norm_forward_train(args.ctx, x, weight, bias, options_.eps, options_.momentum, y, row(stats, 0),
                                     row(stats, 1), update ? args.buffers[0] : Tensor(),
                                     update ? args.buffers[1] : Tensor(), update ? args.buffers[2] : Tensor());
@@ -126,6 +168,11 @@ LayerCost BatchNorm2d::cost(std::span<const Shape> inputs, DType dtype) const {
   // gradients in backward.
   c.workspace_bytes = options_.affine ? 0 : 3 * channel_bytes;
   return c;
+}
+
+std::unique_ptr<DeferredUpdate> BatchNorm2d::make_deferred_update() const {
+  if (!options_.track_running_stats || options_.freeze_statistics) return nullptr;
+  return std::make_unique<DeferredStatistics>(options_.momentum);
 }
 
 void register_batch_norm_layers(LayerRegistry& registry) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "runtime/graph/layer.h"
 
@@ -24,7 +25,10 @@ struct BatchNorm2dOptions {
 // y = (x − μ)/sqrt(σ² + eps)·γ + β per channel, as torch.nn.BatchNorm2d:
 // - train mode (unless freeze_statistics): μ and σ² (biased) are the batch's statistics over N, H,
 //   W; the running statistics are then updated (unbiased variance) and num_batches_tracked counted,
-//   when ForwardArgs::update_buffers is true.
+//   when ForwardArgs::update_buffers is true. With ForwardArgs::deferred (deferred batch norm in a
+//   pipeline) the batch's statistics are gathered there instead, merged over the step's
+//   micro-batches, and committed once: the running statistics one forward over the whole
+//   mini-batch would give, num_batches_tracked + 1.
 // - eval mode, or freeze_statistics: μ and σ² are running_mean and running_var; nothing is updated.
 // - track_running_stats = false: always the batch's statistics (in eval mode too); no buffers.
 // Parameters weight, bias (no weight decay); buffers running_mean, running_var, num_batches_tracked
@@ -46,6 +50,9 @@ class BatchNorm2d final : public Layer {
   std::vector<Tensor> backward(const BackwardArgs& args) const override;
   // For the statistics the layer uses in train mode (batch statistics unless freeze_statistics).
   LayerCost cost(std::span<const Shape> inputs, DType dtype) const override;
+  // Gathers (count, mean, biased variance) per channel over micro-batches; null without
+  // track_running_stats or with freeze_statistics (nothing to update).
+  std::unique_ptr<DeferredUpdate> make_deferred_update() const override;
 
  private:
   BatchNorm2dOptions options_;

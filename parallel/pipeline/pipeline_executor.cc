@@ -19,8 +19,6 @@ uint64_t micro_batch_seed(uint64_t step_seed, int micro_batch) {
 PipelineExecutor::PipelineExecutor(const Graph& graph, Plan plan, Schedule schedule, std::vector<Device> devices,
                                    PipelineOptions options)
     : graph_(graph), plan_(std::move(plan)), schedule_(std::move(schedule)), options_(std::move(options)) {
-  BATON_CHECK(!options_.deferred_batch_norm,
-              "deferred batch-norm statistics are not implemented yet in the pipeline executor (see docs/pipeline.md)");
   const int num = plan_.num_stages();
   for (int s = 0; s < num; ++s) {
     const int replicas = plan_.stages[static_cast<size_t>(s)].replicas;
@@ -56,7 +54,9 @@ PipelineExecutor::PipelineExecutor(const Graph& graph, Plan plan, Schedule sched
     }
     const bool recompute = !options_.recompute.empty() && options_.recompute[static_cast<size_t>(s)];
     stages_.push_back(std::make_unique<PipelineStage>(graph, s, std::move(nodes), devices[static_cast<size_t>(s)],
-                                                      options_.dtype, ExecutorOptions{.recompute = recompute}));
+                                                      options_.dtype,
+                                                      ExecutorOptions{.recompute = recompute,
+                                                                      .defer_buffer_updates = options_.deferred_batch_norm}));
   }
 
   // Routes: each stage input comes from the batch or from its producer stage.
@@ -154,6 +154,7 @@ void PipelineExecutor::reset_step_state() {
     st->gradient_sends_left.assign(m, producers);
     state_[s] = std::move(st);
     stage.params().zero_grads(stage.context());
+    stage.executor().discard_deferred_updates();  // what a failed step gathered
   }
 }
 

@@ -29,7 +29,10 @@ namespace baton::parallel {
 struct PipelineOptions {
   DType dtype = DType::f32;           // parameters (the graph's values must agree)
   std::vector<bool> recompute;        // per stage; empty: no stage recomputes
-  bool deferred_batch_norm = false;   // not implemented yet: true is refused with an error
+  // BatchNorm running statistics updated once per step from the whole mini-batch (all micro-
+  // batches' statistics merged, committed at each stage's optimizer_step) instead of once per
+  // micro-batch. Normalisation still uses each micro-batch's own statistics. See docs/pipeline.md.
+  bool deferred_batch_norm = false;
   // Optimiser config for make_optimizer ({"type": "sgd", ...}): each stage gets its own over its
   // ParamStore and the schedule's optimizer_step runs it. Null: optimizer_step does nothing and
   // the caller updates the stage stores (stage_params) after step().

@@ -1,5 +1,6 @@
 // PipelineExecutor: the instructions a worker issues — forward and backward of one micro-batch
-// through a stage, sends and receives of activations and gradients, all-reduce, optimiser step.
+// through a stage, sends and receives of activations and gradients, all-reduce, optimiser step (with
+// the stage's deferred batch-norm statistics committed first).
 #include "kernels/elementwise.h"
 #include "parallel/pipeline/pipeline_executor.h"
 #include "runtime/train/optimizer.h"
@@ -17,12 +18,14 @@ void PipelineExecutor::execute(const Instruction& ins) {
     case Op::all_reduce:
       // Plans with replicas are refused at construction: one replica has nothing to reduce.
       break;
-    case Op::optimizer_step:
-      if (!optimizers_.empty()) {
-        PipelineStage& stage = *stages_[static_cast<size_t>(ins.stage)];
-        optimizers_[static_cast<size_t>(ins.stage)]->step(stage.context(), step_options_.lr);
-      }
+    case Op::optimizer_step: {
+      PipelineStage& stage = *stages_[static_cast<size_t>(ins.stage)];
+      // After the stage's last backward (validate_schedule): every forward of the step has run, so
+      // deferred batch-norm statistics cover the whole mini-batch.
+      stage.executor().commit_deferred_updates(stage.context());
+      if (!optimizers_.empty()) optimizers_[static_cast<size_t>(ins.stage)]->step(stage.context(), step_options_.lr);
       break;
+    }
   }
 }
 

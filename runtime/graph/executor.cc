@@ -64,6 +64,29 @@ Executor::Executor(const Graph& graph, std::vector<NodeId> nodes, ParamStore& pa
     BATON_CHECK(params_.node_params(nodes_[pos]).size() == node.layer->param_specs(shapes).size(), "executor: ",
                 describe(node), " has no parameters in the ParamStore");
   }
+  deferred_.resize(nodes_.size());
+  if (options_.defer_buffer_updates) {
+    for (size_t pos = 0; pos < nodes_.size(); ++pos) deferred_[pos] = graph.node(nodes_[pos]).layer->make_deferred_update();
+  }
+}
+
+void Executor::commit_deferred_updates(Context& ctx) {
+  for (size_t pos = 0; pos < nodes_.size(); ++pos) {
+    if (!deferred_[pos]) continue;
+    const Node& node = graph_.node(nodes_[pos]);
+    try {
+      deferred_[pos]->commit(ctx, params_.node_buffers(nodes_[pos]));
+    } catch (Error& e) {
+      e.add_context("while committing the deferred buffer updates of " + describe(node));
+      throw;
+    }
+  }
+}
+
+void Executor::discard_deferred_updates() {
+  for (auto& d : deferred_) {
+    if (d) d->discard();
+  }
 }
 
 std::vector<Tensor> Executor::forward(Context& ctx, const std::vector<Tensor>& inputs, Tape& tape, Mode mode,
@@ -107,7 +130,8 @@ std::vector<Tensor> Executor::run_forward(Context& ctx, const std::vector<Tensor
                                                .params = params_.node_params(n),
                                                .buffers = params_.node_buffers(n),
                                                .update_buffers = update_buffers,
-                                               .seed = node_seed(seed, n)});
+                                               .seed = node_seed(seed, n),
+                                               .deferred = update_buffers ? deferred_[pos].get() : nullptr});
     } catch (Error& e) {
       e.add_context("in forward of " + describe(node));
       throw;

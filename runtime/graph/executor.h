@@ -6,9 +6,12 @@
 // read by several nodes, accumulates parameter gradients, and fires the grad-ready hook for a node's
 // parameters when told it is the step's last micro-batch. With recomputation the Tape keeps only the
 // range's inputs and the forward is run again (without touching BatchNorm statistics) in backward.
+// With defer_buffer_updates, layers that can (BatchNorm2d) gather their buffer updates over the
+// step's micro-batches and apply them once, at commit_deferred_updates.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "runtime/graph/graph.h"
@@ -19,6 +22,9 @@ namespace baton {
 
 struct ExecutorOptions {
   bool recompute = false;
+  // Train-mode forwards hand layers a DeferredUpdate (Layer::make_deferred_update) instead of
+  // letting them update their buffers; commit_deferred_updates applies what was gathered.
+  bool defer_buffer_updates = false;
 };
 
 enum class Phase { forward, backward };
@@ -45,6 +51,12 @@ class Executor {
   std::vector<Tensor> backward(Context& ctx, Tape& tape, const std::vector<Tensor>& output_grads,
                                bool last_microbatch = true);
 
+  // With ExecutorOptions::defer_buffer_updates: applies the buffer updates gathered by the forwards
+  // since the last commit (e.g. running statistics of the whole mini-batch), ordered on ctx's
+  // stream; discard forgets them. Without the option both do nothing.
+  void commit_deferred_updates(Context& ctx);
+  void discard_deferred_updates();
+
   // Called after the last micro-batch's backward through a node, once per parameter of the node,
   // when that parameter's gradient is final for the step.
   void set_grad_ready_hook(std::function<void(const ParamEntry&)> hook) { grad_ready_ = std::move(hook); }
@@ -63,6 +75,7 @@ class Executor {
   std::vector<ValueId> input_values_, output_values_;
   std::vector<int> last_use_;  // per value: position of the last node in the range that reads it (-1: none)
   std::vector<std::vector<const ParamEntry*>> node_entries_;  // per position: the node's parameters
+  std::vector<std::unique_ptr<DeferredUpdate>> deferred_;     // per position (defer_buffer_updates)
   std::function<void(const ParamEntry&)> grad_ready_;
   std::function<void(NodeId, Phase, bool)> node_hook_;
 };

@@ -56,6 +56,19 @@ struct LayerCost {
 
 enum class Mode { train, eval };
 
+// Buffer updates a layer gathers over the micro-batches of a step and applies once, at the end of
+// the step (deferred batch-norm statistics: running statistics from the whole mini-batch). One
+// object per node per Executor (Layer::make_deferred_update), used by one thread at a time.
+class DeferredUpdate {
+ public:
+  virtual ~DeferredUpdate() = default;
+  // Applies what forward gathered since the last commit to the node's buffers (in the order of
+  // buffer_specs()), ordered on ctx's stream, then starts over. Nothing gathered: nothing changes.
+  virtual void commit(Context& ctx, std::span<const Tensor> buffers) = 0;
+  // Forgets what was gathered (a step that failed).
+  virtual void discard() = 0;
+};
+
 struct ForwardArgs {
   Context& ctx;
   Mode mode = Mode::train;
@@ -64,6 +77,9 @@ struct ForwardArgs {
   std::span<const Tensor> buffers;  // in the order of buffer_specs(); BatchNorm updates them in train mode
   bool update_buffers = true;       // false when a forward is recomputed for backward
   uint64_t seed = 0;                // random layers (Dropout): the Philox key of this call
+  // Set (with update_buffers) when the step defers buffer updates: the layer gathers what it would
+  // apply to its buffers here instead (the object its make_deferred_update() made).
+  DeferredUpdate* deferred = nullptr;
 };
 
 struct ForwardResult {
@@ -107,6 +123,11 @@ class Layer {
   virtual std::vector<Tensor> backward(const BackwardArgs& args) const = 0;
 
   virtual LayerCost cost(std::span<const Shape> inputs, DType dtype) const;
+
+  // For layers whose train-mode forward updates buffers and can defer that to the end of a step
+  // (BatchNorm2d): a fresh accumulator. Null (the default): buffers, if any, are updated by each
+  // forward as usual.
+  virtual std::unique_ptr<DeferredUpdate> make_deferred_update() const { return nullptr; }
 };
 
 using LayerPtr = std::shared_ptr<const Layer>;

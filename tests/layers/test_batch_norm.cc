@@ -1,9 +1,13 @@
 // BatchNorm2d: float64 gradient checks over every option and both modes, the running statistics
 // against a float64 reference (momentum, unbiased variance, batch counter), eval, frozen and
-// untracked statistics, update_buffers=false, specs, cost, JSON round trips and bad configs.
+// untracked statistics, update_buffers=false, deferred statistics (gathered over pieces, committed
+// once), specs, cost, JSON round trips and bad configs.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
+#include <span>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -137,6 +141,66 @@ TEST_F(BatchNorm2dForward, UpdateBuffersFalseLeavesTheBuffersAlone) {
   batch_stats(shape, values(x), mean, var);
   EXPECT_TRUE(close(r.outputs[0], normalise(shape, values(x), mean, var, values(params[0]), values(params[1]))));
   EXPECT_EQ(snapshot(), before);
+}
+
+// A layer whose make_deferred_update gives nothing (to hand BatchNorm2d a foreign accumulator).
+class OtherUpdate final : public DeferredUpdate {
+ public:
+  void commit(Context&, std::span<const Tensor>) override {}
+  void discard() override {}
+};
+
+TEST_F(BatchNorm2dForward, DeferredStatisticsAreGatheredOverPiecesAndCommittedOnce) {
+  const BatchNorm2d layer(options(3));
+  const std::unique_ptr<DeferredUpdate> deferred = layer.make_deferred_update();
+  ASSERT_NE(deferred, nullptr);
+  const auto before = snapshot();
+  const std::vector<double> rm0 = values(buffers[0]), rv0 = values(buffers[1]);
+  for (const auto& [begin, end] : {std::pair<int64_t, int64_t>{0, 1}, {1, 4}}) {  // 1 + 3 samples
+    const Tensor piece = x.slice(begin, end);
+    const std::vector<Tensor> inputs{piece};
+    const ForwardResult r = layer.forward(ForwardArgs{
+        .ctx = ctx, .mode = Mode::train, .inputs = inputs, .params = params, .buffers = buffers, .deferred = deferred.get()});
+    std::vector<double> mean, var;  // each piece is normalised with its own statistics
+    batch_stats(piece.shape(), values(piece), mean, var);
+    EXPECT_TRUE(close(r.outputs[0], normalise(piece.shape(), values(piece), mean, var, values(params[0]), values(params[1]))));
+  }
+  EXPECT_EQ(snapshot(), before);  // nothing applied yet
+  deferred->commit(ctx, buffers);
+  std::vector<double> mean, var;
+  batch_stats(shape, values(x), mean, var);
+  const double m = 4.0 * 3.0 * 5.0;
+  std::vector<double> rm(3), rv(3);
+  for (size_t k = 0; k < 3; ++k) {
+    rm[k] = (1 - kMomentum) * rm0[k] + kMomentum * mean[k];
+    rv[k] = (1 - kMomentum) * rv0[k] + kMomentum * var[k] * m / (m - 1);
+  }
+  EXPECT_TRUE(close(buffers[0], rm)) << "running_mean";
+  EXPECT_TRUE(close(buffers[1], rv)) << "running_var";
+  EXPECT_EQ(values(buffers[2])[0], 3.0) << "num_batches_tracked";
+  const auto committed = snapshot();
+  deferred->commit(ctx, buffers);  // nothing gathered since: nothing changes
+  EXPECT_EQ(snapshot(), committed);
+  // A discarded gathering is never applied; recomputation (update_buffers false) gathers nothing.
+  const std::vector<Tensor> inputs{x};
+  layer.forward(ForwardArgs{.ctx = ctx, .mode = Mode::train, .inputs = inputs, .params = params, .buffers = buffers,
+                            .deferred = deferred.get()});
+  deferred->discard();
+  layer.forward(ForwardArgs{.ctx = ctx, .mode = Mode::train, .inputs = inputs, .params = params, .buffers = buffers,
+                            .update_buffers = false, .deferred = deferred.get()});
+  deferred->commit(ctx, buffers);
+  EXPECT_EQ(snapshot(), committed);
+}
+
+TEST_F(BatchNorm2dForward, DeferredUpdatesOnlyWithRunningStatisticsAndTheirOwnAccumulator) {
+  EXPECT_EQ(BatchNorm2d(options(3, true, false)).make_deferred_update(), nullptr);
+  EXPECT_EQ(BatchNorm2d(options(3, true, true, true)).make_deferred_update(), nullptr);
+  OtherUpdate other;
+  const std::vector<Tensor> inputs{x};
+  EXPECT_ERROR_MENTIONS("not one make_deferred_update made",
+                        BatchNorm2d(options(3)).forward(ForwardArgs{.ctx = ctx, .mode = Mode::train, .inputs = inputs,
+                                                                    .params = params, .buffers = buffers,
+                                                                    .deferred = &other}));
 }
 
 TEST_F(BatchNorm2dForward, EvalModeAndFrozenStatisticsUseAndKeepTheRunningStatistics) {

@@ -125,7 +125,8 @@ inline std::vector<Tensor> batch(DType dtype, const Stream& stream, uint64_t see
 }
 
 // The single-device step: the whole graph in one Executor, the batch in `micro_batches` pieces
-// with micro_batch_seed seeds and loss gradients n_m / N (1 piece: the plain whole-batch step).
+// with micro_batch_seed seeds and loss gradients n_m / N (1 piece: the plain whole-batch step);
+// `defer_buffer_updates`: BatchNorm statistics gathered over the pieces and committed once.
 struct Reference {
   std::unique_ptr<Context> ctx;
   std::unique_ptr<ParamStore> params;
@@ -134,7 +135,8 @@ struct Reference {
 
 inline Reference reference_step(const Graph& graph, Device device, DType dtype, const std::vector<Tensor>& inputs,
                                 uint64_t init_seed, uint64_t step_seed, int micro_batches = 1,
-                                const nlohmann::json& optimizer = nullptr, double lr = 0) {
+                                const nlohmann::json& optimizer = nullptr, double lr = 0,
+                                bool defer_buffer_updates = false) {
   Reference r;
   r.ctx = std::make_unique<Context>(device);
   Context& ctx = *r.ctx;
@@ -149,7 +151,7 @@ inline Reference reference_step(const Graph& graph, Device device, DType dtype, 
     ctx.synchronize();
   }
   r.params->zero_grads(ctx);
-  Executor ex(graph, nodes, *r.params);
+  Executor ex(graph, nodes, *r.params, {.defer_buffer_updates = defer_buffer_updates});
   std::vector<std::vector<Tensor>> parts;
   for (const Tensor& t : inputs) parts.push_back(t.split(micro_batches));
   for (int m = 0; m < micro_batches; ++m) {
@@ -167,6 +169,7 @@ inline Reference reference_step(const Graph& graph, Device device, DType dtype, 
     r.loss += scale * baton::testing::to_doubles(out[0], ctx.stream())[0];
     ex.backward(ctx, tape, grads, m == micro_batches - 1);
   }
+  ex.commit_deferred_updates(ctx);  // defer_buffer_updates: the whole batch's BatchNorm statistics
   if (!optimizer.is_null()) make_optimizer(optimizer, *r.params, ctx, "reference")->step(ctx, lr);
   ctx.synchronize();
   return r;

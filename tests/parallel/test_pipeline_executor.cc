@@ -185,16 +185,12 @@ TEST(PipelineExecutor, RefusesSchedulesThatDoNotFitThePlan) {
                                                           {Device::cpu(0)}, options));
 }
 
-TEST(PipelineExecutor, RefusesReplicasAndDeferredBatchNormWithClearErrors) {
+TEST(PipelineExecutor, RefusesReplicasWithAClearError) {
   const Graph graph = mlp(DType::f64);
   Plan plan = even_plan(graph, 2, 2);
   const Schedule schedule = make_schedule(ScheduleKind::gpipe, 2, 1, 2, consumers_of(graph, plan));
   PipelineOptions options;
   options.dtype = DType::f64;
-  options.deferred_batch_norm = true;
-  EXPECT_ERROR_MENTIONS("deferred batch-norm statistics are not implemented yet",
-                        PipelineExecutor(graph, plan, schedule, stage_devices(schedule, false), options));
-  options.deferred_batch_norm = false;
   plan.stages[1].replicas = 2;
   plan.stages[1].devices = {1, 2};
   EXPECT_ERROR_MENTIONS("data-parallel replicas inside a pipeline are not supported yet",
