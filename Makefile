@@ -18,6 +18,9 @@ CTEST_ARGS ?=
 CLANG_FORMAT ?= clang-format
 # The demo's training run: short enough for a few minutes on 2 CPU cores (a GPU is used when present).
 DEMO_TRAIN_ARGS ?= --steps 300 --batch-size 64 --lr 0.1 --log-every 50
+# The demo trains as a 2-stage pipeline: on 2 GPUs, on 2 streams of one GPU, or on the virtual CPU
+# devices cpu:0,cpu:1 (always available), and writes the measured and predicted timelines.
+DEMO_PIPELINE_ARGS ?= --stages 2 --micro-batches 4 --trace $(BUILD_DIR)/demo-trace.json
 
 BATON := $(BUILD_DIR)/bin/baton
 # -D<name>=<value> when value is not empty (quoted: CUDA_ARCHS may hold a ';').
@@ -35,7 +38,7 @@ endef
 .PHONY: help deps build demo test bench gpu-check format clean
 
 help:
-	@echo "make demo       install missing packages, build, train ResNet-20 on generated shapes data, print the accuracy"
+	@echo "make demo       install missing packages, build, train ResNet-20 on generated shapes data as a 2-stage pipeline, print the accuracy"
 	@echo "make test       install missing packages, build, run every test (ctest -j$(JOBS))"
 	@echo "make build      configure and build in $(BUILD_DIR)/ (options: CUDA= CUDA_ARCHS= MPI= WERROR= BUILD_TYPE= CMAKE_ARGS=)"
 	@echo "make deps       install missing Debian packages (tools/install-deps.sh)"
@@ -54,7 +57,7 @@ demo: deps
 	$(configure_and_build)
 	$(BATON) devices
 	$(BATON) make-dataset shapes --out $(BUILD_DIR)/shapes-demo --train 20000 --test 2000
-	$(BATON) train --model resnet20 --data cifar10:$(BUILD_DIR)/shapes-demo $(DEMO_TRAIN_ARGS) \
+	$(BATON) train --model resnet20 --data cifar10:$(BUILD_DIR)/shapes-demo $(DEMO_TRAIN_ARGS) $(DEMO_PIPELINE_ARGS) \
 	  --metrics $(BUILD_DIR)/demo-metrics.jsonl
 
 test: deps

@@ -12,6 +12,7 @@
 #include "runtime/core/error.h"
 #include "tools/commands.h"
 #include "tools/model_flags.h"
+#include "tools/stage_table.h"
 
 namespace baton::cli {
 namespace {
@@ -38,32 +39,6 @@ struct PlanFlags {
   bool json = false;
   std::string trace_path;
 };
-
-std::string node_range(const Profile& p, const std::vector<int>& nodes) {
-  if (nodes.size() == 1) return p.nodes[nodes.front()].name;
-  return p.nodes[nodes.front()].name + " .. " + p.nodes[nodes.back()].name;
-}
-
-std::string devices_text(const std::vector<int>& devices) {
-  std::string s;
-  for (int d : devices) {
-    if (!s.empty()) s += ',';
-    s += std::to_string(d);
-  }
-  return s;
-}
-
-void print_stage_table(const EvaluatedPlan& e, const Profile& p) {
-  std::printf("%-5s %-6s %-44s %9s %9s %10s %11s %10s %4s %-10s\n", "stage", "nodes", "range", "fwd ms", "bwd ms",
-              "params MB", "boundary MB", "memory GB", "rep", "devices");
-  for (const StageSummary& row : e.table) {
-    std::printf("%-5d %-6zu %-44s %9.3f %9.3f %10.2f %11.3f %10.2f %4d %-10s\n", row.stage, row.nodes.size(),
-                node_range(p, row.nodes).substr(0, 44).c_str(), row.fwd_ms, row.bwd_ms,
-                static_cast<double>(row.param_bytes) / 1e6, static_cast<double>(row.boundary_bytes_out) / 1e6,
-                static_cast<double>(row.memory_bytes) / 1e9, row.replicas,
-                devices_text(e.plan.stages[row.stage].devices).c_str());
-  }
-}
 
 nlohmann::json predicted_json(const EvaluatedPlan& e, double single_ms) {
   return {{"step_ms", e.predicted.step_ms},

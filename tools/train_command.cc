@@ -15,6 +15,7 @@
 #include "runtime/train/trainer.h"
 #include "tools/commands.h"
 #include "tools/device_flag.h"
+#include "tools/train_pipeline.h"
 
 namespace baton::cli {
 namespace {
@@ -36,6 +37,7 @@ struct TrainFlags {
   int64_t warmup_steps = 0;
   bool no_augment = false;
   bool tf32 = false;
+  PipelineFlags pipeline;
 };
 
 nlohmann::json read_json_file(const std::string& path, const char* what) {
@@ -87,8 +89,14 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   if (given("--lr")) config.lr_schedule["base_lr"] = f.lr;
   if (given("--warmup-steps")) config.lr_schedule["warmup_steps"] = f.warmup_steps;
   config.validate(f.config_file.empty() ? "command line" : f.config_file);
+  for (const char* name : {"--stages", "--micro-batches", "--schedule", "--partitioner", "--devices", "--recompute",
+                           "--deferred-bn", "--trace"}) {
+    f.pipeline.any_given = f.pipeline.any_given || given(name);
+  }
+  check_pipeline_flags(f.pipeline, config, given("--device"));
+  const bool pipelined = f.pipeline.any_given;
 
-  const Device device = pick_device(config.device);
+  const Device device = pipelined ? Device::cpu() : pick_device(config.device);
   const std::unique_ptr<data::Dataset> train_set = data::open_dataset(config.data, data::Split::train, config.seed);
   const std::unique_ptr<data::Dataset> test_set = data::open_dataset(config.data, data::Split::test, config.seed);
   const Shape image = train_set->image_shape();
@@ -109,10 +117,13 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
               config.model_spec.empty() ? config.model.c_str() : config.model_spec.c_str(), train_set->name().c_str(),
               static_cast<long long>(train_set->size()), static_cast<long long>(test_set->size()),
               static_cast<long long>(config.batch_size));
-  Trainer trainer(graph, config, *train_set, test_set.get(), device);
   g_stop = false;
   std::signal(SIGINT, on_sigint);
-  const TrainSummary s = trainer.run([] { return g_stop.load(); });
+  const auto stop = [] { return g_stop.load(); };
+  const TrainSummary s =
+      pipelined ? train_pipelined(graph, config.model_spec.empty() ? config.model : config.model_spec, config, f.pipeline,
+                                  *train_set, test_set.get(), stop)
+                : Trainer(graph, config, *train_set, test_set.get(), device).run(stop);
   std::signal(SIGINT, SIG_DFL);
   std::printf("%s after %lld steps: train loss %.4f, %.1f samples/s", s.interrupted ? "stopped" : "done",
               static_cast<long long>(s.steps), s.last_loss, s.samples_per_second);
@@ -157,6 +168,17 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--eval-every", f->config.eval_every, "Epochs between evaluations (0: never)");
   cmd->add_option("--log-every", f->config.log_every, "Steps between metrics lines");
   cmd->add_option("--metrics", f->config.metrics, "JSON-lines metrics file (appended)");
+  cmd->add_option("--stages", f->pipeline.stages, "Train as a pipeline of S stages (docs/training.md)");
+  cmd->add_option("--micro-batches", f->pipeline.micro_batches,
+                  "Micro-batches per step (default: the largest <= 4 x stages dividing the batch)");
+  cmd->add_option("--schedule", f->pipeline.schedule, "Pipeline schedule: gpipe, 1f1b or interleaved (default 1f1b)");
+  cmd->add_option("--partitioner", f->pipeline.partitioner, "uniform, block, antichain or hypergraph (default block)");
+  cmd->add_option("--devices", f->pipeline.devices,
+                  "Pipeline devices, e.g. cuda:0,cuda:1 or cpu:0,cpu:1 (stage i on device i mod count)");
+  cmd->add_flag("--recompute", f->pipeline.recompute, "Recompute each stage's forward in its backward");
+  cmd->add_flag("--deferred-bn", f->pipeline.deferred_bn, "BatchNorm statistics once per mini-batch in pipelines");
+  cmd->add_option("--trace", f->pipeline.trace_path,
+                  "Chrome trace of the first measured pipeline steps beside the simulator's prediction");
   cmd->callback([cmd, f] {
     const int code = run_train(*cmd, *f);
     if (code != 0) throw CLI::RuntimeError(code);

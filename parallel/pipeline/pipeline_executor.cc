@@ -183,7 +183,7 @@ void PipelineExecutor::run_position(int position) {
   try {
     for (; i < program.size(); ++i) {
       if (mailbox_.stopped()) return;
-      execute(program[i]);
+      execute(program[i], position);
     }
   } catch (const PipelineStopped&) {
     // Another worker failed; its error is the one reported.
@@ -215,6 +215,12 @@ double PipelineExecutor::step(const std::vector<Tensor>& inputs, const StepOptio
   for (const Tensor& part : micro_inputs_[0]) loss_scale_.push_back(static_cast<double>(part.size(0)) / static_cast<double>(n));
   step_options_ = options;
   reset_step_state();
+  tracing_ = options.record_trace;
+  if (tracing_) {
+    std::vector<Stream> streams;
+    for (auto& stage : stages_) streams.push_back(stage->context().stream());
+    recorder().begin_step(streams);
+  }
 
   {
     std::vector<std::jthread> workers;
@@ -247,6 +253,7 @@ double PipelineExecutor::step(const std::vector<Tensor>& inputs, const StepOptio
     loss += v * loss_scale_[static_cast<size_t>(k)];
   }
   for (auto& stage : stages_) stage->context().synchronize();
+  if (tracing_) recorder().end_step();
   for (auto& st : state_) st.reset();
   micro_inputs_.clear();
   return loss;

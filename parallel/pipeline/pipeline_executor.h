@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "parallel/pipeline/mailbox.h"
+#include "parallel/pipeline/pipeline_trace.h"
 #include "parallel/pipeline/stage.h"
 #include "parallel/pipeline/transfer.h"
 #include "parallel/plan.h"
@@ -43,6 +44,7 @@ struct PipelineOptions {
 struct StepOptions {
   uint64_t seed = 0;  // the step's seed; micro-batch m's random layers use micro_batch_seed(seed, m)
   double lr = 0.0;    // learning rate for the optimiser (when PipelineOptions::optimizer is set)
+  bool record_trace = false;  // time every instruction of this step (take_trace() returns them)
 };
 
 // The seed of micro-batch m of a step: seed + m x 0x9E3779B97F4A7C15 (m = 0: the step's seed, so
@@ -78,6 +80,12 @@ class PipelineExecutor {
   // here naming the stage and micro-batch.
   double step(const std::vector<Tensor>& inputs, const StepOptions& options = {});
 
+  // The measured timeline of the steps run with StepOptions::record_trace since the last call
+  // (process 1, "measured"; times in us from the first traced step's start), and its lanes: one per
+  // pipeline position's compute, one per link. See docs/pipeline.md.
+  std::vector<TraceEvent> take_trace();
+  std::vector<TraceLane> trace_lanes();
+
  private:
   // What one stage holds during a step, per micro-batch.
   struct StageState {
@@ -92,10 +100,12 @@ class PipelineExecutor {
     int backwards_done = 0;
   };
   void run_position(int position);
-  void execute(const Instruction& ins);
+  void execute(const Instruction& ins, int position);
+  void dispatch(const Instruction& ins);
+  StepRecorder& recorder();
   void forward(int s, int mb);
   void backward(int s, int mb);
-  void send(const Instruction& ins, MessageKind kind);
+  void send(const Instruction& ins, MessageKind kind, std::pair<TraceMark, TraceMark>* marks = nullptr);
   void recv(const Instruction& ins, MessageKind kind);
   void reset_step_state();
   void record_error(std::exception_ptr error);
@@ -120,6 +130,8 @@ class PipelineExecutor {
   StepOptions step_options_;
   std::mutex error_mutex_;
   std::exception_ptr error_;  // the first worker failure of the step
+  std::unique_ptr<StepRecorder> recorder_;  // created by the first traced step
+  bool tracing_ = false;                    // this step records its timeline
 };
 
 }  // namespace baton::parallel

@@ -1,13 +1,109 @@
 // PipelineExecutor: the instructions a worker issues — forward and backward of one micro-batch
 // through a stage, sends and receives of activations and gradients, all-reduce, optimiser step (with
-// the stage's deferred batch-norm statistics committed first).
+// the stage's deferred batch-norm statistics committed first) — and, for traced steps, their
+// measured start and end.
 #include "kernels/elementwise.h"
 #include "parallel/pipeline/pipeline_executor.h"
 #include "runtime/train/optimizer.h"
 
 namespace baton::parallel {
 
-void PipelineExecutor::execute(const Instruction& ins) {
+namespace {
+
+TraceEvent trace_event(const Instruction& ins, const Schedule& schedule) {
+  TraceEvent e;
+  const std::string chunk = schedule.chunks() > 1 ? " s" + std::to_string(ins.stage) : std::string();
+  const std::string mb = std::to_string(ins.micro_batch);
+  e.args = {{"stage", ins.stage}};
+  if (ins.micro_batch >= 0) e.args["micro_batch"] = ins.micro_batch;
+  switch (ins.op) {
+    case Op::forward:
+      e.name = "F" + mb + chunk;
+      e.category = "forward";
+      break;
+    case Op::backward:
+      e.name = "B" + mb + chunk;
+      e.category = "backward";
+      break;
+    case Op::send_activation:
+    case Op::send_gradient:
+      e.name = (ins.op == Op::send_activation ? "send act " : "send grad ") + mb + " -> s" + std::to_string(ins.peer);
+      e.category = "transfer";
+      e.args["to_stage"] = ins.peer;
+      break;
+    default:
+      e.name = "optimizer s" + std::to_string(ins.stage);
+      e.category = "optimizer";
+      break;
+  }
+  return e;
+}
+
+}  // namespace
+
+StepRecorder& PipelineExecutor::recorder() {
+  if (!recorder_) {
+    const int positions = schedule_.devices;
+    std::vector<std::string> names;
+    for (int p = 0; p < positions; ++p) {
+      std::string stages;
+      for (int s = p; s < num_stages(); s += positions) stages += (stages.empty() ? "" : ", ") + std::to_string(s);
+      names.push_back(stage(p).device().str() + " compute (stage" + (num_stages() > positions ? "s " : " ") + stages + ")");
+    }
+    std::vector<std::pair<int, int>> links;
+    for (int i = 0; i < num_stages(); ++i) {
+      for (int j = 0; j < num_stages(); ++j) {
+        const bool linked = !links_[static_cast<size_t>(i)][static_cast<size_t>(j)].empty() ||
+                            !links_[static_cast<size_t>(j)][static_cast<size_t>(i)].empty();
+        if (linked && stage(i).device() != stage(j).device()) links.emplace_back(i, j);
+      }
+    }
+    recorder_ = std::make_unique<StepRecorder>(names, links);
+  }
+  return *recorder_;
+}
+
+std::vector<TraceEvent> PipelineExecutor::take_trace() { return recorder_ ? recorder_->take() : std::vector<TraceEvent>{}; }
+
+std::vector<TraceLane> PipelineExecutor::trace_lanes() { return recorder().lanes(); }
+
+void PipelineExecutor::execute(const Instruction& ins, int position) {
+  if (!tracing_) {
+    dispatch(ins);
+    return;
+  }
+  StepRecorder& rec = *recorder_;
+  PipelineStage& st = *stages_[static_cast<size_t>(ins.stage)];
+  switch (ins.op) {
+    case Op::forward:
+    case Op::backward:
+    case Op::optimizer_step: {
+      if (ins.op == Op::optimizer_step && optimizers_.empty()) break;
+      TraceMark start = rec.mark(st.context().stream());
+      dispatch(ins);
+      TraceMark end = rec.mark(st.context().stream());
+      TraceEvent e = trace_event(ins, schedule_);
+      e.thread = rec.compute_lane(position);
+      rec.add(position, std::move(e), std::move(start), std::move(end));
+      return;
+    }
+    case Op::send_activation:
+    case Op::send_gradient: {
+      if (st.device() == stages_[static_cast<size_t>(ins.peer)]->device()) break;  // no copy: nothing to time
+      std::pair<TraceMark, TraceMark> marks;
+      send(ins, ins.op == Op::send_activation ? MessageKind::activation : MessageKind::gradient, &marks);
+      TraceEvent e = trace_event(ins, schedule_);
+      e.thread = rec.link_lane(ins.stage, ins.peer);
+      rec.add(position, std::move(e), std::move(marks.first), std::move(marks.second));
+      return;
+    }
+    default:
+      break;
+  }
+  dispatch(ins);
+}
+
+void PipelineExecutor::dispatch(const Instruction& ins) {
   switch (ins.op) {
     case Op::forward: forward(ins.stage, ins.micro_batch); break;
     case Op::backward: backward(ins.stage, ins.micro_batch); break;
@@ -76,7 +172,7 @@ void PipelineExecutor::backward(int s, int mb) {
   st.outputs[static_cast<size_t>(mb)].clear();
 }
 
-void PipelineExecutor::send(const Instruction& ins, MessageKind kind) {
+void PipelineExecutor::send(const Instruction& ins, MessageKind kind, std::pair<TraceMark, TraceMark>* marks) {
   const int s = ins.stage, peer = ins.peer, mb = ins.micro_batch;
   PipelineStage& stage = *stages_[static_cast<size_t>(s)];
   StageState& st = *state_[static_cast<size_t>(s)];
@@ -90,7 +186,8 @@ void PipelineExecutor::send(const Instruction& ins, MessageKind kind) {
   std::vector<Tensor> tensors;
   for (const auto& [out_index, in_index] : link) tensors.push_back(from[activation ? out_index : in_index]);
   Message message = send_tensors(tensors, stage.context(), stages_[static_cast<size_t>(peer)]->device(),
-                                 streams_[static_cast<size_t>(s)][static_cast<size_t>(peer)]);
+                                 streams_[static_cast<size_t>(s)][static_cast<size_t>(peer)], marks ? recorder_.get() : nullptr,
+                                 marks);
   mailbox_.post({s, peer, mb, kind}, std::move(message));
   // Drop this side's references once every peer has its copy (the loss stays for step()).
   int& left = activation ? st.activation_sends_left[static_cast<size_t>(mb)] : st.gradient_sends_left[static_cast<size_t>(mb)];

@@ -19,7 +19,8 @@ LinkStreams LinkStreams::create(Device src, Device dst) {
   return link;
 }
 
-Message send_tensors(const std::vector<Tensor>& tensors, Context& src, Device dst, const LinkStreams& link) {
+Message send_tensors(const std::vector<Tensor>& tensors, Context& src, Device dst, const LinkStreams& link,
+                     const StepRecorder* recorder, std::pair<TraceMark, TraceMark>* marks) {
   Message message;
   auto produced = std::make_shared<Event>(src.device(), /*timing=*/false);
   produced->record(src.stream());
@@ -32,6 +33,7 @@ Message send_tensors(const std::vector<Tensor>& tensors, Context& src, Device ds
               " has no copy stream");
   const Stream& copy = *link.copy;
   copy.wait(*produced);
+  if (recorder && marks) marks->first = recorder->mark(copy);
   for (const Tensor& t : tensors) {
     if (!t.defined()) {
       message.tensors.emplace_back();
@@ -43,6 +45,7 @@ Message send_tensors(const std::vector<Tensor>& tensors, Context& src, Device ds
     out.record_stream(copy);
     message.tensors.push_back(std::move(out));
   }
+  if (recorder && marks) marks->second = recorder->mark(copy);
   message.ready = std::make_shared<Event>(copy.device(), /*timing=*/false);
   message.ready->record(copy);
   return message;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "parallel/pipeline/mailbox.h"
+#include "parallel/pipeline/pipeline_trace.h"
 #include "runtime/core/context.h"
 
 namespace baton::parallel {
@@ -24,8 +25,10 @@ struct LinkStreams {
 
 // Packs `tensors` (written on `src`'s compute stream; undefined entries stay undefined) for a
 // consumer on `dst`. Source buffers are marked as used by the copy stream so their memory is not
-// reused before the copy has read them.
-Message send_tensors(const std::vector<Tensor>& tensors, Context& src, Device dst, const LinkStreams& link);
+// reused before the copy has read them. With `recorder`, `marks` gets the copy's start (after the
+// wait for the producer) and end on the copy stream (none when both stages share a device).
+Message send_tensors(const std::vector<Tensor>& tensors, Context& src, Device dst, const LinkStreams& link,
+                     const StepRecorder* recorder = nullptr, std::pair<TraceMark, TraceMark>* marks = nullptr);
 
 // Makes `ctx`'s stream wait for the message and marks its tensors as used by that stream.
 void receive_tensors(const Message& message, Context& ctx);

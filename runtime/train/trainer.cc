@@ -25,6 +25,8 @@ using Clock = std::chrono::steady_clock;
 // The Philox key of a step's random layers (dropout): the run's seed mixed with the step.
 uint64_t step_seed(uint64_t seed, int64_t step) { return seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(step) + 1; }
 
+}  // namespace
+
 data::Normalization normalization_for(const data::Dataset& d) {
   const std::string name = d.name();
   if (name.rfind("cifar", 0) == 0) {
@@ -34,19 +36,6 @@ data::Normalization normalization_for(const data::Dataset& d) {
   return {std::vector<float>(channels, 0.5f), std::vector<float>(channels, 0.5f)};
 }
 
-}  // namespace
-
-// Everything one run holds on the device.
-struct Trainer::State {
-  State(const Graph& g, const TrainConfig& c, Device d) : ctx(d), params(g, g.topological_order(), DType::f32, ctx),
-                                                           executor(g, g.topological_order(), params) {
-    ctx.set_allow_tf32(c.tf32);
-  }
-  Context ctx;
-  ParamStore params;
-  Executor executor;
-};
-
 Trainer::Trainer(const Graph& graph, const TrainConfig& config, const data::Dataset& train_set,
                  const data::Dataset* test_set, Device device)
     : graph_(graph), config_(config), train_set_(train_set), test_set_(test_set), device_(device) {
@@ -54,6 +43,12 @@ Trainer::Trainer(const Graph& graph, const TrainConfig& config, const data::Data
   BATON_CHECK(graph.outputs().size() >= 2, "the model graph needs two outputs (the loss, then the prediction), has ",
               graph.outputs().size());
   BATON_CHECK(graph.has_value("x"), "the model graph needs an input named \"x\"");
+}
+
+Trainer::Trainer(const Graph& graph, const TrainConfig& config, const data::Dataset& train_set,
+                 const data::Dataset* test_set, TrainEngine& engine)
+    : Trainer(graph, config, train_set, test_set, engine.input_context().device()) {
+  engine_ = &engine;
 }
 
 namespace {
@@ -76,7 +71,9 @@ size_t output_index(const Executor& ex, ValueId v) {
   return static_cast<size_t>(it - ex.output_values().begin());
 }
 
-EvalResult run_evaluation(const Graph& g, Executor& ex, Context& ctx, const data::Dataset& test, int64_t batch_size,
+}  // namespace
+
+EvalResult evaluate_model(const Graph& g, Executor& ex, Context& ctx, const data::Dataset& test, int64_t batch_size,
                           int workers) {
   data::LoaderOptions options;
   options.batch_size = batch_size;
@@ -116,13 +113,55 @@ EvalResult run_evaluation(const Graph& g, Executor& ex, Context& ctx, const data
   return r;
 }
 
+namespace {
+
+// The whole model on one device.
+class SingleDeviceEngine final : public TrainEngine {
+ public:
+  SingleDeviceEngine(const Graph& g, const TrainConfig& c, Device d)
+      : graph_(g), ctx_(d), params_(g, g.topological_order(), DType::f32, ctx_), executor_(g, g.topological_order(), params_),
+        loss_at_(output_index(executor_, g.outputs()[0])) {
+    ctx_.set_allow_tf32(c.tf32);
+    optimizer_ = make_optimizer(c.optimizer, params_, ctx_, "train config: optimizer");
+  }
+  Context& input_context() override { return ctx_; }
+  void initialize(uint64_t seed) override { params_.initialize(ctx_, seed); }
+  double step(const data::Batch& batch, uint64_t seed, double lr) override {
+    params_.zero_grads(ctx_);
+    Tape tape;
+    const std::vector<Tensor> out =
+        executor_.forward(ctx_, executor_inputs(graph_, executor_, batch), tape, Mode::train, seed);
+    executor_.backward(ctx_, tape, std::vector<Tensor>(out.size()));
+    optimizer_->step(ctx_, lr);
+    return out[loss_at_].to(Device::cpu(), ctx_.stream()).to_vector<float>(ctx_.stream())[0];
+  }
+  EvalResult evaluate(const data::Dataset& test, int64_t batch_size, int workers) override {
+    return evaluate_model(graph_, executor_, ctx_, test, batch_size, workers);
+  }
+  std::string save_checkpoint(CheckpointManager& manager, const CheckpointState& state) override {
+    return manager.save(params_, *optimizer_, state, ctx_);
+  }
+  CheckpointState load_checkpoint(const std::string& dir) override {
+    return CheckpointManager::load(dir, params_, optimizer_.get(), ctx_);
+  }
+
+ private:
+  const Graph& graph_;
+  Context ctx_;
+  ParamStore params_;
+  Executor executor_;
+  size_t loss_at_;
+  std::unique_ptr<Optimizer> optimizer_;
+};
+
 }  // namespace
 
 TrainSummary Trainer::run(const std::function<bool()>& stop_requested) {
-  State s(graph_, config_, device_);
-  Context& ctx = s.ctx;
-  s.params.initialize(ctx, config_.seed);
-  std::unique_ptr<Optimizer> optimizer = make_optimizer(config_.optimizer, s.params, ctx, "train config: optimizer");
+  std::unique_ptr<TrainEngine> own;
+  if (engine_ == nullptr) own = std::make_unique<SingleDeviceEngine>(graph_, config_, device_);
+  TrainEngine& engine = engine_ != nullptr ? *engine_ : *own;
+  Context& ctx = engine.input_context();
+  engine.initialize(config_.seed);
 
   data::LoaderOptions options;
   options.batch_size = config_.batch_size;
@@ -157,7 +196,7 @@ TrainSummary Trainer::run(const std::function<bool()>& stop_requested) {
     checkpoints = std::make_unique<CheckpointManager>(config_.checkpoint_dir, config_.keep_checkpoints);
     if (config_.resume) {
       if (const std::optional<std::string> latest = checkpoints->latest()) {
-        const CheckpointState restored = CheckpointManager::load(*latest, s.params, optimizer.get(), ctx);
+        const CheckpointState restored = engine.load_checkpoint(*latest);
         step = restored.step;
         epoch = restored.epoch;
         loader.seek(restored.loader_position.get<data::LoaderPosition>());
@@ -169,19 +208,18 @@ TrainSummary Trainer::run(const std::function<bool()>& stop_requested) {
   }
   MetricsLog metrics = config_.metrics.empty() ? MetricsLog() : MetricsLog(config_.metrics);
 
-  const size_t loss_at = output_index(s.executor, graph_.outputs()[0]);
   TrainSummary summary;
   auto save = [&](int64_t at_epoch) {
     if (!checkpoints) return;
     checkpoint_state.step = step;
     checkpoint_state.epoch = at_epoch;
     checkpoint_state.loader_position = loader.position();
-    summary.checkpoint = checkpoints->save(s.params, *optimizer, checkpoint_state, ctx);
+    summary.checkpoint = engine.save_checkpoint(*checkpoints, checkpoint_state);
     progress.message("checkpoint " + summary.checkpoint);
   };
   auto evaluate_now = [&](int64_t at_epoch) {
     if (test_set_ == nullptr) return;
-    summary.eval = run_evaluation(graph_, s.executor, ctx, *test_set_, config_.batch_size, config_.workers);
+    summary.eval = engine.evaluate(*test_set_, config_.batch_size, config_.workers);
     nlohmann::json record = {{"type", "eval"}, {"epoch", at_epoch}, {"step", step}, {"loss", summary.eval.loss},
                              {"samples", summary.eval.samples}};
     char text[160];
@@ -211,14 +249,8 @@ TrainSummary Trainer::run(const std::function<bool()>& stop_requested) {
       if (config_.checkpoint_every == 0) save(epoch);
       continue;
     }
-    s.params.zero_grads(ctx);
-    Tape tape;
-    const std::vector<Tensor> out =
-        s.executor.forward(ctx, executor_inputs(graph_, s.executor, *batch), tape, Mode::train, step_seed(config_.seed, step));
-    s.executor.backward(ctx, tape, std::vector<Tensor>(out.size()));
     const double lr = schedule.at(step);
-    optimizer->step(ctx, lr);
-    const double loss = out[loss_at].to(Device::cpu(), ctx.stream()).to_vector<float>(ctx.stream())[0];
+    const double loss = engine.step(*batch, step_seed(config_.seed, step), lr);
     BATON_CHECK(std::isfinite(loss), "training diverged: the loss is ", loss, " at step ", step,
                 " (lower the learning rate?)");
     ++step;

@@ -1,5 +1,5 @@
-// Trainer: the training loop on one device. Data from a DataLoader, forward and backward through
-// an Executor over the whole graph, a fused optimiser step with the scheduled learning rate,
+// Trainer: the training loop. Data from a DataLoader, forward and backward through an Executor
+// over the whole graph on one device (or a TrainEngine such as a pipeline), a fused optimiser step with the scheduled learning rate,
 // evaluation (loss, top-1, top-5), progress and metrics, checkpoints, and exact resumption.
 //
 // The graph's first output is the loss and its second the prediction; its inputs are "x" and,
@@ -14,15 +14,9 @@
 #include "runtime/data/dataset.h"
 #include "runtime/graph/graph.h"
 #include "runtime/train/train_config.h"
+#include "runtime/train/train_engine.h"
 
 namespace baton {
-
-struct EvalResult {
-  double loss = 0;
-  double top1 = -1;  // -1 when the task has no labels
-  double top5 = -1;
-  int64_t samples = 0;
-};
 
 struct TrainSummary {
   int64_t steps = 0;           // optimiser steps done in total (resumed ones included)
@@ -38,17 +32,21 @@ class Trainer {
  public:
   Trainer(const Graph& graph, const TrainConfig& config, const data::Dataset& train_set,
           const data::Dataset* test_set, Device device);
+  // Runs each step on `engine` (e.g. a PipelineTrainEngine) instead of one device; the engine must
+  // outlive the trainer.
+  Trainer(const Graph& graph, const TrainConfig& config, const data::Dataset& train_set,
+          const data::Dataset* test_set, TrainEngine& engine);
   // Runs until the configured steps or epochs are done, or `stop_requested()` turns true (checked
   // after each step: the run then saves a checkpoint, if it has a directory, and returns).
   TrainSummary run(const std::function<bool()>& stop_requested);
 
  private:
-  struct State;
   const Graph& graph_;
   TrainConfig config_;
   const data::Dataset& train_set_;
   const data::Dataset* test_set_;
   Device device_;
+  TrainEngine* engine_ = nullptr;  // null: the whole model on device_
 };
 
 }  // namespace baton

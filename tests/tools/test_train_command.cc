@@ -1,12 +1,15 @@
 // `baton train` run as a user runs it: a config file with flags overriding it, the metrics log,
-// Ctrl-C (SIGINT) finishing the step and saving a checkpoint, and --resume continuing from it.
+// Ctrl-C (SIGINT) finishing the step and saving a checkpoint, --resume continuing from it, and the
+// pipeline (--stages): stage table, predicted and measured step times, the two-process trace, errors.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -142,6 +145,70 @@ TEST_F(TrainCommand, SigintSavesACheckpointAndResumeContinues) {
   // The resumed run picks up after the interrupted one's last step and stops at --steps.
   EXPECT_EQ(lines[before]["step"].get<int64_t>(), last_step + 1) << lines[before].dump();
   EXPECT_EQ(lines.back()["step"].get<int64_t>(), last_step + 3) << lines.back().dump();
+}
+
+
+constexpr const char* kPipelineRun =
+    "--model resnet20 --data synthetic:3x32x32:10:64 --workers 1 --batch-size 16 --eval-every 0 --log-every 1";
+
+TEST_F(TrainCommand, PipelinePrintsTheStageTableTrainsAndTracesBothTimelines) {
+  const fs::path metrics = dir_ / "metrics.jsonl", trace = dir_ / "trace.json";
+  ASSERT_EQ(run(std::string(kPipelineRun) + " --stages 2 --micro-batches 4 --devices cpu:0,cpu:1 --steps 3 --metrics " +
+                    metrics.string() + " --trace " + trace.string(),
+                "pipe"),
+            0)
+      << read_file_text(dir_ / "pipe.err");
+  const std::string out = read_file_text(dir_ / "pipe.out");
+  const size_t table = out.find("fwd ms"), first_step = out.find("step 1");
+  ASSERT_NE(table, std::string::npos) << out;
+  ASSERT_NE(first_step, std::string::npos) << out;
+  EXPECT_LT(table, first_step) << out;  // the stage table comes first
+  EXPECT_NE(out.find("1f1b M=4"), std::string::npos) << out;
+  EXPECT_NE(out.find("cpu:1"), std::string::npos) << out;
+  EXPECT_NE(out.find("step time: predicted "), std::string::npos) << out;
+  EXPECT_NE(out.find(" ms, measured "), std::string::npos) << out;
+
+  std::vector<int64_t> steps;
+  for (const nlohmann::json& l : metrics_lines(metrics)) {
+    if (l["type"] == "train") steps.push_back(l["step"].get<int64_t>());
+  }
+  EXPECT_EQ(steps, (std::vector<int64_t>{1, 2, 3}));
+
+  const nlohmann::json parsed = nlohmann::json::parse(read_file_text(trace));
+  std::map<int, std::string> processes;
+  std::map<int, int> events, forwards;
+  for (const nlohmann::json& e : parsed["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") processes[e["pid"].get<int>()] = e["args"]["name"];
+    if (e["ph"] == "X") {
+      ++events[e["pid"].get<int>()];
+      if (e["cat"] == "forward") ++forwards[e["pid"].get<int>()];
+    }
+  }
+  EXPECT_EQ(processes[0], "predicted");
+  EXPECT_EQ(processes[1], "measured");
+  EXPECT_EQ(forwards[0], 2 * 4);      // one predicted step: 2 stages x 4 micro-batches
+  EXPECT_EQ(forwards[1], 3 * 2 * 4);  // three measured steps
+  EXPECT_GT(events[0], forwards[0]);
+  EXPECT_GT(events[1], forwards[1]);
+}
+
+TEST_F(TrainCommand, BadPipelineFlagsAreOneLineErrors) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--stages 0", "--stages must be at least 1"},
+      {"--stages 2 --micro-batches 3", "does not divide the batch size 16"},
+      {"--stages 2 --schedule zigzag", "unknown schedule 'zigzag'"},
+      {"--stages 500", "the model has only"},
+      {"--micro-batches 4", "need --stages"},
+      {"--stages 2 --checkpoint-dir " + (dir_ / "ckpt").string(), "checkpoints of pipelined runs are not supported"},
+  };
+  int i = 0;
+  for (const auto& [flags, expected] : cases) {
+    const std::string name = "bad" + std::to_string(i++);
+    EXPECT_EQ(run(std::string(kPipelineRun) + " --steps 1 " + flags, name), 1) << flags;
+    const std::string err = read_file_text(dir_ / (name + ".err"));
+    EXPECT_NE(err.find(expected), std::string::npos) << flags << ": " << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << flags << ": " << err;
+  }
 }
 
 }  // namespace

@@ -1,0 +1,80 @@
+// StepRecorder implementation (see pipeline_trace.h).
+#include "parallel/pipeline/pipeline_trace.h"
+
+#include <algorithm>
+
+#include "runtime/core/error.h"
+
+namespace baton::parallel {
+
+StepRecorder::StepRecorder(const std::vector<std::string>& position_names, const std::vector<std::pair<int, int>>& links)
+    : origin_(std::chrono::steady_clock::now()), pending_(position_names.size()) {
+  for (size_t p = 0; p < position_names.size(); ++p) {
+    lanes_.push_back({kMeasuredProcess, static_cast<int>(p), position_names[p]});
+  }
+  for (const auto& [from, to] : links) {
+    const int lane = static_cast<int>(lanes_.size());
+    link_lanes_[{from, to}] = lane;
+    lanes_.push_back({kMeasuredProcess, lane, "link s" + std::to_string(from) + "->s" + std::to_string(to)});
+  }
+}
+
+double StepRecorder::now_us() const {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - origin_).count();
+}
+
+void StepRecorder::begin_step(const std::vector<Stream>& streams) {
+  device_origins_.clear();
+  for (auto& list : pending_) list.clear();
+  for (const Stream& stream : streams) {
+    if (!stream.device().is_cuda()) continue;
+    bool seen = false;
+    for (const auto& [event, host] : device_origins_) seen = seen || event->device() == stream.device();
+    if (seen) continue;
+    auto event = std::make_unique<Event>(stream.device(), /*timing=*/true);
+    const double host = now_us();
+    event->record(stream);
+    device_origins_.emplace_back(std::move(event), host);
+  }
+}
+
+TraceMark StepRecorder::mark(const Stream& stream) const {
+  TraceMark m;
+  if (stream.device().is_cuda()) {
+    m.event = std::make_shared<Event>(stream.device(), /*timing=*/true);
+    m.event->record(stream);
+  } else {
+    m.host_us = now_us();
+  }
+  return m;
+}
+
+void StepRecorder::add(int position, TraceEvent event, TraceMark start, TraceMark end) {
+  pending_.at(static_cast<size_t>(position)).push_back({std::move(event), std::move(start), std::move(end)});
+}
+
+double StepRecorder::resolve(const TraceMark& mark) const {
+  if (!mark.event) return mark.host_us;
+  for (const auto& [origin, host] : device_origins_) {
+    if (origin->device() == mark.event->device()) return host + 1000.0 * origin->elapsed_ms(*mark.event);
+  }
+  BATON_FAIL("pipeline trace: no origin event on ", mark.event->device().str(), " (begin_step was not given its stream)");
+}
+
+void StepRecorder::end_step() {
+  for (auto& list : pending_) {
+    for (Pending& p : list) {
+      const double start = resolve(p.start), end = resolve(p.end);
+      p.event.process = kMeasuredProcess;
+      p.event.start_us = start;
+      p.event.duration_us = std::max(0.0, end - start);
+      events_.push_back(std::move(p.event));
+    }
+    list.clear();
+  }
+  device_origins_.clear();
+}
+
+std::vector<TraceEvent> StepRecorder::take() { return std::exchange(events_, {}); }
+
+}  // namespace baton::parallel

@@ -1,0 +1,64 @@
+// StepRecorder: the measured timeline of pipeline steps. Per instruction a start and an end mark —
+// the host clock on CPU devices (their work is synchronous, so host time is work time), CUDA timing
+// events on GPU streams, converted to host-relative times after the step's synchronisation — kept
+// as TraceEvents in process 1 ("measured"): one lane per pipeline position's compute, one per link.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "parallel/trace.h"
+#include "runtime/core/stream.h"
+
+namespace baton::parallel {
+
+inline constexpr int kMeasuredProcess = 1;
+
+// A point in a step: host microseconds since the recorder's origin, or a recorded timing event.
+struct TraceMark {
+  double host_us = 0;
+  std::shared_ptr<Event> event;  // set on CUDA devices; its time is resolved in end_step()
+};
+
+class StepRecorder {
+ public:
+  // `position_names`: one compute lane per pipeline position; `links`: (from stage, to stage) pairs
+  // that transfer, one lane each.
+  StepRecorder(const std::vector<std::string>& position_names, const std::vector<std::pair<int, int>>& links);
+
+  // Before a step's workers start (every stream idle): one origin timing event per CUDA device in
+  // `streams`, recorded with the host time, so the step's events can be placed on the host clock.
+  void begin_step(const std::vector<Stream>& streams);
+  // Work issued on `stream` so far is done (CPU: now; CUDA: a timing event recorded on it).
+  TraceMark mark(const Stream& stream) const;
+  // Adds an event of `position`'s worker (only that worker touches its list).
+  void add(int position, TraceEvent event, TraceMark start, TraceMark end);
+  int compute_lane(int position) const { return position; }
+  int link_lane(int from, int to) const { return link_lanes_.at({from, to}); }
+  // After every stream of the step has been synchronised: resolves the CUDA marks.
+  void end_step();
+
+  // The events recorded so far (then cleared), and the lanes they use.
+  std::vector<TraceEvent> take();
+  const std::vector<TraceLane>& lanes() const { return lanes_; }
+
+ private:
+  struct Pending {
+    TraceEvent event;
+    TraceMark start, end;
+  };
+  double now_us() const;
+  double resolve(const TraceMark& mark) const;
+
+  std::chrono::steady_clock::time_point origin_;
+  std::vector<TraceLane> lanes_;
+  std::map<std::pair<int, int>, int> link_lanes_;
+  std::vector<std::vector<Pending>> pending_;  // per position, this step
+  std::vector<std::pair<std::unique_ptr<Event>, double>> device_origins_;  // CUDA: event, host us
+  std::vector<TraceEvent> events_;
+};
+
+}  // namespace baton::parallel

@@ -1,0 +1,101 @@
+// PipelineTrainEngine implementation (see pipeline_trainer.h).
+#include "parallel/pipeline/pipeline_trainer.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "parallel/pipeline/transfer.h"
+#include "runtime/core/error.h"
+
+namespace baton::parallel {
+
+std::vector<Device> stage_devices(const Schedule& schedule, int num_stages, const std::vector<Device>& available) {
+  BATON_CHECK(!available.empty(), "a pipeline needs at least one device");
+  BATON_CHECK(schedule.devices >= 1, "the schedule has no pipeline positions");
+  std::vector<Device> out;
+  for (int k = 0; k < num_stages; ++k) {
+    const int position = k % schedule.devices;
+    out.push_back(available[static_cast<size_t>(position) % available.size()]);
+  }
+  return out;
+}
+
+struct PipelineTrainEngine::Whole {
+  Whole(const Graph& g, Device d) : ctx(d), params(g, g.topological_order(), DType::f32, ctx),
+                                    executor(g, g.topological_order(), params) {}
+  Context ctx;
+  ParamStore params;
+  Executor executor;
+};
+
+PipelineTrainEngine::PipelineTrainEngine(const Graph& graph, const TrainConfig& config, Plan plan, Schedule schedule,
+                                         PipelineTrainOptions options)
+    : graph_(graph), options_(std::move(options)) {
+  BATON_CHECK(config.checkpoint_dir.empty(),
+              "checkpoints of pipelined runs are not supported yet: drop --checkpoint-dir/--resume, or train "
+              "without --stages (single device) to save and resume");
+  for (ValueId v : graph.inputs()) {
+    const std::string& name = graph.value(v).name;
+    BATON_CHECK(name == "x" || name == "labels", "the model graph has an input '", name,
+                "'; the trainer feeds only \"x\" and \"labels\"");
+  }
+  const int num = plan.num_stages();
+  PipelineOptions po;
+  po.dtype = DType::f32;
+  if (options_.recompute) po.recompute.assign(static_cast<size_t>(num), true);
+  po.deferred_batch_norm = options_.deferred_batch_norm;
+  po.optimizer = config.optimizer;
+  po.model = options_.model;
+  pipe_ = std::make_unique<PipelineExecutor>(graph, std::move(plan), std::move(schedule), options_.devices, po);
+  for (int s = 0; s < num; ++s) pipe_->stage(s).context().set_allow_tf32(config.tf32);
+}
+
+PipelineTrainEngine::~PipelineTrainEngine() = default;
+
+double PipelineTrainEngine::step(const data::Batch& batch, uint64_t seed, double lr) {
+  const auto start = std::chrono::steady_clock::now();
+  // The loader wrote the batch on stage 0's stream; other stages (other streams) read it too.
+  input_context().stream().synchronize();
+  std::vector<Tensor> inputs;
+  for (ValueId v : graph_.inputs()) inputs.push_back(graph_.value(v).name == "x" ? batch.images : batch.labels);
+  const bool trace = static_cast<int>(step_ms_.size()) < options_.trace_steps;
+  const double loss = pipe_->step(inputs, {.seed = seed, .lr = lr, .record_trace = trace});
+  step_ms_.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  return loss;
+}
+
+void PipelineTrainEngine::store_parameters(ParamStore& whole, Context& ctx) {
+  for (int s = 0; s < pipe_->num_stages(); ++s) {
+    const ParamStore& part = pipe_->stage_params(s);
+    for (const ParamEntry& e : part.params()) copy_tensor(whole.param(e.name), part.param(e.name), ctx);
+    for (const BufferEntry& b : part.buffers()) copy_tensor(whole.buffer(b.name), part.buffer(b.name), ctx);
+  }
+  ctx.synchronize();
+}
+
+EvalResult PipelineTrainEngine::evaluate(const data::Dataset& test, int64_t batch_size, int workers) {
+  if (!whole_) {
+    whole_ = std::make_unique<Whole>(graph_, pipe_->stage(0).device());
+    whole_->ctx.set_allow_tf32(pipe_->stage(0).context().allow_tf32());
+  }
+  store_parameters(whole_->params, whole_->ctx);
+  return evaluate_model(graph_, whole_->executor, whole_->ctx, test, batch_size, workers);
+}
+
+std::string PipelineTrainEngine::save_checkpoint(CheckpointManager&, const CheckpointState&) {
+  BATON_FAIL("checkpoints of pipelined runs are not supported yet");
+}
+
+CheckpointState PipelineTrainEngine::load_checkpoint(const std::string&) {
+  BATON_FAIL("resuming pipelined runs from checkpoints is not supported yet");
+}
+
+double PipelineTrainEngine::measured_step_ms() const {
+  if (step_ms_.empty()) return 0;
+  std::vector<double> t(step_ms_.size() > 1 ? step_ms_.begin() + 1 : step_ms_.begin(), step_ms_.end());
+  std::sort(t.begin(), t.end());
+  const size_t n = t.size();
+  return n % 2 == 1 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+}  // namespace baton::parallel

@@ -1,0 +1,62 @@
+// PipelineTrainEngine: the Trainer's steps through a PipelineExecutor (one stage per device or
+// stream), with eval on a whole-model executor fed by name from the stage stores, step timings and
+// the measured timeline of the first steps. See docs/training.md ("Pipelines").
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "parallel/pipeline/pipeline_executor.h"
+#include "runtime/train/train_config.h"
+#include "runtime/train/train_engine.h"
+
+namespace baton::parallel {
+
+struct PipelineTrainOptions {
+  std::vector<Device> devices;       // one per model stage (see stage_devices)
+  bool recompute = false;            // every stage recomputes its forward in backward
+  bool deferred_batch_norm = false;  // passed to PipelineOptions
+  int trace_steps = 0;               // record the measured timeline of the first this-many steps
+  std::string model = "pipeline";
+};
+
+// Model stage k runs on pipeline position k mod P (P = schedule.devices), and position p on
+// available[p mod available.size()]: stages beyond the devices share them, each on its own stream.
+std::vector<Device> stage_devices(const Schedule& schedule, int num_stages, const std::vector<Device>& available);
+
+class PipelineTrainEngine final : public TrainEngine {
+ public:
+  // Checkpoints are refused (config.checkpoint_dir must be empty): the optimiser state lives in the
+  // stage stores and is not gathered yet.
+  PipelineTrainEngine(const Graph& graph, const TrainConfig& config, Plan plan, Schedule schedule,
+                      PipelineTrainOptions options);
+  ~PipelineTrainEngine() override;
+
+  Context& input_context() override { return pipe_->stage(0).context(); }
+  void initialize(uint64_t seed) override { pipe_->initialize(seed); }
+  double step(const data::Batch& batch, uint64_t seed, double lr) override;
+  EvalResult evaluate(const data::Dataset& test, int64_t batch_size, int workers) override;
+  std::string save_checkpoint(CheckpointManager& manager, const CheckpointState& state) override;
+  CheckpointState load_checkpoint(const std::string& dir) override;
+
+  // Copies every parameter and buffer by name from the stage stores into `whole` (a store over the
+  // whole graph, any device), ordered on `ctx`'s stream and finished when this returns.
+  void store_parameters(ParamStore& whole, Context& ctx);
+
+  PipelineExecutor& executor() { return *pipe_; }
+  // Wall time of every step so far (the input's wait, the schedule and the final synchronisation).
+  const std::vector<double>& step_ms() const { return step_ms_; }
+  // The median of step_ms() after the first step (the first when there is only one; 0 with none).
+  double measured_step_ms() const;
+
+ private:
+  struct Whole;
+  const Graph& graph_;
+  std::unique_ptr<PipelineExecutor> pipe_;
+  PipelineTrainOptions options_;
+  std::vector<double> step_ms_;
+  std::unique_ptr<Whole> whole_;  // eval: the whole model on stage 0's device, created on first use
+};
+
+}  // namespace baton::parallel
