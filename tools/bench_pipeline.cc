@@ -128,8 +128,8 @@ std::vector<Device> pipeline_stage_devices(Device device, const std::string& dev
       out.push_back(d);
       start = comma + 1;
     }
-    BATON_CHECK(static_cast<int>(out.size()) == stages, "--devices lists ", out.size(), " devices for ", stages,
-                " stages (one per stage)");
+    BATON_CHECK(static_cast<int>(out.size()) == stages, "--devices lists ", out.size(), " device(s) for ", stages,
+                " stages (give one per stage)");
     return out;
   }
   for (int s = 0; s < stages; ++s) out.push_back(device.is_cpu() ? Device::cpu(s) : device);

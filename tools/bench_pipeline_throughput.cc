@@ -205,8 +205,8 @@ nlohmann::json bench_pipeline_throughput(const PipelineBenchSettings& s) {
                 error_percent(*core_bound, staged.median_ms));
   }
   const double speedup = one_stage.median_ms / staged.median_ms;
-  std::printf("speedup of %d stages over 1 stage: %.2fx (predicted %.2fx); host: %u hardware threads\n", S, speedup,
-              single.predicted.step_ms / pipelined.predicted.step_ms, cores);
+  std::printf("speedup of %d stages over 1 stage: %.2fx, %.0f%% of %dx (predicted %.2fx); host: %u hardware threads\n",
+              S, speedup, 100.0 * speedup / S, S, single.predicted.step_ms / pipelined.predicted.step_ms, cores);
   if (one_gpu) {
     std::printf("the stages are streams of one GPU: the simulator's %d devices would overlap them fully, so the\n"
                 "comparison that counts is the in-series prediction (kernels that fill the GPU serialise)\n", S);
@@ -245,6 +245,7 @@ nlohmann::json bench_pipeline_throughput(const PipelineBenchSettings& s) {
           {"one_stage", measured(one_stage)},
           {"pipeline", staged_json},
           {"speedup", speedup},
+          {"speedup_fraction_of_stages", speedup / S},
           {"predicted", {{"one_stage_step_ms", single.predicted.step_ms},
                          {"one_stage_error_percent", error_percent(single.predicted.step_ms, one_stage.median_ms)},
                          {"pipeline_step_ms", pipelined.predicted.step_ms},
