@@ -1,4 +1,4 @@
-// `baton bench`: the benchmark subcommands (kernels and layers now; pipelines later).
+// `baton bench`: the benchmark subcommands (kernels, layers, pipelines).
 #include "tools/commands.h"
 
 namespace baton::cli {
@@ -8,6 +8,7 @@ void add_bench_command(CLI::App& app) {
   bench->require_subcommand(1);
   add_bench_kernels_command(*bench);
   add_bench_layers_command(*bench);
+  add_bench_pipeline_command(*bench);
 }
 
 }  // namespace baton::cli
