@@ -64,9 +64,6 @@ void check_pipeline_flags(const PipelineFlags& f, const TrainConfig& config, boo
   BATON_CHECK(config.batch_size % m == 0, "--micro-batches ", m, " does not divide the batch size ", config.batch_size);
   (void)parse_schedule_kind(f.schedule);
   BATON_CHECK(f.devices.empty() || !device_given, "give --devices LIST or --device, not both");
-  BATON_CHECK(config.checkpoint_dir.empty(),
-              "checkpoints of pipelined runs are not supported yet: drop --checkpoint-dir/--resume, or train without "
-              "--stages to save and resume");
 }
 
 TrainSummary train_pipelined(const Graph& graph, const std::string& model_name, const TrainConfig& config,

@@ -65,6 +65,10 @@ class PipelineExecutor {
   int num_stages() const { return static_cast<int>(stages_.size()); }
   PipelineStage& stage(int s) { return *stages_.at(static_cast<size_t>(s)); }
   ParamStore& stage_params(int s) { return stage(s).params(); }
+  // Stage s's optimiser (PipelineOptions::optimizer set), else null.
+  Optimizer* stage_optimizer(int s) {
+    return optimizers_.empty() ? nullptr : optimizers_.at(static_cast<size_t>(s)).get();
+  }
   const Schedule& schedule() const { return schedule_; }
 
   // Initial values exactly as a whole-model ParamStore::initialize(ctx, seed) gives them (a

@@ -31,9 +31,6 @@ struct PipelineTrainEngine::Whole {
 PipelineTrainEngine::PipelineTrainEngine(const Graph& graph, const TrainConfig& config, Plan plan, Schedule schedule,
                                          PipelineTrainOptions options)
     : graph_(graph), options_(std::move(options)) {
-  BATON_CHECK(config.checkpoint_dir.empty(),
-              "checkpoints of pipelined runs are not supported yet: drop --checkpoint-dir/--resume, or train "
-              "without --stages (single device) to save and resume");
   for (ValueId v : graph.inputs()) {
     const std::string& name = graph.value(v).name;
     BATON_CHECK(name == "x" || name == "labels", "the model graph has an input '", name,
@@ -82,12 +79,20 @@ EvalResult PipelineTrainEngine::evaluate(const data::Dataset& test, int64_t batc
   return evaluate_model(graph_, whole_->executor, whole_->ctx, test, batch_size, workers);
 }
 
-std::string PipelineTrainEngine::save_checkpoint(CheckpointManager&, const CheckpointState&) {
-  BATON_FAIL("checkpoints of pipelined runs are not supported yet");
+std::vector<CheckpointShard> PipelineTrainEngine::shards() {
+  std::vector<CheckpointShard> out;
+  for (int s = 0; s < pipe_->num_stages(); ++s) {
+    out.push_back({&pipe_->stage_params(s), pipe_->stage_optimizer(s), &pipe_->stage(s).context()});
+  }
+  return out;
 }
 
-CheckpointState PipelineTrainEngine::load_checkpoint(const std::string&) {
-  BATON_FAIL("resuming pipelined runs from checkpoints is not supported yet");
+std::string PipelineTrainEngine::save_checkpoint(CheckpointManager& manager, const CheckpointState& state) {
+  return manager.save(shards(), state);
+}
+
+CheckpointState PipelineTrainEngine::load_checkpoint(const std::string& dir) {
+  return CheckpointManager::load(dir, shards());
 }
 
 double PipelineTrainEngine::measured_step_ms() const {

@@ -27,8 +27,8 @@ std::vector<Device> stage_devices(const Schedule& schedule, int num_stages, cons
 
 class PipelineTrainEngine final : public TrainEngine {
  public:
-  // Checkpoints are refused (config.checkpoint_dir must be empty): the optimiser state lives in the
-  // stage stores and is not gathered yet.
+  // Checkpoints are in the single-device format (tensors by name, gathered from the stage stores and
+  // optimisers), so a pipelined run resumes with any split or on one device, and the other way round.
   PipelineTrainEngine(const Graph& graph, const TrainConfig& config, Plan plan, Schedule schedule,
                       PipelineTrainOptions options);
   ~PipelineTrainEngine() override;
@@ -52,6 +52,7 @@ class PipelineTrainEngine final : public TrainEngine {
 
  private:
   struct Whole;
+  std::vector<CheckpointShard> shards();  // one per stage
   const Graph& graph_;
   std::unique_ptr<PipelineExecutor> pipe_;
   PipelineTrainOptions options_;

@@ -34,6 +34,15 @@ struct CheckpointState {
   nlohmann::json train_config;
 };
 
+// One part of a model's training state: a ParamStore and the optimiser over it — the whole model
+// on one device, or one stage of a pipeline. A checkpoint of several shards is the same files as
+// one of the whole model (tensors by name), so it resumes with any split, or none.
+struct CheckpointShard {
+  ParamStore* params = nullptr;
+  Optimizer* optimizer = nullptr;  // null on load: the parameters and buffers alone
+  Context* ctx = nullptr;          // the shard's stream: its tensors are ready on it
+};
+
 class CheckpointManager {
  public:
   // Checkpoints under `root` (created if missing). keep_last >= 1: how many complete checkpoints
@@ -49,6 +58,10 @@ class CheckpointManager {
   // and the temporary directory is removed. Parameters and state must be ready on ctx's stream.
   std::string save(const ParamStore& params, const Optimizer& optimizer, const CheckpointState& state,
                    Context& ctx) const;
+  // The same for a model in shards (each shard's tensors ready on its ctx's stream): one model and
+  // one optimizer file, tensors by name, exactly as the unsharded model would write them. The
+  // shards' optimisers must agree (type, configuration, steps) and no name may be in two shards.
+  std::string save(const std::vector<CheckpointShard>& shards, const CheckpointState& state) const;
 
   // Complete checkpoints (both files present), oldest first by step; hidden temporary directories
   // of saves in progress or interrupted are ignored.
@@ -61,8 +74,16 @@ class CheckpointManager {
   // unexpected, mistyped or misshaped tensor of both files, all reported in one error naming the
   // files — and only then is anything copied, so a checkpoint that does not match changes nothing.
   static CheckpointState load(const std::string& dir, ParamStore& params, Optimizer* optimizer, Context& ctx);
+  // The same into a model in shards: every shard's tensors are looked up by name in the files
+  // (whatever split, if any, wrote them); validated in full before anything is copied. The shards
+  // hold optimisers all or none.
+  static CheckpointState load(const std::string& dir, const std::vector<CheckpointShard>& shards);
 
  private:
+  // Writes the two files of checkpoint state.step (see save), the optimiser's type, configuration
+  // and steps going into the metadata; tensors ready on `stream`.
+  std::string write(const CheckpointState& state, const NamedTensors& model, const NamedTensors& optimizer_state,
+                    const Optimizer& optimizer, const Stream& stream) const;
   // Retention after a save: deletes all complete checkpoints but `just_saved` and the newest
   // keep_last - 1 others (warning, not failing, when that goes wrong).
   void delete_all_but_newest(const std::string& just_saved) const;
@@ -76,6 +97,13 @@ NamedTensors model_tensors(const ParamStore& params);
 // Each optimiser state tensor cut per parameter, named "<state>.<param name>" and shaped like the
 // parameter (views of the flat state, padding excluded).
 NamedTensors optimizer_tensors(const ParamStore& params, const Optimizer& optimizer);
+
+// The same over the shards of a model, in shard order; a name found in two shards is an error.
+NamedTensors model_tensors(const std::vector<CheckpointShard>& shards);
+NamedTensors optimizer_tensors(const std::vector<CheckpointShard>& shards);
+// The shards' common optimiser: every shard has one, all of one type, configuration and step count
+// (else an error saying which shard differs). Null when no shard has one (loading weights alone).
+const Optimizer* common_optimizer(const std::vector<CheckpointShard>& shards);
 
 // Writes the parameters and buffers alone (a PyTorch state_dict file), with optional metadata.
 void save_weights(const std::string& path, const ParamStore& params, Context& ctx,

@@ -1,6 +1,7 @@
 // Loading checkpoints and weights: validate every tensor and the metadata of both files, report
 // all problems at once, and copy only when everything matches.
 #include <filesystem>
+#include <cstdint>
 #include <optional>
 
 #include "runtime/core/error.h"
@@ -11,19 +12,14 @@
 namespace baton {
 namespace {
 
-std::vector<ExpectedTensor> expected_model(const ParamStore& params, bool allow_missing_buffers) {
+// The tensors of `named` as expected ones; with `optional_from`, those from that index on (the
+// buffers of a single store) may be missing.
+std::vector<ExpectedTensor> expected(NamedTensors named, size_t optional_from = SIZE_MAX) {
   std::vector<ExpectedTensor> out;
-  const size_t num_params = params.params().size();
-  for (auto& [name, tensor] : model_tensors(params)) {
-    const bool is_buffer = out.size() >= num_params;
-    out.push_back({std::move(name), std::move(tensor), is_buffer && allow_missing_buffers});
+  for (auto& [name, tensor] : named) {
+    const bool optional = out.size() >= optional_from;
+    out.push_back({std::move(name), std::move(tensor), optional});
   }
-  return out;
-}
-
-std::vector<ExpectedTensor> expected_optimizer(const ParamStore& params, const Optimizer& optimizer) {
-  std::vector<ExpectedTensor> out;
-  for (auto& [name, tensor] : optimizer_tensors(params, optimizer)) out.push_back({std::move(name), std::move(tensor)});
   return out;
 }
 
@@ -55,34 +51,46 @@ void add_optimizer_problems(Problems& problems, const SafetensorsFile& file, con
 
 CheckpointState CheckpointManager::load(const std::string& dir, ParamStore& params, Optimizer* optimizer,
                                         Context& ctx) {
+  return load(dir, {CheckpointShard{&params, optimizer, &ctx}});
+}
+
+CheckpointState CheckpointManager::load(const std::string& dir, const std::vector<CheckpointShard>& shards) {
+  const Optimizer* const first_optimizer = common_optimizer(shards);
   const std::filesystem::path base(dir);
   const SafetensorsFile model_file((base / kModelFileName).string());
   const CheckpointState state = read_checkpoint_state(model_file);
-  const std::vector<ExpectedTensor> model = expected_model(params, /*allow_missing_buffers=*/false);
+  const std::vector<ExpectedTensor> model = expected(model_tensors(shards));
   Problems problems;
   add_mismatches(problems, model_file, model);
 
   std::optional<SafetensorsFile> optimizer_file;
   std::vector<ExpectedTensor> optimizer_state;
-  if (optimizer != nullptr) {
+  if (first_optimizer != nullptr) {
     optimizer_file.emplace((base / kOptimizerFileName).string());
-    add_optimizer_problems(problems, *optimizer_file, *optimizer, state);
-    optimizer_state = expected_optimizer(params, *optimizer);
+    add_optimizer_problems(problems, *optimizer_file, *first_optimizer, state);
+    optimizer_state = expected(optimizer_tensors(shards));
     add_mismatches(problems, *optimizer_file, optimizer_state);
   }
   check_no_mismatches("checkpoint '" + dir + "'", problems);
 
-  read_expected(model_file, model, ctx.stream());
-  if (optimizer != nullptr) {
-    read_expected(*optimizer_file, optimizer_state, ctx.stream());
-    optimizer->set_steps(metadata_int(*optimizer_file, "optimizer_steps"));
+  // Nothing may still be reading the destinations; the copies finish before read_expected returns.
+  if (shards.size() > 1) {
+    for (const CheckpointShard& shard : shards) shard.ctx->synchronize();
+  }
+  const Stream& stream = shards[0].ctx->stream();
+  read_expected(model_file, model, stream);
+  if (first_optimizer != nullptr) {
+    read_expected(*optimizer_file, optimizer_state, stream);
+    const int64_t steps = metadata_int(*optimizer_file, "optimizer_steps");
+    for (const CheckpointShard& shard : shards) shard.optimizer->set_steps(steps);
   }
   return state;
 }
 
 void load_weights(const std::string& safetensors_path, ParamStore& params, Context& ctx, bool allow_missing_buffers) {
   const SafetensorsFile file(safetensors_path);
-  const std::vector<ExpectedTensor> model = expected_model(params, allow_missing_buffers);
+  const std::vector<ExpectedTensor> model =
+      expected(model_tensors(params), allow_missing_buffers ? params.params().size() : SIZE_MAX);
   Problems problems;
   add_mismatches(problems, file, model);
   check_no_mismatches("weights '" + safetensors_path + "'", problems);

@@ -102,17 +102,31 @@ CheckpointManager::CheckpointManager(std::string root, int keep_last) : root_(st
 
 std::string CheckpointManager::save(const ParamStore& params, const Optimizer& optimizer, const CheckpointState& state,
                                     Context& ctx) const {
+  return write(state, model_tensors(params), optimizer_tensors(params, optimizer), optimizer, ctx.stream());
+}
+
+std::string CheckpointManager::save(const std::vector<CheckpointShard>& shards, const CheckpointState& state) const {
+  const Optimizer* optimizer = common_optimizer(shards);
+  BATON_CHECK(optimizer != nullptr, "a checkpoint needs the optimiser state: the shards have no optimiser");
+  const NamedTensors model = model_tensors(shards);
+  const NamedTensors optimizer_state = optimizer_tensors(shards);
+  // Shards on several devices and streams: once each is finished, any stream reads them all.
+  for (const CheckpointShard& shard : shards) shard.ctx->synchronize();
+  return write(state, model, optimizer_state, *optimizer, shards[0].ctx->stream());
+}
+
+std::string CheckpointManager::write(const CheckpointState& state, const NamedTensors& model,
+                                     const NamedTensors& optimizer_state, const Optimizer& optimizer,
+                                     const Stream& stream) const {
   BATON_CHECK(state.step >= 0, "cannot save a checkpoint of step ", state.step, " (steps are >= 0)");
   const std::string name = step_directory_name(state.step);
   const fs::path target = fs::path(root_) / name;
-  const NamedTensors model = model_tensors(params);
-  const NamedTensors optimizer_state = optimizer_tensors(params, optimizer);
   try {
     TemporaryDirectory temp(root_, name);
     save_safetensors((temp.path() / kModelFileName).string(), model, model_file_metadata(state, optimizer.steps()),
-                     ctx.stream());
+                     stream);
     save_safetensors((temp.path() / kOptimizerFileName).string(), optimizer_state,
-                     optimizer_file_metadata(state, optimizer), ctx.stream());
+                     optimizer_file_metadata(state, optimizer), stream);
     sync_directory(temp.path().string());
     move_into_place(temp.path(), target);
   } catch (Error& e) {

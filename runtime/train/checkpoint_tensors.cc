@@ -1,4 +1,6 @@
 // The tensors of checkpoint files: parameters and buffers by name, optimiser state per parameter.
+#include <unordered_set>
+
 #include "runtime/core/error.h"
 #include "runtime/train/checkpoint.h"
 
@@ -23,6 +25,53 @@ NamedTensors optimizer_tensors(const ParamStore& params, const Optimizer& optimi
     }
   }
   return out;
+}
+
+namespace {
+
+// Appends `more` to `all`, refusing a name `all` already has.
+void append_unique(NamedTensors& all, NamedTensors more, std::unordered_set<std::string>& seen, size_t shard) {
+  for (auto& named : more) {
+    BATON_CHECK(seen.insert(named.first).second, "checkpoint shards: tensor '", named.first, "' of shard ", shard,
+                " is also in an earlier shard (each parameter and buffer belongs to exactly one)");
+    all.push_back(std::move(named));
+  }
+}
+
+}  // namespace
+
+NamedTensors model_tensors(const std::vector<CheckpointShard>& shards) {
+  NamedTensors all;
+  std::unordered_set<std::string> seen;
+  for (size_t i = 0; i < shards.size(); ++i) append_unique(all, model_tensors(*shards[i].params), seen, i);
+  return all;
+}
+
+NamedTensors optimizer_tensors(const std::vector<CheckpointShard>& shards) {
+  NamedTensors all;
+  std::unordered_set<std::string> seen;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    BATON_CHECK(shards[i].optimizer != nullptr, "checkpoint shard ", i, " has no optimiser");
+    append_unique(all, optimizer_tensors(*shards[i].params, *shards[i].optimizer), seen, i);
+  }
+  return all;
+}
+
+const Optimizer* common_optimizer(const std::vector<CheckpointShard>& shards) {
+  BATON_CHECK(!shards.empty(), "a checkpoint needs at least one shard");
+  const Optimizer* first = shards[0].optimizer;
+  for (size_t i = 1; i < shards.size(); ++i) {
+    const Optimizer* o = shards[i].optimizer;
+    BATON_CHECK((o == nullptr) == (first == nullptr), "checkpoint shards: shard ", i, (o ? " has" : " has no"),
+                " optimiser, shard 0", (first ? " has one" : " has none"));
+    if (o == nullptr) continue;
+    BATON_CHECK(o->type() == first->type() && o->config() == first->config(), "checkpoint shards: shard ", i,
+                "'s optimiser (", o->type(), " ", o->config().dump(), ") differs from shard 0's (", first->type(), " ",
+                first->config().dump(), ")");
+    BATON_CHECK(o->steps() == first->steps(), "checkpoint shards: shard ", i, "'s optimiser has taken ", o->steps(),
+                " steps, shard 0's ", first->steps());
+  }
+  return first;
 }
 
 void save_weights(const std::string& path, const ParamStore& params, Context& ctx,

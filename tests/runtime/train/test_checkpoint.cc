@@ -1,5 +1,6 @@
 // Checkpoints: exact round trips (parameters, buffers, optimiser state and steps, metadata),
-// torchvision names, resumed training equal to uninterrupted training, retention, atomic saves
+// torchvision names, resumed training equal to uninterrupted training, checkpoints of a model in
+// shards (pipeline stages) equal to the whole model's, retention, atomic saves
 // that leave earlier checkpoints intact on failure, and loads that report every mismatch at once
 // and change nothing.
 #include <gtest/gtest.h>
@@ -58,6 +59,71 @@ TEST(Checkpoint, RoundTripRestoresEveryTensorStepsAndStateBitwise) {
     EXPECT_EQ(state.model_spec, expected.model_spec);
     EXPECT_EQ(state.train_config, expected.train_config);
   }
+}
+
+// The small CNN's nodes in two shards (the first `split` nodes, the rest), each a ParamStore with
+// its own optimiser, as the stages of a pipeline hold them.
+struct TwoShards {
+  TwoShards(const CheckpointRun& run, const nlohmann::json& config, size_t split)
+      : ctx_a(Device::cpu(0)), ctx_b(Device::cpu(1)) {
+    const std::vector<NodeId> order = run.graph.topological_order();
+    a = std::make_unique<ParamStore>(run.graph, std::vector<NodeId>(order.begin(), order.begin() + split), DType::f32, ctx_a);
+    b = std::make_unique<ParamStore>(run.graph, std::vector<NodeId>(order.begin() + split, order.end()), DType::f32, ctx_b);
+    opt_a = make_optimizer(config, *a, ctx_a, "shard a");
+    opt_b = make_optimizer(config, *b, ctx_b, "shard b");
+  }
+  std::vector<CheckpointShard> shards() { return {{a.get(), opt_a.get(), &ctx_a}, {b.get(), opt_b.get(), &ctx_b}}; }
+  Context ctx_a, ctx_b;
+  std::unique_ptr<ParamStore> a, b;
+  std::unique_ptr<Optimizer> opt_a, opt_b;
+};
+
+TEST(Checkpoint, ShardsSaveAndLoadExactlyAsTheWholeModel) {
+  for (const nlohmann::json& config : {kSgd, kAdamW}) {
+    testing::ScratchDir dir("ckpt_shards");
+    CheckpointRun whole(config);
+    whole.randomize(23);
+    const CheckpointManager manager(dir.path().string(), 0);
+    const std::string first = manager.save(whole.params, *whole.optimizer, whole.state(10), whole.ctx);
+
+    // Whole -> shards -> whole again: every tensor, the optimiser steps and the state unchanged.
+    TwoShards split(whole, config, 3);
+    ASSERT_FALSE(split.a->params().empty());
+    ASSERT_FALSE(split.b->params().empty());
+    const CheckpointState state = CheckpointManager::load(first, split.shards());
+    EXPECT_EQ(split.opt_a->steps(), 23);
+    EXPECT_EQ(split.opt_b->steps(), 23);
+    const std::string second = manager.save(split.shards(), state);
+    EXPECT_EQ(second, dir.file("step-00000010"));
+
+    CheckpointRun reloaded(config, /*seed=*/99);
+    reloaded.randomize(5);
+    const CheckpointState again = CheckpointManager::load(second, reloaded.params, reloaded.optimizer.get(), reloaded.ctx);
+    EXPECT_EQ(reloaded.snapshot(), whole.snapshot()) << config;
+    EXPECT_EQ(reloaded.optimizer->steps(), 23);
+    EXPECT_EQ(again.model_spec, whole.state(10).model_spec);
+  }
+}
+
+TEST(Checkpoint, ShardsThatOverlapOrDisagreeAreRefused) {
+  testing::ScratchDir dir("ckpt_bad_shards");
+  CheckpointRun whole(kSgd);
+  const CheckpointManager manager(dir.path().string(), 0);
+
+  // The same nodes in both shards: a tensor with two owners.
+  TwoShards overlap(whole, kSgd, whole.graph.topological_order().size());
+  overlap.b = std::make_unique<ParamStore>(whole.graph, whole.graph.topological_order(), DType::f32, overlap.ctx_b);
+  overlap.opt_b = make_optimizer(kSgd, *overlap.b, overlap.ctx_b, "shard b");
+  EXPECT_ERROR_MENTIONS("is also in an earlier shard", manager.save(overlap.shards(), whole.state(1)));
+
+  TwoShards other_config(whole, kSgd, 3);
+  other_config.opt_b = make_optimizer(kAdamW, *other_config.b, other_config.ctx_b, "shard b");
+  EXPECT_ERROR_MENTIONS("differs from shard 0's", manager.save(other_config.shards(), whole.state(1)));
+
+  TwoShards other_steps(whole, kSgd, 3);
+  other_steps.opt_b->set_steps(4);
+  EXPECT_ERROR_MENTIONS("has taken 4 steps", manager.save(other_steps.shards(), whole.state(1)));
+  EXPECT_TRUE(manager.list().empty());
 }
 
 TEST(Checkpoint, Float64StoresRoundTripAndNeverLoadIntoFloat32Stores) {
