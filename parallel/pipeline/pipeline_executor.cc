@@ -108,6 +108,19 @@ PipelineExecutor::PipelineExecutor(const Graph& graph, Plan plan, Schedule sched
   const std::vector<ValueId>& loss_outputs = stages_[static_cast<size_t>(loss_stage_)]->executor().output_values();
   loss_output_ = static_cast<size_t>(std::find(loss_outputs.begin(), loss_outputs.end(), loss) - loss_outputs.begin());
 
+  // Where each graph output comes from (evaluate returns them all).
+  stage_graph_outputs_.resize(static_cast<size_t>(num));
+  for (size_t g = 0; g < graph.outputs().size(); ++g) {
+    const ValueInfo& info = graph.value(graph.outputs()[g]);
+    BATON_CHECK(info.producer >= 0, "graph output '", info.name, "' is a graph input, not computed by a stage");
+    const int s = stage_of.at(info.producer);
+    const std::vector<ValueId>& out = stages_[static_cast<size_t>(s)]->executor().output_values();
+    const auto at = static_cast<size_t>(std::find(out.begin(), out.end(), graph.outputs()[g]) - out.begin());
+    BATON_CHECK(at < out.size(), "graph output '", info.name, "' is not an output of stage ", s);
+    stage_graph_outputs_[static_cast<size_t>(s)].emplace_back(g, at);
+    output_stage_.push_back(s);
+  }
+
   if (!options_.optimizer.is_null()) {
     for (int s = 0; s < num; ++s) {
       PipelineStage& st = *stages_[static_cast<size_t>(s)];
@@ -132,10 +145,20 @@ void PipelineExecutor::load_parameters(const ParamStore& whole) {
   for (auto& stage : stages_) stage->context().synchronize();
 }
 
-void PipelineExecutor::reset_step_state() {
+void PipelineExecutor::store_parameters(ParamStore& whole, Context& ctx) {
+  for (auto& stage : stages_) stage->context().synchronize();
+  for (auto& stage : stages_) {
+    const ParamStore& part = stage->params();
+    for (const ParamEntry& e : part.params()) copy_tensor(whole.param(e.name), part.param(e.name), ctx);
+    for (const BufferEntry& b : part.buffers()) copy_tensor(whole.buffer(b.name), part.buffer(b.name), ctx);
+  }
+  ctx.synchronize();
+}
+
+void PipelineExecutor::reset_step_state(int micro_batches, bool training) {
   mailbox_.reset();
   error_ = nullptr;
-  const auto m = static_cast<size_t>(schedule_.micro_batches);
+  const auto m = static_cast<size_t>(micro_batches);
   for (size_t s = 0; s < stages_.size(); ++s) {
     PipelineStage& stage = *stages_[s];
     auto st = std::make_unique<StageState>();
@@ -153,8 +176,10 @@ void PipelineExecutor::reset_step_state() {
     st->activation_sends_left.assign(m, consumers);
     st->gradient_sends_left.assign(m, producers);
     state_[s] = std::move(st);
-    stage.params().zero_grads(stage.context());
-    stage.executor().discard_deferred_updates();  // what a failed step gathered
+    if (training) {
+      stage.params().zero_grads(stage.context());
+      stage.executor().discard_deferred_updates();  // what a failed step gathered
+    }
   }
 }
 
@@ -177,8 +202,7 @@ std::string where(const Instruction& ins, int position, size_t index) {
 
 }  // namespace
 
-void PipelineExecutor::run_position(int position) {
-  const std::vector<Instruction>& program = schedule_.programs[static_cast<size_t>(position)];
+void PipelineExecutor::run_position(const std::vector<Instruction>& program, int position) {
   size_t i = 0;
   try {
     for (; i < program.size(); ++i) {
@@ -197,53 +221,67 @@ void PipelineExecutor::run_position(int position) {
   }
 }
 
-double PipelineExecutor::step(const std::vector<Tensor>& inputs, const StepOptions& options) {
+void PipelineExecutor::split_inputs(const std::vector<Tensor>& inputs, int micro_batches, const char* what) {
   const std::vector<ValueId>& graph_inputs = graph_.inputs();
-  BATON_CHECK(inputs.size() == graph_inputs.size(), "pipeline step: ", inputs.size(), " inputs given, the graph has ",
-              graph_inputs.size());
-  const int m = schedule_.micro_batches;
+  BATON_CHECK(inputs.size() == graph_inputs.size(), "pipeline ", what, ": ", inputs.size(),
+              " inputs given, the graph has ", graph_inputs.size());
   const int64_t n = inputs.empty() ? 0 : (inputs[0].defined() && inputs[0].rank() > 0 ? inputs[0].size(0) : 0);
   for (size_t g = 0; g < inputs.size(); ++g) {
     const std::string& name = graph_.value(graph_inputs[g]).name;
-    BATON_CHECK(inputs[g].defined() && inputs[g].rank() > 0 && inputs[g].size(0) == n, "pipeline step: input '", name,
-                "' must be a defined tensor with the batch (", n, ") in dimension 0");
+    BATON_CHECK(inputs[g].defined() && inputs[g].rank() > 0 && inputs[g].size(0) == n, "pipeline ", what, ": input '",
+                name, "' must be a defined tensor with the batch (", n, ") in dimension 0");
   }
-  BATON_CHECK(n >= m, "pipeline step: a batch of ", n, " cannot be split into ", m, " micro-batches");
+  BATON_CHECK(n >= micro_batches, "pipeline ", what, ": a batch of ", n, " cannot be split into ", micro_batches,
+              " micro-batches");
   micro_inputs_.clear();
-  for (const Tensor& t : inputs) micro_inputs_.push_back(t.split(m));
+  for (const Tensor& t : inputs) micro_inputs_.push_back(t.split(micro_batches));
   loss_scale_.clear();
   for (const Tensor& part : micro_inputs_[0]) loss_scale_.push_back(static_cast<double>(part.size(0)) / static_cast<double>(n));
+}
+
+void PipelineExecutor::run_programs(const std::vector<std::vector<Instruction>>& programs) {
+  {
+    std::vector<std::jthread> workers;
+    try {
+      for (size_t p = 0; p < programs.size(); ++p) {
+        workers.emplace_back([this, &programs, p] { run_position(programs[p], static_cast<int>(p)); });
+      }
+    } catch (...) {
+      record_error(std::current_exception());
+    }
+  }  // joins every worker
+  if (!error_) return;
+  for (auto& stage : stages_) {
+    try {
+      stage->context().synchronize();
+    } catch (...) {  // the first error is the one reported
+    }
+  }
+  finish_run();
+  std::exception_ptr error = error_;
+  error_ = nullptr;
+  std::rethrow_exception(error);
+}
+
+void PipelineExecutor::finish_run() {
+  for (auto& st : state_) st.reset();
+  micro_inputs_.clear();
+  mailbox_.reset();
+}
+
+double PipelineExecutor::step(const std::vector<Tensor>& inputs, const StepOptions& options) {
+  const int m = schedule_.micro_batches;
+  split_inputs(inputs, m, "step");
   step_options_ = options;
-  reset_step_state();
+  mode_ = Mode::train;
+  reset_step_state(m, /*training=*/true);
   tracing_ = options.record_trace;
   if (tracing_) {
     std::vector<Stream> streams;
     for (auto& stage : stages_) streams.push_back(stage->context().stream());
     recorder().begin_step(streams);
   }
-
-  {
-    std::vector<std::jthread> workers;
-    try {
-      for (int p = 0; p < schedule_.devices; ++p) workers.emplace_back([this, p] { run_position(p); });
-    } catch (...) {
-      record_error(std::current_exception());
-    }
-  }  // joins every worker
-  if (error_) {
-    for (auto& stage : stages_) {
-      try {
-        stage->context().synchronize();
-      } catch (...) {  // the first error is the one reported
-      }
-    }
-    for (auto& st : state_) st.reset();
-    micro_inputs_.clear();
-    mailbox_.reset();
-    std::exception_ptr error = error_;
-    error_ = nullptr;
-    std::rethrow_exception(error);
-  }
+  run_programs(schedule_.programs);
   PipelineStage& last = *stages_[static_cast<size_t>(loss_stage_)];
   double loss = 0;
   for (int k = 0; k < m; ++k) {
@@ -254,9 +292,52 @@ double PipelineExecutor::step(const std::vector<Tensor>& inputs, const StepOptio
   }
   for (auto& stage : stages_) stage->context().synchronize();
   if (tracing_) recorder().end_step();
-  for (auto& st : state_) st.reset();
-  micro_inputs_.clear();
+  finish_run();
   return loss;
+}
+
+std::vector<std::vector<Instruction>> PipelineExecutor::forward_programs(int micro_batches) const {
+  const int num = num_stages();
+  std::vector<std::vector<Instruction>> programs(static_cast<size_t>(schedule_.devices));
+  // Micro-batch by micro-batch, each position's stages in order: every receive waits for a send
+  // issued earlier in the same (micro-batch, stage) order, so no position waits on itself.
+  for (int mb = 0; mb < micro_batches; ++mb) {
+    for (int s = 0; s < num; ++s) {
+      std::vector<Instruction>& program = programs[static_cast<size_t>(schedule_.position_of(s))];
+      for (int j = 0; j < s; ++j) {
+        if (!links_[static_cast<size_t>(j)][static_cast<size_t>(s)].empty()) {
+          program.push_back({.op = Op::recv_activation, .stage = s, .micro_batch = mb, .peer = j});
+        }
+      }
+      program.push_back({.op = Op::forward, .stage = s, .micro_batch = mb});
+      for (int j = s + 1; j < num; ++j) {
+        if (!links_[static_cast<size_t>(s)][static_cast<size_t>(j)].empty()) {
+          program.push_back({.op = Op::send_activation, .stage = s, .micro_batch = mb, .peer = j});
+        }
+      }
+    }
+  }
+  return programs;
+}
+
+PipelineOutputs PipelineExecutor::evaluate(const std::vector<Tensor>& inputs) {
+  const int64_t n = !inputs.empty() && inputs[0].defined() && inputs[0].rank() > 0 ? inputs[0].size(0) : 0;
+  const int m = static_cast<int>(std::min<int64_t>(schedule_.micro_batches, std::max<int64_t>(n, 1)));
+  split_inputs(inputs, m, "evaluate");
+  step_options_ = {};
+  mode_ = Mode::eval;
+  tracing_ = false;
+  reset_step_state(m, /*training=*/false);
+  results_.assign(graph_.outputs().size(), std::vector<Tensor>(static_cast<size_t>(m)));
+  run_programs(forward_programs(m));
+  for (auto& stage : stages_) stage->context().synchronize();
+  PipelineOutputs result;
+  result.outputs = std::move(results_);
+  for (const Tensor& part : micro_inputs_[0]) result.micro_batch_sizes.push_back(part.size(0));
+  result.output_stage = output_stage_;
+  results_.clear();
+  finish_run();
+  return result;
 }
 
 }  // namespace baton::parallel

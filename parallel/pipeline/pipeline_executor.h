@@ -51,6 +51,13 @@ struct StepOptions {
 // one micro-batch draws exactly what the single-device executor draws with the step's seed).
 uint64_t micro_batch_seed(uint64_t step_seed, int micro_batch);
 
+// What PipelineExecutor::evaluate returns: every graph output of every micro-batch.
+struct PipelineOutputs {
+  std::vector<std::vector<Tensor>> outputs;  // [graph output][micro-batch], on the producing stage's device
+  std::vector<int> output_stage;             // [graph output]: the stage that produced it
+  std::vector<int64_t> micro_batch_sizes;    // samples in each micro-batch
+};
+
 class PipelineExecutor {
  public:
   // `devices`: one per model stage (stages sharing a device get a stream each). The plan's stage
@@ -76,6 +83,9 @@ class PipelineExecutor {
   void initialize(uint64_t seed);
   // Copies parameters and buffers by name from a whole-model store.
   void load_parameters(const ParamStore& whole);
+  // The other way: every stage's parameters and buffers by name into `whole` (a store over the
+  // whole graph, any device), finished when this returns.
+  void store_parameters(ParamStore& whole, Context& ctx);
 
   // One training step: zeroes the stage gradients, splits each graph input (one tensor per
   // graph.inputs() entry, ready to be read) into M views along dimension 0, runs the schedule and
@@ -83,6 +93,13 @@ class PipelineExecutor {
   // batch m's loss gradient is n_m / N. Errors in any worker stop all of them and are rethrown
   // here naming the stage and micro-batch.
   double step(const std::vector<Tensor>& inputs, const StepOptions& options = {});
+
+  // Forward only, in eval mode (running statistics, no dropout, nothing kept for backward): splits
+  // each graph input into min(M, batch) micro-batches, streams them through the stages (each
+  // position runs its stages micro-batch by micro-batch) and returns every graph output per
+  // micro-batch, ready when this returns. Gradients, deferred statistics and the optimisers are
+  // left alone. Errors as for step.
+  PipelineOutputs evaluate(const std::vector<Tensor>& inputs);
 
   // The measured timeline of the steps run with StepOptions::record_trace since the last call
   // (process 1, "measured"; times in us from the first traced step's start), and its lanes: one per
@@ -103,7 +120,13 @@ class PipelineExecutor {
     std::vector<int> gradient_sends_left;           // per micro-batch: producers not yet sent to
     int backwards_done = 0;
   };
-  void run_position(int position);
+  void split_inputs(const std::vector<Tensor>& inputs, int micro_batches, const char* what);
+  // Runs one worker thread per program (pipeline position) and rethrows the first failure.
+  void run_programs(const std::vector<std::vector<Instruction>>& programs);
+  void run_position(const std::vector<Instruction>& program, int position);
+  void finish_run();  // drops the run's per-micro-batch state
+  // Forward-only instruction lists for `micro_batches` (evaluate).
+  std::vector<std::vector<Instruction>> forward_programs(int micro_batches) const;
   void execute(const Instruction& ins, int position);
   void dispatch(const Instruction& ins);
   StepRecorder& recorder();
@@ -111,7 +134,8 @@ class PipelineExecutor {
   void backward(int s, int mb);
   void send(const Instruction& ins, MessageKind kind, std::pair<TraceMark, TraceMark>* marks = nullptr);
   void recv(const Instruction& ins, MessageKind kind);
-  void reset_step_state();
+  // Fresh per-micro-batch state; `training` also zeroes the gradients and pending deferred updates.
+  void reset_step_state(int micro_batches, bool training);
   void record_error(std::exception_ptr error);
 
   const Graph& graph_;
@@ -124,6 +148,9 @@ class PipelineExecutor {
   // links_[i][j]: the values stage i sends stage j, as (output index in i, input index in j).
   std::vector<std::vector<std::vector<std::pair<size_t, size_t>>>> links_;
   std::vector<std::vector<LinkStreams>> streams_;  // [from][to]
+  // Per stage: (graph output index, stage executor output index) of the graph outputs it computes.
+  std::vector<std::vector<std::pair<size_t, size_t>>> stage_graph_outputs_;
+  std::vector<int> output_stage_;  // per graph output
   int loss_stage_ = -1;
   size_t loss_output_ = 0;
   Mailbox mailbox_;
@@ -132,6 +159,8 @@ class PipelineExecutor {
   std::vector<std::vector<Tensor>> micro_inputs_;  // [graph input][micro-batch]
   std::vector<double> loss_scale_;                 // n_m / N
   StepOptions step_options_;
+  Mode mode_ = Mode::train;                        // train: step(); eval: evaluate()
+  std::vector<std::vector<Tensor>> results_;       // evaluate: [graph output][micro-batch]
   std::mutex error_mutex_;
   std::exception_ptr error_;  // the first worker failure of the step
   std::unique_ptr<StepRecorder> recorder_;  // created by the first traced step

@@ -146,11 +146,20 @@ void PipelineExecutor::forward(int s, int mb) {
     BATON_CHECK(in[k].defined(), "input '", graph_.value(names[k]).name, "' from stage ", source.producer_stage,
                 " has not been received (no recv_activation before this forward)");
   }
-  st.outputs[static_cast<size_t>(mb)] =
-      stage.executor().forward(ctx, in, st.tapes[static_cast<size_t>(mb)], Mode::train,
-                               micro_batch_seed(step_options_.seed, mb));
+  std::vector<Tensor>& out = st.outputs[static_cast<size_t>(mb)];
+  out = stage.executor().forward(ctx, in, st.tapes[static_cast<size_t>(mb)], mode_,
+                                 micro_batch_seed(step_options_.seed, mb));
   in.assign(in.size(), Tensor());  // the tape keeps what backward (or recomputation) needs
-  if (s == loss_stage_) st.losses[static_cast<size_t>(mb)] = st.outputs[static_cast<size_t>(mb)][loss_output_];
+  if (mode_ == Mode::train) {
+    if (s == loss_stage_) st.losses[static_cast<size_t>(mb)] = out[loss_output_];
+    return;
+  }
+  // Forward only: keep the graph outputs; nothing is needed for backward.
+  for (const auto& [graph_output, index] : stage_graph_outputs_[static_cast<size_t>(s)]) {
+    results_[graph_output][static_cast<size_t>(mb)] = out[index];
+  }
+  st.tapes[static_cast<size_t>(mb)] = Tape();
+  if (st.activation_sends_left[static_cast<size_t>(mb)] == 0) out.clear();  // no consumer stage
 }
 
 void PipelineExecutor::backward(int s, int mb) {

@@ -20,14 +20,6 @@ std::vector<Device> stage_devices(const Schedule& schedule, int num_stages, cons
   return out;
 }
 
-struct PipelineTrainEngine::Whole {
-  Whole(const Graph& g, Device d) : ctx(d), params(g, g.topological_order(), DType::f32, ctx),
-                                    executor(g, g.topological_order(), params) {}
-  Context ctx;
-  ParamStore params;
-  Executor executor;
-};
-
 PipelineTrainEngine::PipelineTrainEngine(const Graph& graph, const TrainConfig& config, Plan plan, Schedule schedule,
                                          PipelineTrainOptions options)
     : graph_(graph), options_(std::move(options)) {
@@ -61,22 +53,37 @@ double PipelineTrainEngine::step(const data::Batch& batch, uint64_t seed, double
   return loss;
 }
 
-void PipelineTrainEngine::store_parameters(ParamStore& whole, Context& ctx) {
-  for (int s = 0; s < pipe_->num_stages(); ++s) {
-    const ParamStore& part = pipe_->stage_params(s);
-    for (const ParamEntry& e : part.params()) copy_tensor(whole.param(e.name), part.param(e.name), ctx);
-    for (const BufferEntry& b : part.buffers()) copy_tensor(whole.buffer(b.name), part.buffer(b.name), ctx);
-  }
-  ctx.synchronize();
-}
-
 EvalResult PipelineTrainEngine::evaluate(const data::Dataset& test, int64_t batch_size, int workers) {
-  if (!whole_) {
-    whole_ = std::make_unique<Whole>(graph_, pipe_->stage(0).device());
-    whole_->ctx.set_allow_tf32(pipe_->stage(0).context().allow_tf32());
-  }
-  store_parameters(whole_->params, whole_->ctx);
-  return evaluate_model(graph_, whole_->executor, whole_->ctx, test, batch_size, workers);
+  const bool classification = graph_.has_value("labels");
+  return evaluate_batches(input_context(), test, batch_size, workers, classification, [&](const data::Batch& batch) {
+    input_context().stream().synchronize();  // the batch is read on every stage's stream
+    std::vector<Tensor> inputs;
+    for (ValueId v : graph_.inputs()) inputs.push_back(graph_.value(v).name == "x" ? batch.images : batch.labels);
+    const PipelineOutputs result = pipe_->evaluate(inputs);
+    // The loss and the prediction, micro-batch by micro-batch, on the stages that computed them.
+    const int prediction_stage = result.output_stage.at(1);
+    Context& ctx = pipe_->stage(prediction_stage).context();
+    const std::vector<Tensor> labels = classification ? batch.labels.split(static_cast<int>(result.micro_batch_sizes.size()))
+                                                      : std::vector<Tensor>();
+    std::vector<EvalPiece> pieces;
+    for (size_t m = 0; m < result.micro_batch_sizes.size(); ++m) {
+      EvalPiece piece;
+      piece.ctx = &ctx;
+      piece.loss = result.outputs[0][m];
+      piece.samples = result.micro_batch_sizes[m];
+      if (result.output_stage[0] != prediction_stage) {  // the loss computed on another stage
+        piece.loss = Tensor::empty(result.outputs[0][m].shape(), result.outputs[0][m].dtype(), ctx);
+        copy_tensor(piece.loss, result.outputs[0][m], ctx);
+      }
+      if (classification) {
+        piece.logits = result.outputs[1][m];
+        piece.labels = Tensor::empty(labels[m].shape(), labels[m].dtype(), ctx);
+        copy_tensor(piece.labels, labels[m], ctx);
+      }
+      pieces.push_back(std::move(piece));
+    }
+    return pieces;
+  });
 }
 
 std::vector<CheckpointShard> PipelineTrainEngine::shards() {

@@ -1,6 +1,6 @@
 // PipelineTrainEngine: the Trainer's steps through a PipelineExecutor (one stage per device or
-// stream), with eval on a whole-model executor fed by name from the stage stores, step timings and
-// the measured timeline of the first steps. See docs/training.md ("Pipelines").
+// stream), evaluation through the same stages (forward only), checkpoints gathered from the stage
+// stores, step timings and the measured timeline of the first steps. See docs/training.md ("Pipelines").
 #pragma once
 
 #include <memory>
@@ -40,10 +40,6 @@ class PipelineTrainEngine final : public TrainEngine {
   std::string save_checkpoint(CheckpointManager& manager, const CheckpointState& state) override;
   CheckpointState load_checkpoint(const std::string& dir) override;
 
-  // Copies every parameter and buffer by name from the stage stores into `whole` (a store over the
-  // whole graph, any device), ordered on `ctx`'s stream and finished when this returns.
-  void store_parameters(ParamStore& whole, Context& ctx);
-
   PipelineExecutor& executor() { return *pipe_; }
   // Wall time of every step so far (the input's wait, the schedule and the final synchronisation).
   const std::vector<double>& step_ms() const { return step_ms_; }
@@ -51,13 +47,11 @@ class PipelineTrainEngine final : public TrainEngine {
   double measured_step_ms() const;
 
  private:
-  struct Whole;
   std::vector<CheckpointShard> shards();  // one per stage
   const Graph& graph_;
   std::unique_ptr<PipelineExecutor> pipe_;
   PipelineTrainOptions options_;
   std::vector<double> step_ms_;
-  std::unique_ptr<Whole> whole_;  // eval: the whole model on stage 0's device, created on first use
 };
 
 }  // namespace baton::parallel

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "runtime/core/context.h"
 #include "runtime/data/dataset.h"
@@ -35,6 +37,23 @@ class TrainEngine {
   virtual std::string save_checkpoint(CheckpointManager& manager, const CheckpointState& state) = 0;
   virtual CheckpointState load_checkpoint(const std::string& dir) = 0;
 };
+
+// One evaluated piece of a batch (the batch, or one micro-batch of it): its mean loss and its logits
+// with the matching labels on the logits' device, ready on ctx's stream.
+struct EvalPiece {
+  Context* ctx = nullptr;
+  Tensor loss;    // scalar
+  Tensor logits;  // [n, classes]; undefined without labels
+  Tensor labels;  // [n] on the logits' device
+  int64_t samples = 0;
+};
+
+// Mean loss, top-1 and top-5 over `test` in order, normalised as the trainer does, batches loaded
+// onto input_ctx's device and evaluated by `forward` (eval mode) in one or several pieces.
+// `classification`: the pieces carry logits and labels.
+EvalResult evaluate_batches(Context& input_ctx, const data::Dataset& test, int64_t batch_size, int workers,
+                            bool classification,
+                            const std::function<std::vector<EvalPiece>(const data::Batch&)>& forward);
 
 // Mean loss, top-1 and top-5 of `executor` (over the whole graph) on `test`, in eval mode, with
 // the trainer's normalisation; batches are loaded onto ctx's device.

@@ -73,35 +73,34 @@ size_t output_index(const Executor& ex, ValueId v) {
 
 }  // namespace
 
-EvalResult evaluate_model(const Graph& g, Executor& ex, Context& ctx, const data::Dataset& test, int64_t batch_size,
-                          int workers) {
+EvalResult evaluate_batches(Context& input_ctx, const data::Dataset& test, int64_t batch_size, int workers,
+                            bool classification,
+                            const std::function<std::vector<EvalPiece>(const data::Batch&)>& forward) {
   data::LoaderOptions options;
   options.batch_size = batch_size;
   options.shuffle = false;
   options.drop_last = false;
   options.workers = workers;
   options.normalization = normalization_for(test);
-  data::DataLoader loader(test, options, ctx.device());
-  const size_t loss_at = output_index(ex, g.outputs()[0]);
-  const size_t prediction_at = output_index(ex, g.outputs()[1]);
-  const bool classification = g.has_value("labels");
+  data::DataLoader loader(test, options, input_ctx.device());
   EvalResult r;
   double loss_sum = 0;
   int64_t top1 = 0, top5 = 0;
-  Tensor count = Tensor::empty(Shape{}, DType::i64, ctx);
-  while (auto batch = loader.next(ctx.stream())) {
-    Tape tape;
-    const std::vector<Tensor> out = ex.forward(ctx, executor_inputs(g, ex, *batch), tape, Mode::eval);
-    const int64_t n = batch->images.size(0);
-    loss_sum += out[loss_at].to(Device::cpu(), ctx.stream()).to_vector<float>(ctx.stream())[0] * static_cast<double>(n);
-    if (classification) {
-      const Tensor& logits = out[prediction_at];
-      kernels::topk_correct(ctx, logits, batch->labels, 1, count);
-      top1 += count.to_vector<int64_t>(ctx.stream())[0];
-      kernels::topk_correct(ctx, logits, batch->labels, std::min<int>(5, static_cast<int>(logits.size(1))), count);
-      top5 += count.to_vector<int64_t>(ctx.stream())[0];
+  while (auto batch = loader.next(input_ctx.stream())) {
+    for (const EvalPiece& piece : forward(*batch)) {
+      Context& ctx = *piece.ctx;
+      const double n = static_cast<double>(piece.samples);
+      loss_sum += piece.loss.to(Device::cpu(), ctx.stream()).to_vector<float>(ctx.stream())[0] * n;
+      if (classification) {
+        Tensor count = Tensor::empty(Shape{}, DType::i64, ctx);
+        kernels::topk_correct(ctx, piece.logits, piece.labels, 1, count);
+        top1 += count.to_vector<int64_t>(ctx.stream())[0];
+        const int k5 = std::min<int>(5, static_cast<int>(piece.logits.size(1)));
+        kernels::topk_correct(ctx, piece.logits, piece.labels, k5, count);
+        top5 += count.to_vector<int64_t>(ctx.stream())[0];
+      }
+      r.samples += piece.samples;
     }
-    r.samples += n;
   }
   if (r.samples > 0) {
     r.loss = loss_sum / static_cast<double>(r.samples);
@@ -111,6 +110,22 @@ EvalResult evaluate_model(const Graph& g, Executor& ex, Context& ctx, const data
     }
   }
   return r;
+}
+
+EvalResult evaluate_model(const Graph& g, Executor& ex, Context& ctx, const data::Dataset& test, int64_t batch_size,
+                          int workers) {
+  const size_t loss_at = output_index(ex, g.outputs()[0]);
+  const size_t prediction_at = output_index(ex, g.outputs()[1]);
+  const bool classification = g.has_value("labels");
+  return evaluate_batches(ctx, test, batch_size, workers, classification, [&](const data::Batch& batch) {
+    Tape tape;
+    const std::vector<Tensor> out = ex.forward(ctx, executor_inputs(g, ex, batch), tape, Mode::eval);
+    return std::vector<EvalPiece>{{.ctx = &ctx,
+                                   .loss = out[loss_at],
+                                   .logits = classification ? out[prediction_at] : Tensor(),
+                                   .labels = batch.labels,
+                                   .samples = batch.images.size(0)}};
+  });
 }
 
 namespace {

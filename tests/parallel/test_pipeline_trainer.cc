@@ -1,6 +1,6 @@
 // The pipelined trainer (PipelineTrainEngine through Trainer) on CPU virtual devices: its losses
 // over three steps equal the single-device trainer's for a model without BatchNorm, evaluation
-// works from the stage stores, steps are timed and traced, and checkpoints (in the single-device
+// runs through the stages, steps are timed and traced, and checkpoints (in the single-device
 // format) resume bit for bit and move between splits.
 #include <gtest/gtest.h>
 
@@ -146,7 +146,7 @@ TEST_F(PipelineTrainer, LossesEqualTheSingleDeviceTrainers) {
     for (size_t i = 0; i < losses.size(); ++i) {
       EXPECT_NEAR(losses[i], expected[i], 1e-5 * std::abs(expected[i])) << "step " << i + 1;
     }
-    // The final evaluation runs on a whole-model executor fed from the stage stores.
+    // The final evaluation runs through the pipeline too (forward only).
     ASSERT_EQ(summary.eval.samples, reference.eval.samples);
     EXPECT_NEAR(summary.eval.loss, reference.eval.loss, 1e-5 * std::abs(reference.eval.loss));
     EXPECT_DOUBLE_EQ(summary.eval.top1, reference.eval.top1);
