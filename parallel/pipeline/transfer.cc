@@ -1,6 +1,8 @@
 // Transfers between pipeline stages (see transfer.h).
 #include "parallel/pipeline/transfer.h"
 
+#include "runtime/core/memory_stats.h"
+
 namespace baton::parallel {
 
 LinkStreams LinkStreams::create(Device src, Device dst) {
@@ -9,6 +11,7 @@ LinkStreams LinkStreams::create(Device src, Device dst) {
   if (dst.is_cuda()) {
     link.copy = Stream::create(dst);
     link.alloc = link.copy;
+    link.peer_access = src.is_cuda() && enable_peer_access(src, dst);
   } else if (src.is_cuda()) {
     link.copy = Stream::create(src);
     link.alloc = Stream::create(dst);

@@ -13,12 +13,15 @@ namespace baton::parallel {
 
 // The streams of one directed link between two stages' devices. Same device: none (no copy, the
 // consumer waits on the producer's event). Otherwise `copy` is a stream of the CUDA device involved
-// (the destination's when it is CUDA: a peer copy, which the driver stages through host memory when
-// peer access is unavailable) or a CPU stream for memcpy between CPU virtual devices, and `alloc` a
-// stream of the destination device on which the received buffers are allocated.
+// (the destination's when it is CUDA: a peer copy) or a CPU stream for memcpy between CPU virtual
+// devices, and `alloc` a stream of the destination device on which the received buffers are
+// allocated. Between two GPUs, create() turns peer access on where the hardware allows
+// (enable_peer_access): the copy then goes directly over NVLink/PCIe; otherwise the driver stages
+// it through host memory.
 struct LinkStreams {
   std::optional<Stream> copy;
   std::optional<Stream> alloc;
+  bool peer_access = false;  // GPU to GPU with peer access on
 
   static LinkStreams create(Device src, Device dst);
 };

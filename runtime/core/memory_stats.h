@@ -22,5 +22,10 @@ void reset_peak_memory_stats(Device device);
 void set_pool_release_threshold(Device device, uint64_t bytes);
 // Returns cached, unused pool memory to the driver (after the device's work completes).
 void release_cached_memory(Device device);
+// Lets two CUDA devices reach each other's memory when the hardware allows: device peer access and
+// access to each other's stream-ordered pool, both ways, once per pair (thread-safe). Then
+// cudaMemcpyPeerAsync between them goes straight over NVLink or PCIe instead of through host
+// memory. Returns whether peer access is on; false for one device, CPU devices or no CUDA.
+bool enable_peer_access(Device a, Device b);
 
 }  // namespace baton

@@ -3,6 +3,7 @@
 // This file is the only place in baton that allocates device memory.
 #include "runtime/core/storage.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <map>
@@ -263,6 +264,44 @@ void release_cached_memory(Device device) {
   CudaDeviceGuard guard(device.index());
   BATON_CUDA_CHECK(cudaDeviceSynchronize());
   BATON_CUDA_CHECK(cudaMemPoolTrimTo(device_pool(device.index()), 0));
+#endif
+}
+
+bool enable_peer_access(Device a, Device b) {
+  if (!a.is_cuda() || !b.is_cuda() || a == b) return false;
+  check_device(a);
+  check_device(b);
+#if BATON_HAVE_CUDA
+  static std::mutex mutex;
+  static std::map<std::pair<int, int>, bool> done;  // (lower, higher index) -> enabled
+  const std::pair<int, int> key = std::minmax(a.index(), b.index());
+  std::lock_guard<std::mutex> lock(mutex);
+  if (const auto it = done.find(key); it != done.end()) return it->second;
+  int forward = 0, backward = 0;
+  BATON_CUDA_CHECK(cudaDeviceCanAccessPeer(&forward, key.first, key.second));
+  BATON_CUDA_CHECK(cudaDeviceCanAccessPeer(&backward, key.second, key.first));
+  const bool possible = forward != 0 && backward != 0;
+  if (possible) {
+    for (const auto& [self, peer] : {key, std::pair<int, int>{key.second, key.first}}) {
+      CudaDeviceGuard guard(self);
+      const cudaError_t status = cudaDeviceEnablePeerAccess(peer, 0);
+      if (status == cudaErrorPeerAccessAlreadyEnabled) {
+        cudaGetLastError();  // enabled elsewhere in the process: fine
+      } else {
+        BATON_CUDA_CHECK(status);
+      }
+      // Pool memory (cudaMallocAsync) is not covered by device peer access: grant it explicitly.
+      cudaMemAccessDesc access{};
+      access.location.type = cudaMemLocationTypeDevice;
+      access.location.id = peer;
+      access.flags = cudaMemAccessFlagsProtReadWrite;
+      BATON_CUDA_CHECK(cudaMemPoolSetAccess(device_pool(self), &access, 1));
+    }
+  }
+  done[key] = possible;
+  return possible;
+#else
+  return false;
 #endif
 }
 

@@ -202,4 +202,47 @@ inline ::testing::AssertionResult matches_reference(PipelineExecutor& pipe, cons
   return ::testing::AssertionSuccess();
 }
 
+// Each graph output of the whole model's eval-mode forward over the whole batch, as doubles, with
+// the pipeline's trained parameters and buffers, on `device` in `dtype`.
+inline std::vector<std::vector<double>> whole_model_eval(const Graph& graph, PipelineExecutor& pipe,
+                                                         const std::vector<Tensor>& inputs, Device device, DType dtype) {
+  Context host(device);
+  const std::vector<NodeId> order = graph.topological_order();
+  ParamStore whole(graph, order, dtype, host);
+  pipe.store_parameters(whole, host);
+  Executor ex(graph, order, whole);
+  std::vector<Tensor> in;
+  for (ValueId v : ex.input_values()) {
+    const auto& gi = graph.inputs();
+    in.push_back(inputs[static_cast<size_t>(std::find(gi.begin(), gi.end(), v) - gi.begin())].to(device, host.stream()));
+  }
+  Tape tape;
+  const std::vector<Tensor> out = ex.forward(host, in, tape, Mode::eval);
+  std::vector<std::vector<double>> result;
+  for (ValueId v : graph.outputs()) {
+    const auto at = std::find(ex.output_values().begin(), ex.output_values().end(), v) - ex.output_values().begin();
+    result.push_back(baton::testing::to_doubles(out[static_cast<size_t>(at)], host.stream()));
+  }
+  return result;
+}
+
+// The pipeline's outputs brought to the whole batch: the loss as the size-weighted mean of the
+// micro-batch losses, every other output's micro-batches one after the other.
+inline std::vector<std::vector<double>> gathered(const PipelineOutputs& r) {
+  // evaluate() returns with every stage finished: a fresh stream of the tensor's device reads it.
+  const auto doubles = [](const Tensor& t) { return baton::testing::to_doubles(t, Stream::create(t.device())); };
+  int64_t n = 0;
+  for (int64_t size : r.micro_batch_sizes) n += size;
+  std::vector<std::vector<double>> out(r.outputs.size());
+  out[0] = {0.0};
+  for (size_t m = 0; m < r.micro_batch_sizes.size(); ++m) {
+    out[0][0] += doubles(r.outputs[0][m])[0] * static_cast<double>(r.micro_batch_sizes[m]) / static_cast<double>(n);
+    for (size_t o = 1; o < r.outputs.size(); ++o) {
+      const std::vector<double> part = doubles(r.outputs[o][m]);
+      out[o].insert(out[o].end(), part.begin(), part.end());
+    }
+  }
+  return out;
+}
+
 }  // namespace baton::parallel::testing

@@ -62,49 +62,6 @@ std::unique_ptr<PipelineExecutor> make_pipeline(const Graph& graph, int stages, 
   return pipe;
 }
 
-// Each graph output of the whole model's eval-mode forward over the whole batch, as doubles, with
-// the pipeline's trained parameters and buffers.
-std::vector<std::vector<double>> whole_model_eval(const Graph& graph, PipelineExecutor& pipe,
-                                                  const std::vector<Tensor>& inputs) {
-  Context host(Device::cpu());
-  const std::vector<NodeId> order = graph.topological_order();
-  ParamStore whole(graph, order, DType::f64, host);
-  pipe.store_parameters(whole, host);
-  Executor ex(graph, order, whole);
-  std::vector<Tensor> in;
-  for (ValueId v : ex.input_values()) {
-    const auto& gi = graph.inputs();
-    in.push_back(inputs[static_cast<size_t>(std::find(gi.begin(), gi.end(), v) - gi.begin())]);
-  }
-  Tape tape;
-  const std::vector<Tensor> out = ex.forward(host, in, tape, Mode::eval);
-  std::vector<std::vector<double>> result;
-  for (ValueId v : graph.outputs()) {
-    const auto at = std::find(ex.output_values().begin(), ex.output_values().end(), v) - ex.output_values().begin();
-    result.push_back(to_doubles(out[static_cast<size_t>(at)], host.stream()));
-  }
-  return result;
-}
-
-// The pipeline's outputs brought to the whole batch: the loss as the size-weighted mean of the
-// micro-batch losses, every other output's micro-batches one after the other.
-std::vector<std::vector<double>> gathered(const PipelineOutputs& r) {
-  Context host(Device::cpu());
-  int64_t n = 0;
-  for (int64_t size : r.micro_batch_sizes) n += size;
-  std::vector<std::vector<double>> out(r.outputs.size());
-  out[0] = {0.0};
-  for (size_t m = 0; m < r.micro_batch_sizes.size(); ++m) {
-    out[0][0] += to_doubles(r.outputs[0][m], host.stream())[0] * static_cast<double>(r.micro_batch_sizes[m]) /
-                 static_cast<double>(n);
-    for (size_t o = 1; o < r.outputs.size(); ++o) {
-      const std::vector<double> part = to_doubles(r.outputs[o][m], host.stream());
-      out[o].insert(out[o].end(), part.begin(), part.end());
-    }
-  }
-  return out;
-}
-
 // Every gradient, buffer and optimiser state value of every stage, by name.
 std::map<std::string, std::vector<double>> training_state(PipelineExecutor& pipe) {
   std::map<std::string, std::vector<double>> out;
@@ -149,7 +106,7 @@ TEST(PipelineEvaluate, EqualsTheWholeModelInEvalModeForEveryScheduleAndSplit) {
             const std::vector<Tensor> test_batch = images(n, host.stream(), 2);
             const PipelineOutputs r = pipe->evaluate(test_batch);
             ASSERT_EQ(r.micro_batch_sizes.size(), static_cast<size_t>(std::min<int64_t>(micro_batches, n)));
-            EXPECT_TRUE(all_outputs_close(gathered(r), whole_model_eval(graph, *pipe, test_batch)));
+            EXPECT_TRUE(all_outputs_close(gathered(r), whole_model_eval(graph, *pipe, test_batch, Device::cpu(), DType::f64)));
             EXPECT_EQ(training_state(*pipe), before);  // bitwise
             ++runs;
           }
@@ -178,7 +135,7 @@ TEST(PipelineEvaluate, SkipTensorsArriveAndDropoutIsOff) {
     pipe.initialize(11);
     const PipelineOutputs r = pipe.evaluate(inputs);
     EXPECT_EQ(r.output_stage, std::vector<int>{plan.num_stages() - 1});
-    EXPECT_TRUE(all_outputs_close(gathered(r), whole_model_eval(graph, pipe, inputs)));
+    EXPECT_TRUE(all_outputs_close(gathered(r), whole_model_eval(graph, pipe, inputs, Device::cpu(), DType::f64)));
   }
 }
 
