@@ -117,6 +117,27 @@ inline std::vector<Device> stage_devices(const Schedule& schedule, bool cuda) {
   return devices;
 }
 
+// Float64 options, with `recompute` for every stage of a `stages`-stage pipeline when set.
+inline PipelineOptions f64_options(int stages = 0, bool recompute = false) {
+  PipelineOptions options;
+  options.dtype = DType::f64;
+  if (recompute) options.recompute.assign(static_cast<size_t>(stages), true);
+  return options;
+}
+
+// `plan` run under a `kind` schedule (plan.chunks_per_device stages per position) on CPU virtual
+// devices (cuda: streams of cuda:0), initialised with `init_seed`.
+inline std::unique_ptr<PipelineExecutor> make_pipeline(const Graph& graph, const Plan& plan, ScheduleKind kind,
+                                                       const PipelineOptions& options, uint64_t init_seed,
+                                                       bool cuda = false) {
+  const int chunks = plan.chunks_per_device;
+  const Schedule schedule = make_schedule(kind, plan.num_stages() / chunks, chunks, plan.micro_batches,
+                                          consumers_of(graph, plan));
+  auto pipe = std::make_unique<PipelineExecutor>(graph, plan, schedule, stage_devices(schedule, cuda), options);
+  pipe->initialize(init_seed);
+  return pipe;
+}
+
 inline std::vector<Tensor> batch(DType dtype, const Stream& stream, uint64_t seed) {
   std::vector<int64_t> labels(static_cast<size_t>(kBatch));
   for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int64_t>((i * 7 + seed) % kClasses);

@@ -140,16 +140,11 @@ struct PipelineRun {
 PipelineRun run_pipeline(const Graph& graph, int stages, int micro_batches, ScheduleKind kind, bool recompute, bool deferred,
                  const std::vector<Tensor>& inputs, int steps = 1) {
   const int chunks = kind == ScheduleKind::interleaved ? 2 : 1;  // two stages per device
-  const Plan plan = even_plan(graph, stages, micro_batches, chunks);
-  const Schedule schedule = make_schedule(kind, stages / chunks, chunks, micro_batches, consumers_of(graph, plan));
-  PipelineOptions options;
-  options.dtype = DType::f64;
-  options.recompute.assign(static_cast<size_t>(stages), recompute);
+  PipelineOptions options = f64_options(stages, recompute);
   options.deferred_batch_norm = deferred;
   options.optimizer = kSgd;
   PipelineRun run;
-  run.pipe = std::make_unique<PipelineExecutor>(graph, plan, schedule, stage_devices(schedule, false), options);
-  run.pipe->initialize(kInit);
+  run.pipe = make_pipeline(graph, even_plan(graph, stages, micro_batches, chunks), kind, options, kInit);
   for (int i = 0; i < steps; ++i) run.loss = run.pipe->step(inputs, {.seed = kStepSeed, .lr = kLr});
   return run;
 }

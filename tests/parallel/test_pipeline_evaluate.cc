@@ -47,18 +47,14 @@ std::vector<Tensor> images(int64_t n, const Stream& stream, uint64_t seed) {
           Tensor::from_vector<int64_t>(labels, Shape{n}, stream)};
 }
 
-std::unique_ptr<PipelineExecutor> make_pipeline(const Graph& graph, int stages, int micro_batches, ScheduleKind kind,
-                                                bool recompute) {
-  const int chunks = kind == ScheduleKind::interleaved ? 2 : 1;
-  const Plan plan = even_plan(graph, stages, micro_batches, chunks);
-  const Schedule schedule = make_schedule(kind, stages / chunks, chunks, micro_batches, consumers_of(graph, plan));
-  PipelineOptions options;
-  options.dtype = DType::f64;
-  options.recompute.assign(static_cast<size_t>(stages), recompute);
+std::unique_ptr<PipelineExecutor> trained_pipeline(const Graph& graph, int stages, int micro_batches, ScheduleKind kind,
+                                                   bool recompute, const std::vector<Tensor>& train_batch) {
+  PipelineOptions options = f64_options(stages, recompute);
   options.deferred_batch_norm = true;
   options.optimizer = kSgd;
-  auto pipe = std::make_unique<PipelineExecutor>(graph, plan, schedule, stage_devices(schedule, false), options);
-  pipe->initialize(3);
+  const int chunks = kind == ScheduleKind::interleaved ? 2 : 1;
+  auto pipe = make_pipeline(graph, even_plan(graph, stages, micro_batches, chunks), kind, options, 3);
+  pipe->step(train_batch, {.seed = 7, .lr = 0.1});  // running statistics and weights moved
   return pipe;
 }
 
@@ -100,8 +96,7 @@ TEST(PipelineEvaluate, EqualsTheWholeModelInEvalModeForEveryScheduleAndSplit) {
           for (int64_t n : {kBatch, int64_t{3}}) {
             SCOPED_TRACE(std::string(schedule_kind_name(kind)) + " S=" + std::to_string(stages) + " M=" +
                          std::to_string(micro_batches) + (recompute ? " recompute" : "") + " n=" + std::to_string(n));
-            auto pipe = make_pipeline(graph, stages, micro_batches, kind, recompute);
-            pipe->step(train_batch, {.seed = 7, .lr = 0.1});  // running statistics and weights moved
+            const auto pipe = trained_pipeline(graph, stages, micro_batches, kind, recompute, train_batch);
             const auto before = training_state(*pipe);
             const std::vector<Tensor> test_batch = images(n, host.stream(), 2);
             const PipelineOutputs r = pipe->evaluate(test_batch);
@@ -128,35 +123,26 @@ TEST(PipelineEvaluate, SkipTensorsArriveAndDropoutIsOff) {
   };
   for (const auto& [graph, plan] : cases) {
     SCOPED_TRACE(std::to_string(plan.num_stages()) + " stages, " + std::to_string(graph.num_nodes()) + " nodes");
-    const Schedule schedule = make_schedule(ScheduleKind::one_f_one_b, plan.num_stages(), 1, 4, consumers_of(graph, plan));
-    PipelineOptions options;
-    options.dtype = DType::f64;
-    PipelineExecutor pipe(graph, plan, schedule, stage_devices(schedule, false), options);
-    pipe.initialize(11);
-    const PipelineOutputs r = pipe.evaluate(inputs);
+    const auto pipe = make_pipeline(graph, plan, ScheduleKind::one_f_one_b, f64_options(), 11);
+    const PipelineOutputs r = pipe->evaluate(inputs);
     EXPECT_EQ(r.output_stage, std::vector<int>{plan.num_stages() - 1});
-    EXPECT_TRUE(all_outputs_close(gathered(r), whole_model_eval(graph, pipe, inputs, Device::cpu(), DType::f64)));
+    EXPECT_TRUE(all_outputs_close(gathered(r), whole_model_eval(graph, *pipe, inputs, Device::cpu(), DType::f64)));
   }
 }
 
 TEST(PipelineEvaluate, AFailingLayerSurfacesNamingStageAndMicroBatch) {
   const Graph graph = mlp(DType::f64, false, 6);  // the throwing node opens stage 2 of 4
-  const Plan plan = even_plan(graph, 4, 4);
-  const Schedule schedule = make_schedule(ScheduleKind::gpipe, 4, 1, 4, consumers_of(graph, plan));
-  PipelineOptions options;
-  options.dtype = DType::f64;
-  PipelineExecutor pipe(graph, plan, schedule, stage_devices(schedule, false), options);
-  pipe.initialize(1);
+  const auto pipe = make_pipeline(graph, even_plan(graph, 4, 4), ScheduleKind::gpipe, f64_options(), 1);
   Context host(Device::cpu());
   const std::vector<Tensor> inputs = batch(DType::f64, host.stream(), 2);
   for (int attempt = 0; attempt < 2; ++attempt) {  // usable again after a failure
     const auto start = std::chrono::steady_clock::now();
-    const std::string message = error_message([&] { pipe.evaluate(inputs); });
+    const std::string message = error_message([&] { pipe->evaluate(inputs); });
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
     EXPECT_NE(message.find("injected failure"), std::string::npos) << message;
     EXPECT_NE(message.find("pipeline stage 2, micro-batch 0"), std::string::npos) << message;
   }
-  EXPECT_ERROR_MENTIONS("cannot be split", pipe.evaluate({Tensor::empty_host(Shape{0, kFeatures}, DType::f64),
+  EXPECT_ERROR_MENTIONS("cannot be split", pipe->evaluate({Tensor::empty_host(Shape{0, kFeatures}, DType::f64),
                                                           Tensor::empty_host(Shape{0}, DType::i64)}));
 }
 

@@ -31,23 +31,17 @@ std::string name_of(const Case& c) {
 // Runs one pipelined step of `graph` under `plan` and compares it with the single-device step.
 void expect_equivalent(const Graph& graph, const Plan& plan, ScheduleKind kind, bool recompute,
                        const nlohmann::json& optimizer = nullptr, int reference_micro_batches = 1) {
-  const int chunks = plan.chunks_per_device;
-  const Schedule schedule = make_schedule(kind, plan.num_stages() / chunks, chunks, plan.micro_batches,
-                                          consumers_of(graph, plan));
-  PipelineOptions options;
-  options.dtype = DType::f64;
-  options.recompute.assign(static_cast<size_t>(plan.num_stages()), recompute);
+  PipelineOptions options = f64_options(plan.num_stages(), recompute);
   options.optimizer = optimizer;
-  PipelineExecutor pipe(graph, plan, schedule, stage_devices(schedule, false), options);
-  pipe.initialize(11);
+  const auto pipe = make_pipeline(graph, plan, kind, options, 11);
   Context host(Device::cpu());
   const std::vector<Tensor> inputs = batch(DType::f64, host.stream(), 5);
   const double lr = 0.05;
-  const double loss = pipe.step(inputs, {.seed = 99, .lr = lr});
+  const double loss = pipe->step(inputs, {.seed = 99, .lr = lr});
   const Reference ref =
       reference_step(graph, Device::cpu(), DType::f64, inputs, 11, 99, reference_micro_batches, optimizer, lr);
   EXPECT_NEAR(loss, ref.loss, kTol * std::max(1.0, std::abs(ref.loss)));
-  EXPECT_TRUE(matches_reference(pipe, ref, kTol, kTol));
+  EXPECT_TRUE(matches_reference(*pipe, ref, kTol, kTol));
 }
 
 TEST(PipelineExecutor, EqualsSingleDeviceForEveryScheduleStageAndMicroBatchCount) {
@@ -120,19 +114,14 @@ TEST(PipelineExecutor, DropoutMasksFollowTheMicroBatchSeeds) {
 
 TEST(PipelineExecutor, RepeatedStepsKeepMatching) {
   const Graph graph = mlp(DType::f64);
-  const Plan plan = even_plan(graph, 4, 4);
-  const Schedule schedule = make_schedule(ScheduleKind::one_f_one_b, 4, 1, 4, consumers_of(graph, plan));
-  PipelineOptions options;
-  options.dtype = DType::f64;
-  PipelineExecutor pipe(graph, plan, schedule, stage_devices(schedule, false), options);
-  pipe.initialize(3);
+  const auto pipe = make_pipeline(graph, even_plan(graph, 4, 4), ScheduleKind::one_f_one_b, f64_options(), 3);
   Context host(Device::cpu());
   const std::vector<Tensor> inputs = batch(DType::f64, host.stream(), 8);
-  const double first = pipe.step(inputs);
-  const double second = pipe.step(inputs);  // gradients are zeroed at each step
+  const double first = pipe->step(inputs);
+  const double second = pipe->step(inputs);  // gradients are zeroed at each step
   EXPECT_EQ(first, second);
   const Reference ref = reference_step(graph, Device::cpu(), DType::f64, inputs, 3, 0);
-  EXPECT_TRUE(matches_reference(pipe, ref, kTol, kTol));
+  EXPECT_TRUE(matches_reference(*pipe, ref, kTol, kTol));
 }
 
 TEST(PipelineExecutor, AFailingLayerStopsEveryWorkerAndNamesStageAndMicroBatch) {
@@ -143,16 +132,12 @@ TEST(PipelineExecutor, AFailingLayerStopsEveryWorkerAndNamesStageAndMicroBatch) 
   ASSERT_EQ(plan.stages[2].nodes.front(), 6);
   for (ScheduleKind kind : {ScheduleKind::gpipe, ScheduleKind::one_f_one_b}) {
     SCOPED_TRACE(schedule_kind_name(kind));
-    const Schedule schedule = make_schedule(kind, 4, 1, 4, consumers_of(graph, plan));
-    PipelineOptions options;
-    options.dtype = DType::f64;
-    PipelineExecutor pipe(graph, plan, schedule, stage_devices(schedule, false), options);
-    pipe.initialize(1);
+    const auto pipe = make_pipeline(graph, plan, kind, f64_options(), 1);
     Context host(Device::cpu());
     const std::vector<Tensor> inputs = batch(DType::f64, host.stream(), 2);
     for (int attempt = 0; attempt < 2; ++attempt) {  // the executor is usable again after a failure
       const auto start = std::chrono::steady_clock::now();
-      const std::string message = error_message([&] { pipe.step(inputs); });
+      const std::string message = error_message([&] { pipe->step(inputs); });
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       EXPECT_LT(seconds, 1.0);
       EXPECT_NE(message.find("injected failure"), std::string::npos) << message;
@@ -199,16 +184,11 @@ TEST(PipelineExecutor, RefusesReplicasWithAClearError) {
 
 TEST(PipelineExecutor, StepChecksItsInputs) {
   const Graph graph = mlp(DType::f64);
-  const Plan plan = even_plan(graph, 2, 8);
-  const Schedule schedule = make_schedule(ScheduleKind::gpipe, 2, 1, 8, consumers_of(graph, plan));
-  PipelineOptions options;
-  options.dtype = DType::f64;
-  PipelineExecutor pipe(graph, plan, schedule, stage_devices(schedule, false), options);
-  pipe.initialize(1);
+  const auto pipe = make_pipeline(graph, even_plan(graph, 2, 8), ScheduleKind::gpipe, f64_options(), 1);
   Context host(Device::cpu());
   const std::vector<Tensor> inputs = batch(DType::f64, host.stream(), 2);
-  EXPECT_ERROR_MENTIONS("1 inputs given", pipe.step({inputs[0]}));
-  EXPECT_ERROR_MENTIONS("cannot be split into 8", pipe.step({inputs[0].slice(0, 4), inputs[1].slice(0, 4)}));
+  EXPECT_ERROR_MENTIONS("1 inputs given", pipe->step({inputs[0]}));
+  EXPECT_ERROR_MENTIONS("cannot be split into 8", pipe->step({inputs[0].slice(0, 4), inputs[1].slice(0, 4)}));
 }
 
 }  // namespace

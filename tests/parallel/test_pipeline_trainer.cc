@@ -16,6 +16,7 @@
 #include "parallel/planner.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/trainer.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/test_support.h"
 
 namespace baton::parallel {
@@ -79,9 +80,6 @@ std::vector<double> train_losses(const fs::path& metrics) {
 class PipelineTrainer : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / "baton_pipeline_trainer";
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
     config_.data = "synthetic:3x8x8:4:64";
     config_.steps = 3;
     config_.batch_size = kBatch;
@@ -92,7 +90,6 @@ class PipelineTrainer : public ::testing::Test {
     train_ = data::open_dataset(config_.data, data::Split::train, 0);
     test_ = data::open_dataset(config_.data, data::Split::test, 0);
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // A run of `graph` through a fresh pipeline of `stages` CPU virtual devices (0: on one device)
   // with config `c`, stopped after `stop_after` steps when > 0.
@@ -119,7 +116,8 @@ class PipelineTrainer : public ::testing::Test {
     return evaluate_plan(c, profile_, cluster_by_name("cpu-" + std::to_string(stages)), s);
   }
 
-  fs::path dir_;
+  baton::testing::ScratchDir scratch_{"pipeline_trainer"};
+  const fs::path dir_ = scratch_.path();
   TrainConfig config_;
   std::unique_ptr<data::Dataset> train_, test_;
   Profile profile_;

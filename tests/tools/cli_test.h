@@ -7,9 +7,9 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "tests/support/scratch_dir.h"
 
 namespace baton::cli {
 
@@ -18,25 +18,11 @@ struct CliResult {
   std::string out, err;
 };
 
-inline std::string read_file_text(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+inline std::string read_file_text(const std::filesystem::path& path) { return baton::testing::read_file(path.string()); }
 
 // dir_: an empty directory named after the test, removed afterwards.
 class CliTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("baton_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // Runs `baton <args>` (arguments are not quoted: keep them free of shell characters).
   CliResult run_baton(const std::string& args) {
     const std::filesystem::path out = dir_ / "stdout", err = dir_ / "stderr";
@@ -45,7 +31,8 @@ class CliTest : public ::testing::Test {
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file_text(out), read_file_text(err)};
   }
 
-  std::filesystem::path dir_;
+  baton::testing::ScratchDir scratch_{"cli"};
+  const std::filesystem::path dir_ = scratch_.path();
 };
 
 }  // namespace baton::cli

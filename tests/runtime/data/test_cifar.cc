@@ -6,14 +6,14 @@
 
 #include "runtime/data/cifar.h"
 #include "runtime/data/dataset.h"
-#include "tests/runtime/data/temp_dir.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/test_support.h"
 
 namespace baton::data {
 namespace {
 
-using testing::TempDir;
-using testing::write_bytes;
+using baton::testing::ScratchDir;
+using baton::testing::write_file;
 
 uint8_t record_pixel(int64_t file, int64_t record, int64_t k) {
   return static_cast<uint8_t>((file * 101 + record * 29 + k * 7 + 3) % 256);
@@ -37,18 +37,18 @@ std::string cifar_file(int64_t file, int64_t records, int64_t label_bytes, Label
 
 // data_batch_1..5.bin with 3, 2, 3, 1, 2 records (label = (file + record) % 10) and test_batch.bin
 // with 4 records.
-void write_cifar10(const TempDir& dir) {
+void write_cifar10(const ScratchDir& dir) {
   const int64_t counts[] = {3, 2, 3, 1, 2};
   for (int64_t f = 0; f < 5; ++f) {
-    write_bytes(dir.file("data_batch_" + std::to_string(f + 1) + ".bin"),
+    write_file(dir.file("data_batch_" + std::to_string(f + 1) + ".bin"),
                 cifar_file(f, counts[f], 1, [&](int64_t r) { return std::vector<uint8_t>{uint8_t((f + r) % 10)}; }));
   }
-  write_bytes(dir.file("test_batch.bin"),
+  write_file(dir.file("test_batch.bin"),
               cifar_file(9, 4, 1, [](int64_t r) { return std::vector<uint8_t>{uint8_t(9 - r)}; }));
 }
 
 TEST(Cifar10, ReadsRecordsAcrossFilesInOrder) {
-  TempDir dir;
+  ScratchDir dir;
   write_cifar10(dir);
   CifarDataset train(CifarVariant::cifar10, dir.path().string(), Split::train);
   EXPECT_EQ(train.size(), 11);
@@ -73,11 +73,11 @@ TEST(Cifar10, ReadsRecordsAcrossFilesInOrder) {
 }
 
 TEST(Cifar10, TruncatedOrOversizedFilesNameTheFileAndTheSizeExpected) {
-  TempDir dir;
+  ScratchDir dir;
   write_cifar10(dir);
   const std::string good = cifar_file(2, 3, 1, [](int64_t) { return std::vector<uint8_t>{1}; });
   const std::string path = dir.file("data_batch_3.bin");
-  write_bytes(path, good.substr(0, good.size() - 1));
+  write_file(path, good.substr(0, good.size() - 1));
   const std::string truncated =
       ::baton::testing::error_message([&] { CifarDataset(CifarVariant::cifar10, dir.path().string(), Split::train); });
   EXPECT_NE(truncated.find(path), std::string::npos) << truncated;
@@ -85,24 +85,24 @@ TEST(Cifar10, TruncatedOrOversizedFilesNameTheFileAndTheSizeExpected) {
   EXPECT_NE(truncated.find("expected 6146 bytes (2 records) or 9219 bytes (3 records)"), std::string::npos)
       << truncated;
 
-  write_bytes(path, good + "x");
+  write_file(path, good + "x");
   EXPECT_ERROR_MENTIONS("has 9220 bytes, which is not a whole number of CIFAR-10 records of 3073 bytes",
                         CifarDataset(CifarVariant::cifar10, dir.path().string(), Split::train));
-  write_bytes(path, "");
+  write_file(path, "");
   EXPECT_ERROR_MENTIONS("has 0 bytes", CifarDataset(CifarVariant::cifar10, dir.path().string(), Split::train));
 }
 
 TEST(Cifar10, BadLabelNamesTheFileAndRecord) {
-  TempDir dir;
+  ScratchDir dir;
   write_cifar10(dir);
   const std::string path = dir.file("test_batch.bin");
-  write_bytes(path, cifar_file(9, 4, 1, [](int64_t r) { return std::vector<uint8_t>{uint8_t(r == 2 ? 10 : 0)}; }));
+  write_file(path, cifar_file(9, 4, 1, [](int64_t r) { return std::vector<uint8_t>{uint8_t(r == 2 ? 10 : 0)}; }));
   EXPECT_ERROR_MENTIONS("'" + path + "' record 2 (byte offset 6146): label 10 is out of range: expected 0..9",
                         CifarDataset(CifarVariant::cifar10, dir.path().string(), Split::test));
 }
 
 TEST(Cifar10, MissingFileIsNamedWithTheFilesExpected) {
-  TempDir dir;
+  ScratchDir dir;
   write_cifar10(dir);
   std::filesystem::remove(dir.file("data_batch_4.bin"));
   const std::string message =
@@ -112,11 +112,11 @@ TEST(Cifar10, MissingFileIsNamedWithTheFilesExpected) {
 }
 
 TEST(Cifar100, UsesTheFineLabelAndChecksBoth) {
-  TempDir dir;
-  write_bytes(dir.file("train.bin"), cifar_file(0, 5, 2, [](int64_t r) {
+  ScratchDir dir;
+  write_file(dir.file("train.bin"), cifar_file(0, 5, 2, [](int64_t r) {
                 return std::vector<uint8_t>{uint8_t(r), uint8_t(90 + r)};
               }));
-  write_bytes(dir.file("test.bin"), cifar_file(1, 2, 2, [](int64_t r) {
+  write_file(dir.file("test.bin"), cifar_file(1, 2, 2, [](int64_t r) {
                 return std::vector<uint8_t>{uint8_t(19), uint8_t(r)};
               }));
   const auto train = open_dataset("cifar100:" + dir.path().string(), Split::train, 0);
@@ -129,17 +129,17 @@ TEST(Cifar100, UsesTheFineLabelAndChecksBoth) {
   EXPECT_EQ(pixels[0], record_pixel(0, 4, 0));
   EXPECT_EQ(pixels[3071], record_pixel(0, 4, 3071));
 
-  write_bytes(dir.file("test.bin"), cifar_file(1, 2, 2, [](int64_t r) {
+  write_file(dir.file("test.bin"), cifar_file(1, 2, 2, [](int64_t r) {
                 return std::vector<uint8_t>{uint8_t(r == 1 ? 20 : 0), 5};
               }));
   EXPECT_ERROR_MENTIONS("test.bin' record 1 (byte offset 3074): coarse label 20 is out of range: expected 0..19",
                         open_dataset("cifar100:" + dir.path().string(), Split::test, 0));
-  write_bytes(dir.file("test.bin"), cifar_file(1, 2, 2, [](int64_t r) {
+  write_file(dir.file("test.bin"), cifar_file(1, 2, 2, [](int64_t r) {
                 return std::vector<uint8_t>{0, uint8_t(r == 0 ? 100 : 5)};
               }));
   EXPECT_ERROR_MENTIONS("test.bin' record 0 (byte offset 1): fine label 100 is out of range: expected 0..99",
                         open_dataset("cifar100:" + dir.path().string(), Split::test, 0));
-  write_bytes(dir.file("test.bin"), std::string(3073, '\0'));
+  write_file(dir.file("test.bin"), std::string(3073, '\0'));
   EXPECT_ERROR_MENTIONS("records of 3074 bytes (2 label byte(s) + 3072 pixel bytes): expected 3074 bytes (1 record)",
                         open_dataset("cifar100:" + dir.path().string(), Split::test, 0));
 }

@@ -9,13 +9,13 @@
 #include "runtime/data/cifar_writer.h"
 #include "runtime/data/shapes.h"
 #include "runtime/data/synthetic.h"
-#include "tests/runtime/data/temp_dir.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/test_support.h"
 
 namespace baton::data {
 namespace {
 
-using testing::TempDir;
+using baton::testing::ScratchDir;
 
 void expect_same_samples(const Dataset& expected, const Dataset& actual) {
   ASSERT_EQ(actual.size(), expected.size());
@@ -31,7 +31,7 @@ void expect_same_samples(const Dataset& expected, const Dataset& actual) {
 }
 
 TEST(MakeDataset, ShapesRoundTripThroughTheCifar10Reader) {
-  TempDir dir;
+  ScratchDir dir;
   const ShapesDataset train(Split::train, 5, 23), test(Split::test, 5, 7);
   const auto written = write_cifar10_files(train, test, dir.file("out"), ShapesDataset::class_names());
   ASSERT_EQ(written.size(), 7u);
@@ -46,7 +46,7 @@ TEST(MakeDataset, ShapesRoundTripThroughTheCifar10Reader) {
   const auto test_back = open_dataset("cifar10:" + dir.file("out"), Split::test, 0);
   expect_same_samples(train, *train_back);
   expect_same_samples(test, *test_back);
-  EXPECT_EQ(testing::read_bytes(dir.file("out/batches.meta.txt")),
+  EXPECT_EQ(baton::testing::read_file(dir.file("out/batches.meta.txt")),
             "disk\nring\nsquare\nframe\ntriangle\ndiamond\nplus\ncross\nhorizontal_bar\nvertical_bar\n");
   // Nothing but the seven files (no temporaries left behind).
   int entries = 0;
@@ -62,7 +62,7 @@ TEST(MakeDataset, TrainFilesSplitEvenlyFirstFilesTakeTheRemainder) {
 }
 
 TEST(MakeDataset, RefusesDatasetsThatDoNotFitTheFormat) {
-  TempDir dir;
+  ScratchDir dir;
   const SyntheticDataset big_images({Shape{3, 64, 64}, 10, 10}, Split::train, 0);
   const SyntheticDataset many_classes({Shape{3, 32, 32}, 11, 10}, Split::train, 0);
   const ShapesDataset shapes(Split::test, 0, 5);

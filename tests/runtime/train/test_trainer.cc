@@ -9,6 +9,7 @@
 #include "runtime/core/error.h"
 #include "runtime/data/dataset.h"
 #include "runtime/train/trainer.h"
+#include "tests/support/scratch_dir.h"
 
 namespace baton {
 namespace {
@@ -37,18 +38,9 @@ std::vector<double> losses_in(const std::filesystem::path& metrics) {
   return out;
 }
 
-struct TempDir {
-  std::filesystem::path path;
-  explicit TempDir(const std::string& name)
-      : path(std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
 
 TEST(Trainer, ResumedRunEqualsAnUninterruptedRunBitForBit) {
-  TempDir dir("baton_trainer_resume");
+  testing::ScratchDir dir("trainer_resume");
   const std::unique_ptr<data::Dataset> train = data::open_dataset("shapes", data::Split::train, 3);
   const Graph graph = tiny_cnn(8, train->num_classes());
   TrainConfig config;
@@ -61,12 +53,12 @@ TEST(Trainer, ResumedRunEqualsAnUninterruptedRunBitForBit) {
   config.lr_schedule = {{"type", "cosine"}, {"base_lr", 0.05}};
 
   TrainConfig whole = config;
-  whole.metrics = (dir.path / "whole.jsonl").string();
+  whole.metrics = (dir.path() / "whole.jsonl").string();
   Trainer(graph, whole, *train, nullptr, Device::cpu()).run(nullptr);
 
   TrainConfig first = config;
-  first.metrics = (dir.path / "resumed.jsonl").string();
-  first.checkpoint_dir = (dir.path / "ckpt").string();
+  first.metrics = (dir.path() / "resumed.jsonl").string();
+  first.checkpoint_dir = (dir.path() / "ckpt").string();
   int calls = 0;
   const TrainSummary stopped =
       Trainer(graph, first, *train, nullptr, Device::cpu()).run([&] { return ++calls == 3; });
@@ -78,7 +70,7 @@ TEST(Trainer, ResumedRunEqualsAnUninterruptedRunBitForBit) {
   second.resume = true;
   const TrainSummary resumed = Trainer(graph, second, *train, nullptr, Device::cpu()).run(nullptr);
   EXPECT_EQ(resumed.steps, 6);
-  const std::vector<double> a = losses_in(dir.path / "whole.jsonl"), b = losses_in(dir.path / "resumed.jsonl");
+  const std::vector<double> a = losses_in(dir.path() / "whole.jsonl"), b = losses_in(dir.path() / "resumed.jsonl");
   ASSERT_EQ(a.size(), 6u);
   EXPECT_EQ(a, b);  // bitwise: every loss of the resumed run equals the uninterrupted one
 }
