@@ -17,6 +17,7 @@
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/trainer.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/support/train_metrics.h"
 #include "tests/support/test_support.h"
 
 namespace baton::parallel {
@@ -67,15 +68,7 @@ std::map<std::string, std::string> tensor_layout(const fs::path& file) {
   return out;
 }
 
-std::vector<double> train_losses(const fs::path& metrics) {
-  std::vector<double> losses;
-  std::ifstream in(metrics);
-  for (std::string line; std::getline(in, line);) {
-    const nlohmann::json j = nlohmann::json::parse(line);
-    if (j["type"] == "train") losses.push_back(j["loss"].get<double>());
-  }
-  return losses;
-}
+using baton::testing::train_losses;
 
 class PipelineTrainer : public ::testing::Test {
  protected:

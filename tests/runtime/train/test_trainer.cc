@@ -10,6 +10,7 @@
 #include "runtime/data/dataset.h"
 #include "runtime/train/trainer.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/support/train_metrics.h"
 
 namespace baton {
 namespace {
@@ -28,15 +29,7 @@ Graph tiny_cnn(int64_t batch, int64_t classes) {
   return g.build();
 }
 
-std::vector<double> losses_in(const std::filesystem::path& metrics) {
-  std::vector<double> out;
-  std::ifstream in(metrics);
-  for (std::string line; std::getline(in, line);) {
-    const nlohmann::json j = nlohmann::json::parse(line);
-    if (j["type"] == "train") out.push_back(j["loss"].get<double>());
-  }
-  return out;
-}
+using testing::train_losses;
 
 
 TEST(Trainer, ResumedRunEqualsAnUninterruptedRunBitForBit) {
@@ -70,7 +63,7 @@ TEST(Trainer, ResumedRunEqualsAnUninterruptedRunBitForBit) {
   second.resume = true;
   const TrainSummary resumed = Trainer(graph, second, *train, nullptr, Device::cpu()).run(nullptr);
   EXPECT_EQ(resumed.steps, 6);
-  const std::vector<double> a = losses_in(dir.path() / "whole.jsonl"), b = losses_in(dir.path() / "resumed.jsonl");
+  const std::vector<double> a = train_losses(dir.path() / "whole.jsonl"), b = train_losses(dir.path() / "resumed.jsonl");
   ASSERT_EQ(a.size(), 6u);
   EXPECT_EQ(a, b);  // bitwise: every loss of the resumed run equals the uninterrupted one
 }
