@@ -147,11 +147,7 @@ void PipelineExecutor::load_parameters(const ParamStore& whole) {
 
 void PipelineExecutor::store_parameters(ParamStore& whole, Context& ctx) {
   for (auto& stage : stages_) stage->context().synchronize();
-  for (auto& stage : stages_) {
-    const ParamStore& part = stage->params();
-    for (const ParamEntry& e : part.params()) copy_tensor(whole.param(e.name), part.param(e.name), ctx);
-    for (const BufferEntry& b : part.buffers()) copy_tensor(whole.buffer(b.name), part.buffer(b.name), ctx);
-  }
+  for (auto& stage : stages_) copy_by_name(stage->params(), whole, stage->params(), ctx);
   ctx.synchronize();
 }
 

@@ -135,13 +135,7 @@ void PipelineExecutor::forward(int s, int mb) {
     const StageInput& source = sources_[static_cast<size_t>(s)][k];
     if (source.graph_input >= 0) {
       // Data and labels go straight from the batch to the stage that reads them.
-      const Tensor& part = micro_inputs_[static_cast<size_t>(source.graph_input)][static_cast<size_t>(mb)];
-      if (part.device() == stage.device()) {
-        in[k] = part;
-      } else {
-        in[k] = Tensor::empty(part.shape(), part.dtype(), ctx);
-        copy_tensor(in[k], part, ctx);
-      }
+      in[k] = on_device_of(micro_inputs_[static_cast<size_t>(source.graph_input)][static_cast<size_t>(mb)], ctx);
     }
     BATON_CHECK(in[k].defined(), "input '", graph_.value(names[k]).name, "' from stage ", source.producer_stage,
                 " has not been received (no recv_activation before this forward)");

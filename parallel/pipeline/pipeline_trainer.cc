@@ -69,16 +69,11 @@ EvalResult PipelineTrainEngine::evaluate(const data::Dataset& test, int64_t batc
     for (size_t m = 0; m < result.micro_batch_sizes.size(); ++m) {
       EvalPiece piece;
       piece.ctx = &ctx;
-      piece.loss = result.outputs[0][m];
+      piece.loss = on_device_of(result.outputs[0][m], ctx);  // the loss may come from another stage
       piece.samples = result.micro_batch_sizes[m];
-      if (result.output_stage[0] != prediction_stage) {  // the loss computed on another stage
-        piece.loss = Tensor::empty(result.outputs[0][m].shape(), result.outputs[0][m].dtype(), ctx);
-        copy_tensor(piece.loss, result.outputs[0][m], ctx);
-      }
       if (classification) {
         piece.logits = result.outputs[1][m];
-        piece.labels = Tensor::empty(labels[m].shape(), labels[m].dtype(), ctx);
-        copy_tensor(piece.labels, labels[m], ctx);
+        piece.labels = on_device_of(labels[m], ctx);
       }
       pieces.push_back(std::move(piece));
     }

@@ -5,6 +5,11 @@
 
 namespace baton::parallel {
 
+void copy_by_name(const ParamStore& names, ParamStore& dst, const ParamStore& src, Context& ctx) {
+  for (const ParamEntry& e : names.params()) copy_tensor(dst.param(e.name), src.param(e.name), ctx);
+  for (const BufferEntry& b : names.buffers()) copy_tensor(dst.buffer(b.name), src.buffer(b.name), ctx);
+}
+
 PipelineStage::PipelineStage(const Graph& graph, int index, std::vector<NodeId> nodes, Device device, DType dtype,
                              ExecutorOptions options)
     : index_(index) {
@@ -17,8 +22,7 @@ PipelineStage::PipelineStage(const Graph& graph, int index, std::vector<NodeId> 
 void PipelineStage::load_from(const ParamStore& source) {
   BATON_CHECK(source.dtype() == params_->dtype(), "pipeline stage ", index_, ": parameters of dtype ",
               dtype_name(source.dtype()), " cannot be loaded into a store of dtype ", dtype_name(params_->dtype()));
-  for (const ParamEntry& e : params_->params()) copy_tensor(params_->param(e.name), source.param(e.name), *ctx_);
-  for (const BufferEntry& b : params_->buffers()) copy_tensor(params_->buffer(b.name), source.buffer(b.name), *ctx_);
+  copy_by_name(*params_, *params_, source, *ctx_);
 }
 
 }  // namespace baton::parallel

@@ -17,6 +17,10 @@ struct StageInput {
   int producer_stage = -1;  // the stage that produces it otherwise
 };
 
+// Copies every parameter and buffer named in `names` (one of the two stores: the part of the model
+// a stage holds) from `src` to `dst`, ordered on ctx's stream.
+void copy_by_name(const ParamStore& names, ParamStore& dst, const ParamStore& src, Context& ctx);
+
 class PipelineStage {
  public:
   PipelineStage(const Graph& graph, int index, std::vector<NodeId> nodes, Device device, DType dtype,

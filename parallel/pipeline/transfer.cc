@@ -71,4 +71,11 @@ void copy_tensor(Tensor dst, const Tensor& src, Context& dst_ctx) {
   stream.synchronize();
 }
 
+Tensor on_device_of(const Tensor& t, Context& ctx) {
+  if (t.device() == ctx.device()) return t;
+  Tensor copy = Tensor::empty(t.shape(), t.dtype(), ctx);
+  copy_tensor(copy, t, ctx);
+  return copy;
+}
+
 }  // namespace baton::parallel

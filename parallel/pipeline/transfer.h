@@ -40,4 +40,7 @@ void receive_tensors(const Message& message, Context& ctx);
 // CUDA device, on a temporary stream of the source device; returns after the copy when that is so.
 void copy_tensor(Tensor dst, const Tensor& src, Context& dst_ctx);
 
+// `t` itself when it is on ctx's device, else a copy there (copy_tensor, ordered on ctx's stream).
+Tensor on_device_of(const Tensor& t, Context& ctx);
+
 }  // namespace baton::parallel
