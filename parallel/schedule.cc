@@ -86,6 +86,42 @@ std::vector<Step> interleaved_order(int position, int devices, int chunks, int m
   return order;
 }
 
+// Appends one compute step of a position's order with its transfers: receives before, sends after.
+// `backwards_done` counts each stage's backwards so far (the all_reduce follows the last).
+void append_step(std::vector<Instruction>& program, const Step& step, const std::vector<std::vector<int>>& next,
+                 const std::vector<std::vector<int>>& prev, bool all_reduce, int micro_batches,
+                 std::vector<int>& backwards_done) {
+  const int s = step.stage;
+  const int m = step.micro_batch;
+  if (step.forward) {
+    for (int p : prev[s]) program.push_back({Op::recv_activation, s, m, p});
+    program.push_back({Op::forward, s, m, -1});
+    for (int c : next[s]) program.push_back({Op::send_activation, s, m, c});
+    return;
+  }
+  for (int c : next[s]) program.push_back({Op::recv_gradient, s, m, c});
+  program.push_back({Op::backward, s, m, -1});
+  for (int p : prev[s]) program.push_back({Op::send_gradient, s, m, p});
+  // Delayed per-stage gradient communication: the stage's gradients are final after its last
+  // backward, so its all-reduce starts here and overlaps the backwards still running elsewhere.
+  if (all_reduce && ++backwards_done[s] == micro_batches) program.push_back({Op::all_reduce, s, -1, -1});
+}
+
+// The fields every schedule checks the same way.
+Schedule schedule_shell(ScheduleKind kind, int devices, int chunks, int micro_batches) {
+  const std::string_view name = schedule_kind_name(kind);
+  BATON_CHECK(devices >= 1, name, " schedule: devices must be at least 1, got ", devices);
+  BATON_CHECK(chunks >= 1, name, " schedule: chunks must be at least 1, got ", chunks);
+  BATON_CHECK(micro_batches >= 1, name, " schedule: micro_batches must be at least 1, got ", micro_batches);
+  Schedule schedule;
+  schedule.kind = kind;
+  schedule.devices = devices;
+  schedule.stages = devices * chunks;
+  schedule.micro_batches = micro_batches;
+  schedule.programs.resize(static_cast<size_t>(devices));
+  return schedule;
+}
+
 }  // namespace
 
 std::string_view schedule_kind_name(ScheduleKind kind) {
@@ -177,21 +213,12 @@ std::vector<std::vector<int>> producers_of(const std::vector<std::vector<int>>& 
 
 Schedule make_schedule(ScheduleKind kind, int devices, int chunks, int micro_batches,
                        const std::vector<std::vector<int>>& consumers, bool all_reduce) {
-  const std::string_view name = schedule_kind_name(kind);
-  BATON_CHECK(devices >= 1, name, " schedule: devices must be at least 1, got ", devices);
-  BATON_CHECK(chunks >= 1, name, " schedule: chunks must be at least 1, got ", chunks);
-  BATON_CHECK(micro_batches >= 1, name, " schedule: micro_batches must be at least 1, got ", micro_batches);
-  BATON_CHECK(chunks == 1 || kind == ScheduleKind::interleaved, name, " schedule: chunks must be 1, got ", chunks,
+  Schedule schedule = schedule_shell(kind, devices, chunks, micro_batches);
+  BATON_CHECK(chunks == 1 || kind == ScheduleKind::interleaved, schedule_kind_name(kind),
+              " schedule: chunks must be 1, got ", chunks,
               " (only the interleaved schedule runs several chunks per device)");
-  Schedule schedule;
-  schedule.kind = kind;
-  schedule.devices = devices;
-  schedule.stages = devices * chunks;
-  schedule.micro_batches = micro_batches;
   const std::vector<std::vector<int>> next = resolve_consumers(consumers, schedule.stages);
   const std::vector<std::vector<int>> prev = producers_of(next);
-
-  schedule.programs.resize(devices);
   for (int r = 0; r < devices; ++r) {
     std::vector<Step> order;
     if (kind == ScheduleKind::gpipe) {
@@ -201,26 +228,27 @@ Schedule make_schedule(ScheduleKind kind, int devices, int chunks, int micro_bat
     } else {
       order = interleaved_order(r, devices, chunks, micro_batches);
     }
-
     std::vector<Instruction>& program = schedule.programs[r];
     std::vector<int> backwards_done(schedule.stages, 0);
-    for (const Step& step : order) {
-      const int s = step.stage;
-      const int m = step.micro_batch;
-      if (step.forward) {
-        for (int p : prev[s]) program.push_back({Op::recv_activation, s, m, p});
-        program.push_back({Op::forward, s, m, -1});
-        for (int c : next[s]) program.push_back({Op::send_activation, s, m, c});
-      } else {
-        for (int c : next[s]) program.push_back({Op::recv_gradient, s, m, c});
-        program.push_back({Op::backward, s, m, -1});
-        for (int p : prev[s]) program.push_back({Op::send_gradient, s, m, p});
-        // Delayed per-stage gradient communication: the stage's gradients are final after its last
-        // backward, so its all-reduce starts here and overlaps the backwards still running elsewhere.
-        if (all_reduce && ++backwards_done[s] == micro_batches) program.push_back({Op::all_reduce, s, -1, -1});
-      }
-    }
+    for (const Step& step : order) append_step(program, step, next, prev, all_reduce, micro_batches, backwards_done);
     for (int s = r; s < schedule.stages; s += devices) program.push_back({Op::optimizer_step, s, -1, -1});
+  }
+  return schedule;
+}
+
+Schedule make_forward_schedule(ScheduleKind kind, int devices, int chunks, int micro_batches,
+                               const std::vector<std::vector<int>>& consumers) {
+  Schedule schedule = schedule_shell(kind, devices, chunks, micro_batches);
+  schedule.forward_only = true;
+  const std::vector<std::vector<int>> next = resolve_consumers(consumers, schedule.stages);
+  const std::vector<std::vector<int>> prev = producers_of(next);
+  std::vector<int> unused(schedule.stages, 0);
+  // (micro-batch, stage) in lexicographic order on every position: each receive waits for a send
+  // that comes earlier in that order, so no position waits on itself and nothing deadlocks.
+  for (int m = 0; m < micro_batches; ++m) {
+    for (int s = 0; s < schedule.stages; ++s) {
+      append_step(schedule.programs[schedule.position_of(s)], {true, s, m}, next, prev, false, micro_batches, unused);
+    }
   }
   return schedule;
 }

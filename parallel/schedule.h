@@ -4,7 +4,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,7 +11,7 @@
 namespace baton::parallel {
 
 enum class ScheduleKind { gpipe, one_f_one_b, interleaved };
-std::string_view schedule_kind_name(ScheduleKind kind);  // "gpipe", "1f1b", "interleaved"
+std::string_view schedule_kind_name(ScheduleKind kind);   // "gpipe", "1f1b", "interleaved"
 ScheduleKind parse_schedule_kind(std::string_view name);  // errors list the valid names
 
 enum class Op {
@@ -29,9 +28,9 @@ std::string_view op_name(Op op);  // "forward", "send_activation", ...
 
 struct Instruction {
   Op op = Op::forward;
-  int stage = 0;        // the model stage this acts for (a chunk under interleaving)
-  int micro_batch = -1; // -1 for all_reduce and optimizer_step
-  int peer = -1;        // send/recv: the other stage
+  int stage = 0;         // the model stage this acts for (a chunk under interleaving)
+  int micro_batch = -1;  // -1 for all_reduce and optimizer_step
+  int peer = -1;         // send/recv: the other stage
 
   bool operator==(const Instruction&) const = default;
 };
@@ -40,9 +39,11 @@ std::string describe(const Instruction& instruction);
 
 struct Schedule {
   ScheduleKind kind = ScheduleKind::gpipe;
-  int devices = 1;            // pipeline positions (workers); stage k runs on position k % devices
-  int stages = 1;             // model stages = devices x chunks
+  int devices = 1;  // pipeline positions (workers); stage k runs on position k % devices
+  int stages = 1;   // model stages = devices x chunks
   int micro_batches = 1;
+  // Forward only (evaluation): forwards and activation transfers, no backward, no optimiser step.
+  bool forward_only = false;
   std::vector<std::vector<Instruction>> programs;  // one per pipeline position, in issue order
 
   int chunks() const { return stages / devices; }
@@ -65,13 +66,21 @@ std::vector<std::vector<int>> producers_of(const std::vector<std::vector<int>>& 
 Schedule make_schedule(ScheduleKind kind, int devices, int chunks, int micro_batches,
                        const std::vector<std::vector<int>>& consumers = {}, bool all_reduce = false);
 
+// Forward-only instruction lists (evaluation): each position runs its stages micro-batch by
+// micro-batch (micro-batch 0 through all of its stages, then micro-batch 1, ...), receiving each
+// stage's inputs before its forward and sending its outputs right after. `chunks` stages per
+// position as for interleaved; `consumers` as for make_schedule. `kind` is kept as a label.
+Schedule make_forward_schedule(ScheduleKind kind, int devices, int chunks, int micro_batches,
+                               const std::vector<std::vector<int>>& consumers = {});
+
 struct ScheduleCheck {
   // Peak micro-batches each stage holds between its forward and its backward.
   std::vector<int> peak_in_flight;
 };
 // Runs the programs as the executor would (sends asynchronous, receives waiting for their send):
 // every send has exactly one matching receive and vice versa, each (stage, micro-batch) forward
-// and backward happens once, backward after forward, a stage's forward after receiving all of its
+// and backward happens once (a forward-only schedule: forwards and activation transfers only),
+// backward after forward, a stage's forward after receiving all of its
 // inputs and its backward after all of its output gradients, all_reduce after the stage's last
 // backward, optimizer_step after that, and no deadlock. `max_in_flight` (optional, per stage)
 // bounds the memory. Errors name the position, instruction index and what is wrong.

@@ -66,17 +66,19 @@ nlohmann::json schedule_to_json(const Schedule& schedule) {
     }
     programs.push_back(std::move(list));
   }
-  return {{"format", std::string(kFormat)},
-          {"kind", std::string(schedule_kind_name(schedule.kind))},
-          {"devices", schedule.devices},
-          {"stages", schedule.stages},
-          {"micro_batches", schedule.micro_batches},
-          {"programs", std::move(programs)}};
+  nlohmann::json json = {{"format", std::string(kFormat)},
+                         {"kind", std::string(schedule_kind_name(schedule.kind))},
+                         {"devices", schedule.devices},
+                         {"stages", schedule.stages},
+                         {"micro_batches", schedule.micro_batches},
+                         {"programs", std::move(programs)}};
+  if (schedule.forward_only) json["forward_only"] = true;  // training schedules leave it out
+  return json;
 }
 
 Schedule schedule_from_json(const nlohmann::json& json, std::string_view source) {
   const JsonFields fields(json, source, "");
-  fields.allow_only({"format", "kind", "devices", "stages", "micro_batches", "programs"});
+  fields.allow_only({"format", "kind", "devices", "stages", "micro_batches", "forward_only", "programs"});
   const std::string format = fields.string("format");
   if (format != kFormat) fields.fail("format", detail::concat("'", kFormat, "' (found '", format, "')"));
   Schedule schedule;
@@ -89,6 +91,7 @@ Schedule schedule_from_json(const nlohmann::json& json, std::string_view source)
   schedule.devices = get_int_field(fields, "devices", 1);
   schedule.stages = get_int_field(fields, "stages", 1);
   schedule.micro_batches = get_int_field(fields, "micro_batches", 1);
+  schedule.forward_only = fields.boolean("forward_only", false);
   if (schedule.stages % schedule.devices != 0) {
     fields.fail("stages", detail::concat("a multiple of devices (", schedule.devices, "), found ", schedule.stages));
   }

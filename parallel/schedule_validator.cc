@@ -33,6 +33,7 @@ struct Message {
 
 bool is_send(Op op) { return op == Op::send_activation || op == Op::send_gradient; }
 bool is_recv(Op op) { return op == Op::recv_activation || op == Op::recv_gradient; }
+bool is_forward_only_op(Op op) { return op == Op::forward || op == Op::send_activation || op == Op::recv_activation; }
 
 Message message_of(const Instruction& ins) {
   const bool gradient = ins.op == Op::send_gradient || ins.op == Op::recv_gradient;
@@ -92,6 +93,9 @@ class Validator {
         const Instruction& ins = program[i];
         const Location at{p, i};
         if (ins.stage < 0 || ins.stage >= stages) fail_at(at, "stage out of range 0..", stages - 1);
+        if (sched_.forward_only && !is_forward_only_op(ins.op)) {
+          fail_at(at, "a forward-only schedule runs forwards and activation transfers only");
+        }
         if (sched_.position_of(ins.stage) != p) {
           fail_at(at, "stage ", ins.stage, " runs on position ", sched_.position_of(ins.stage), " (stage % ",
                   sched_.devices, "), not on position ", p);
@@ -154,22 +158,26 @@ class Validator {
     }
   }
 
-  // Every forward and backward, every transfer the consumers call for, and each stage's optimizer step.
+  // Every forward and backward, every transfer the consumers call for, and each stage's optimizer
+  // step (forward-only: every forward and activation transfer).
   void check_complete() const {
+    const bool training = !sched_.forward_only;
     for (int s = 0; s < sched_.stages; ++s) {
       const int p = sched_.position_of(s);
       for (int m = 0; m < sched_.micro_batches; ++m) {
         BATON_CHECK(forward_at_.count({s, m}), "schedule: position ", p, " never runs forward stage ", s, " mb ", m);
-        BATON_CHECK(backward_at_.count({s, m}), "schedule: position ", p, " never runs backward stage ", s, " mb ", m);
+        BATON_CHECK(!training || backward_at_.count({s, m}), "schedule: position ", p, " never runs backward stage ", s,
+                    " mb ", m);
         for (int c : next_[s]) {
-          for (bool gradient : {false, true}) {
+          for (bool gradient : training ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
             const Message message = gradient ? Message{true, c, s, m} : Message{false, s, c, m};
             BATON_CHECK(send_at_.count(message), "schedule: position ", sched_.position_of(message.from),
                         " never runs ", describe_message(message, true), " (stage ", c, " reads stage ", s, ")");
           }
         }
       }
-      BATON_CHECK(optimizer_at_.count(s), "schedule: position ", p, " never runs optimizer_step stage ", s);
+      BATON_CHECK(!training || optimizer_at_.count(s), "schedule: position ", p, " never runs optimizer_step stage ",
+                  s);
     }
   }
 
@@ -232,6 +240,7 @@ class Validator {
           }
         }
         forward_done_[s][m] = true;
+        if (sched_.forward_only) break;  // nothing is kept for a backward
         peak_[s] = std::max(peak_[s], ++in_flight_[s]);
         if (!max_in_flight_.empty() && in_flight_[s] > max_in_flight_[s]) {
           fail_at(at, "stage ", s, " holds ", in_flight_[s], " micro-batches in flight, more than max_in_flight ",

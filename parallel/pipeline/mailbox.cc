@@ -1,4 +1,4 @@
-// Mailbox implementation.
+// Mailbox: posting and taking messages under one lock, waits woken by every post or by stop().
 #include "parallel/pipeline/mailbox.h"
 
 #include "runtime/core/error.h"
@@ -35,12 +35,6 @@ void Mailbox::stop() {
 bool Mailbox::stopped() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return stop_;
-}
-
-void Mailbox::reset() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  messages_.clear();
-  stop_ = false;
 }
 
 }  // namespace baton::parallel

@@ -1,5 +1,6 @@
 // Mailbox: tensors plus the event that marks them ready, handed between pipeline workers, keyed
 // by (sender stage, receiver stage, micro-batch, kind); waits are interruptible by a stop flag.
+// Each PipelineRun has its own.
 #pragma once
 
 #include <compare>
@@ -41,11 +42,9 @@ class Mailbox {
   // Blocks until the message under `key` is posted (and removes it) or stop() is called (throws
   // PipelineStopped).
   Message take(const MailboxKey& key);
-  // Wakes every waiter; later takes throw PipelineStopped until reset().
+  // Wakes every waiter; later takes throw PipelineStopped (a mailbox serves one run).
   void stop();
   bool stopped() const;
-  // Drops undelivered messages and clears the stop flag (between steps).
-  void reset();
 
  private:
   mutable std::mutex mutex_;

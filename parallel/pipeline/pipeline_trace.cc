@@ -1,4 +1,5 @@
-// StepRecorder implementation (see pipeline_trace.h).
+// The measured timeline of pipeline steps: instruction events and the StepRecorder's marks,
+// resolved to host-relative times (see pipeline_trace.h).
 #include "parallel/pipeline/pipeline_trace.h"
 
 #include <algorithm>
@@ -7,7 +8,37 @@
 
 namespace baton::parallel {
 
-StepRecorder::StepRecorder(const std::vector<std::string>& position_names, const std::vector<std::pair<int, int>>& links)
+TraceEvent instruction_trace_event(const Instruction& ins, const Schedule& schedule) {
+  TraceEvent e;
+  const std::string chunk = schedule.chunks() > 1 ? " s" + std::to_string(ins.stage) : std::string();
+  const std::string mb = std::to_string(ins.micro_batch);
+  e.args = {{"stage", ins.stage}};
+  if (ins.micro_batch >= 0) e.args["micro_batch"] = ins.micro_batch;
+  switch (ins.op) {
+    case Op::forward:
+      e.name = "F" + mb + chunk;
+      e.category = "forward";
+      break;
+    case Op::backward:
+      e.name = "B" + mb + chunk;
+      e.category = "backward";
+      break;
+    case Op::send_activation:
+    case Op::send_gradient:
+      e.name = (ins.op == Op::send_activation ? "send act " : "send grad ") + mb + " -> s" + std::to_string(ins.peer);
+      e.category = "transfer";
+      e.args["to_stage"] = ins.peer;
+      break;
+    default:
+      e.name = "optimizer s" + std::to_string(ins.stage);
+      e.category = "optimizer";
+      break;
+  }
+  return e;
+}
+
+StepRecorder::StepRecorder(const std::vector<std::string>& position_names,
+                           const std::vector<std::pair<int, int>>& links)
     : origin_(std::chrono::steady_clock::now()), pending_(position_names.size()) {
   for (size_t p = 0; p < position_names.size(); ++p) {
     lanes_.push_back({kMeasuredProcess, static_cast<int>(p), position_names[p]});
@@ -58,7 +89,8 @@ double StepRecorder::resolve(const TraceMark& mark) const {
   for (const auto& [origin, host] : device_origins_) {
     if (origin->device() == mark.event->device()) return host + 1000.0 * origin->elapsed_ms(*mark.event);
   }
-  BATON_FAIL("pipeline trace: no origin event on ", mark.event->device().str(), " (begin_step was not given its stream)");
+  BATON_FAIL("pipeline trace: no origin event on ", mark.event->device().str(),
+             " (begin_step was not given its stream)");
 }
 
 void StepRecorder::end_step() {

@@ -10,12 +10,17 @@
 #include <utility>
 #include <vector>
 
+#include "parallel/schedule.h"
 #include "parallel/trace.h"
 #include "runtime/core/stream.h"
 
 namespace baton::parallel {
 
 inline constexpr int kMeasuredProcess = 1;
+
+// The trace event of one instruction ("F3", "B3 s5", "send act 3 -> s2", "optimizer s1"), its
+// category and arguments; the caller sets the lane and the times.
+TraceEvent instruction_trace_event(const Instruction& ins, const Schedule& schedule);
 
 // A point in a step: host microseconds since the recorder's origin, or a recorded timing event.
 struct TraceMark {
@@ -56,7 +61,7 @@ class StepRecorder {
   std::chrono::steady_clock::time_point origin_;
   std::vector<TraceLane> lanes_;
   std::map<std::pair<int, int>, int> link_lanes_;
-  std::vector<std::vector<Pending>> pending_;  // per position, this step
+  std::vector<std::vector<Pending>> pending_;                              // per position, this step
   std::vector<std::pair<std::unique_ptr<Event>, double>> device_origins_;  // CUDA: event, host us
   std::vector<TraceEvent> events_;
 };

@@ -1,4 +1,5 @@
-// PipelineStage implementation.
+// PipelineStage: building a stage's context, store and executor over its nodes; copying
+// parameters and buffers by name between stores.
 #include "parallel/pipeline/stage.h"
 
 #include "parallel/pipeline/transfer.h"
@@ -23,6 +24,11 @@ void PipelineStage::load_from(const ParamStore& source) {
   BATON_CHECK(source.dtype() == params_->dtype(), "pipeline stage ", index_, ": parameters of dtype ",
               dtype_name(source.dtype()), " cannot be loaded into a store of dtype ", dtype_name(params_->dtype()));
   copy_by_name(*params_, *params_, source, *ctx_);
+}
+
+void PipelineStage::start_training_step() {
+  params_->zero_grads(*ctx_);
+  executor_->discard_deferred_updates();
 }
 
 }  // namespace baton::parallel

@@ -1,6 +1,6 @@
 // PipelineStage: one stage of a plan as a sub-graph: its nodes, a Context (compute stream) on its
-// device, its own ParamStore and an Executor over those nodes, plus where each boundary value
-// comes from and goes to.
+// device, its own ParamStore and an Executor over those nodes. How stages connect is the
+// PipelineRouting's (routing.h).
 #pragma once
 
 #include <memory>
@@ -10,12 +10,6 @@
 #include "runtime/graph/param_store.h"
 
 namespace baton::parallel {
-
-// Where one of a stage's executor inputs comes from.
-struct StageInput {
-  int graph_input = -1;     // index in graph.inputs() (data, labels), or -1
-  int producer_stage = -1;  // the stage that produces it otherwise
-};
 
 // Copies every parameter and buffer named in `names` (one of the two stores: the part of the model
 // a stage holds) from `src` to `dst`, ordered on ctx's stream.
@@ -39,6 +33,8 @@ class PipelineStage {
   // Copies parameter and buffer values by name from `source` (a whole-model store, or any store
   // holding this stage's names) into this stage's store; ordered on this stage's stream.
   void load_from(const ParamStore& source);
+  // Before a training step: zero gradients, and no deferred statistics left over from a failed step.
+  void start_training_step();
 
  private:
   int index_;

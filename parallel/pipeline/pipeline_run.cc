@@ -1,0 +1,155 @@
+// PipelineRun: per-run state, one worker thread per pipeline position, the first error stopping
+// every worker, each instruction dispatched (and timed when recording), and the run's results.
+#include "parallel/pipeline/pipeline_run.h"
+
+#include <string>
+#include <thread>
+
+#include "runtime/core/error.h"
+
+namespace baton::parallel {
+namespace {
+
+std::string where(const Instruction& ins, int position, size_t index) {
+  std::string text = "in pipeline stage " + std::to_string(ins.stage);
+  if (ins.micro_batch >= 0) text += ", micro-batch " + std::to_string(ins.micro_batch);
+  text +=
+      " (" + describe(ins) + ", instruction " + std::to_string(index) + " of worker " + std::to_string(position) + ")";
+  return text;
+}
+
+}  // namespace
+
+PipelineRun::PipelineRun(const PipelineParts& parts, MicroBatches batches, RunSettings settings)
+    : parts_(parts), routing_(parts.routing), batches_(std::move(batches)), settings_(settings) {
+  const auto m = static_cast<size_t>(batches_.count());
+  states_.resize(parts_.stages.size());
+  for (size_t s = 0; s < states_.size(); ++s) {
+    const Executor& executor = parts_.stages[s]->executor();
+    StageState& st = states_[s];
+    st.tapes.resize(m);
+    st.inputs.assign(m, std::vector<Tensor>(executor.input_values().size()));
+    st.outputs.resize(m);
+    st.output_grads.assign(m, std::vector<Tensor>(executor.output_values().size()));
+    st.input_grads.resize(m);
+    st.losses.resize(m);
+    st.activation_sends_left.assign(m, routing_.consumer_count(static_cast<int>(s)));
+    st.gradient_sends_left.assign(m, routing_.producer_count(static_cast<int>(s)));
+  }
+  if (settings_.mode == Mode::eval) results_.assign(parts_.graph.outputs().size(), std::vector<Tensor>(m));
+}
+
+void PipelineRun::execute(const Schedule& schedule) {
+  BATON_CHECK(schedule.micro_batches == batches_.count(), "the schedule has ", schedule.micro_batches,
+              " micro-batches, the run ", batches_.count());
+  schedule_ = &schedule;
+  {
+    std::vector<std::jthread> workers;
+    try {
+      for (size_t p = 0; p < schedule.programs.size(); ++p) {
+        workers.emplace_back([this, &schedule, p] { run_position(schedule.programs[p], static_cast<int>(p)); });
+      }
+    } catch (...) {
+      record_error(std::current_exception());
+    }
+  }  // joins every worker
+  if (!error_) return;
+  for (auto& stage : parts_.stages) {
+    try {
+      stage->context().synchronize();
+    } catch (...) {  // the first error is the one reported
+    }
+  }
+  std::rethrow_exception(error_);
+}
+
+void PipelineRun::run_position(const std::vector<Instruction>& program, int position) {
+  size_t i = 0;
+  try {
+    for (; i < program.size(); ++i) {
+      if (mailbox_.stopped()) return;
+      issue(program[i], position);
+    }
+  } catch (const PipelineStopped&) {
+    // Another worker failed; its error is the one reported.
+  } catch (Error& e) {
+    e.add_context(where(program[i], position, i));
+    record_error(std::current_exception());
+  } catch (const std::exception& e) {
+    record_error(std::make_exception_ptr(Error(std::string(e.what()) + "\n  " + where(program[i], position, i))));
+  } catch (...) {
+    record_error(std::make_exception_ptr(Error("unknown exception\n  " + where(program[i], position, i))));
+  }
+}
+
+void PipelineRun::record_error(std::exception_ptr error) {
+  {
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    if (!error_) error_ = std::move(error);
+  }
+  mailbox_.stop();
+}
+
+void PipelineRun::issue(const Instruction& ins, int position) {
+  StepRecorder* rec = settings_.recorder;
+  const bool compute =
+      ins.op == Op::forward || ins.op == Op::backward || (ins.op == Op::optimizer_step && !parts_.optimizers.empty());
+  const bool copy = (ins.op == Op::send_activation || ins.op == Op::send_gradient) &&
+                    stage(ins.stage).device() != stage(ins.peer).device();  // same device: nothing to time
+  if (rec == nullptr || (!compute && !copy)) return dispatch(ins);
+  TraceEvent event = instruction_trace_event(ins, *schedule_);
+  if (copy) {
+    std::pair<TraceMark, TraceMark> marks;
+    send(ins, &marks);
+    event.thread = rec->link_lane(ins.stage, ins.peer);
+    return rec->add(position, std::move(event), std::move(marks.first), std::move(marks.second));
+  }
+  const Stream& stream = stage(ins.stage).context().stream();
+  TraceMark start = rec->mark(stream);
+  dispatch(ins);
+  TraceMark end = rec->mark(stream);
+  event.thread = rec->compute_lane(position);
+  rec->add(position, std::move(event), std::move(start), std::move(end));
+}
+
+void PipelineRun::dispatch(const Instruction& ins) {
+  switch (ins.op) {
+    case Op::forward:
+      return forward(ins.stage, ins.micro_batch);
+    case Op::backward:
+      return backward(ins.stage, ins.micro_batch);
+    case Op::send_activation:
+    case Op::send_gradient:
+      return send(ins);
+    case Op::recv_activation:
+    case Op::recv_gradient:
+      return recv(ins);
+    case Op::all_reduce:
+      return;  // plans with replicas are refused: one replica has nothing to reduce
+    case Op::optimizer_step:
+      return optimizer_step(ins.stage);
+  }
+}
+
+double PipelineRun::mean_loss() const {
+  const int s = routing_.loss_stage();
+  const Stream& stream = parts_.stages[static_cast<size_t>(s)]->context().stream();
+  double loss = 0;
+  for (int m = 0; m < batches_.count(); ++m) {
+    const Tensor& value = states_[static_cast<size_t>(s)].losses[static_cast<size_t>(m)];
+    const double v = value.dtype() == DType::f64 ? value.to_vector<double>(stream)[0]
+                                                 : static_cast<double>(value.to_vector<float>(stream)[0]);
+    loss += v * batches_.loss_scale(m);
+  }
+  return loss;
+}
+
+PipelineOutputs PipelineRun::take_outputs() {
+  PipelineOutputs out;
+  out.outputs = std::move(results_);
+  out.output_stage = routing_.output_stage();
+  out.micro_batch_sizes = batches_.sizes;
+  return out;
+}
+
+}  // namespace baton::parallel

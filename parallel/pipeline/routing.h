@@ -1,0 +1,72 @@
+// PipelineRouting: how the stages of a plan connect, built once with the executor and never changed
+// after: where each stage input comes from (the batch, or the stage that computes it), the values
+// each link carries (skip links included: a value may go from a stage straight to any later stage),
+// each link's streams, which stage computes each graph output, and where the loss is.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "parallel/pipeline/stage.h"
+#include "parallel/pipeline/transfer.h"
+#include "runtime/graph/graph.h"
+
+namespace baton::parallel {
+
+// Where one of a stage's executor inputs comes from.
+struct StageInput {
+  int graph_input = -1;     // index in graph.inputs() (data, labels), or -1
+  int producer_stage = -1;  // the stage that computes it otherwise
+};
+
+// One value a link carries: its index among the sender's executor outputs and among the receiver's
+// executor inputs. Gradients travel the same link backwards.
+struct LinkValue {
+  size_t output = 0;
+  size_t input = 0;
+};
+
+// A graph output a stage computes: its index in graph.outputs() and among the stage's outputs.
+struct GraphOutputSource {
+  size_t graph_output = 0;
+  size_t stage_output = 0;
+};
+
+class PipelineRouting {
+ public:
+  // `consumers[s]`: the later stages that read stage s's outputs, as the plan says
+  // (stage_consumers); checked against the stages' boundary values.
+  PipelineRouting(const Graph& graph, const std::vector<std::unique_ptr<PipelineStage>>& stages,
+                  std::vector<std::vector<int>> consumers);
+
+  int num_stages() const { return static_cast<int>(sources_.size()); }
+  const std::vector<std::vector<int>>& consumers() const { return consumers_; }
+  const std::vector<StageInput>& sources(int stage) const { return sources_.at(static_cast<size_t>(stage)); }
+  // The values stage `from` sends stage `to` (empty: they are not linked).
+  const std::vector<LinkValue>& link(int from, int to) const;
+  bool linked(int from, int to) const { return !link(from, to).empty(); }
+  // Streams of the directed link from -> to (activations forwards, gradients backwards).
+  const LinkStreams& streams(int from, int to) const;
+  int consumer_count(int stage) const;  // stages that read this one's outputs
+  int producer_count(int stage) const;  // stages whose outputs this one reads
+
+  const std::vector<GraphOutputSource>& graph_outputs(int stage) const {
+    return graph_outputs_.at(static_cast<size_t>(stage));
+  }
+  const std::vector<int>& output_stage() const { return output_stage_; }  // per graph output
+  int loss_stage() const { return loss_stage_; }
+  size_t loss_output() const { return loss_output_; }  // among the loss stage's outputs
+
+ private:
+  std::vector<std::vector<int>> consumers_;
+  std::vector<std::vector<StageInput>> sources_;               // [stage][executor input]
+  std::vector<std::vector<std::vector<LinkValue>>> links_;     // [from][to]
+  std::vector<std::vector<LinkStreams>> streams_;              // [from][to]
+  std::vector<std::vector<GraphOutputSource>> graph_outputs_;  // [stage]
+  std::vector<int> output_stage_;
+  int loss_stage_ = -1;
+  size_t loss_output_ = 0;
+};
+
+}  // namespace baton::parallel
