@@ -2,9 +2,9 @@
 // stage's per-micro-batch state, the mailbox, the results and the first error — and the
 // interpreter of a schedule: one worker thread per pipeline position issues that position's
 // instruction list, calling the methods below. Where they live:
-//   pipeline_run.cc          workers, errors, instruction dispatch and tracing, results
-//   pipeline_run_compute.cc  forward, backward and optimizer_step of one stage
-//   pipeline_run_transfer.cc send and recv of activations and gradients
+//   pipeline_run.cc           workers, errors, dispatch and tracing; forward, backward and
+//                             optimizer_step of one stage; the results
+//   pipeline_run_transfer.cc  send and recv of activations and gradients
 #pragma once
 
 #include <cstdint>
@@ -84,7 +84,6 @@ class PipelineRun {
   void issue(const Instruction& ins, int position);  // with its trace event when recording
   void dispatch(const Instruction& ins);
   void record_error(std::exception_ptr error);
-  // pipeline_run_compute.cc
   void forward(int s, int mb);
   void backward(int s, int mb);
   void optimizer_step(int s);
