@@ -2,27 +2,33 @@
 // descriptions, GPU clusters linked by interconnect or shared memory, cpu-N for CPU devices.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "parallel/cluster_for_devices.h"
 
 namespace baton::parallel {
 namespace {
 
 TEST(ClusterForDevices, GpuNamesMatchTheShippedDescriptions) {
-  // Names as CUDA reports them (cudaDeviceProp::name).
-  EXPECT_EQ(device_spec_for_gpu("NVIDIA H200"), "h200");
-  EXPECT_EQ(device_spec_for_gpu("NVIDIA H100 80GB HBM3"), "h100-sxm");
-  EXPECT_EQ(device_spec_for_gpu("NVIDIA H100 PCIe"), "h100-pcie");
-  EXPECT_EQ(device_spec_for_gpu("NVIDIA H100 NVL"), "h100-pcie");
-  EXPECT_EQ(device_spec_for_gpu("NVIDIA A100-SXM4-80GB"), "a100-sxm");
-  EXPECT_EQ(device_spec_for_gpu("NVIDIA A100 80GB PCIe"), "a100-pcie");
-  EXPECT_EQ(device_spec_for_gpu("NVIDIA A100-PCIE-40GB"), "a100-pcie");
-  EXPECT_EQ(device_spec_for_gpu("Tesla V100-SXM2-32GB"), "v100-sxm");
-  EXPECT_EQ(device_spec_for_gpu("Tesla V100-PCIE-16GB"), "v100-pcie");
-  // No shipped description: measured on the spot.
-  EXPECT_EQ(device_spec_for_gpu("NVIDIA GH200 480GB"), "");
-  EXPECT_EQ(device_spec_for_gpu("NVIDIA L4"), "");
-  EXPECT_EQ(device_spec_for_gpu("NVIDIA GeForce RTX 4090"), "");
-  EXPECT_EQ(device_spec_for_gpu(""), "");
+  // Names as CUDA reports them (cudaDeviceProp::name); "" for no shipped description (measured).
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"NVIDIA H200", "h200"},
+      {"NVIDIA H100 80GB HBM3", "h100-sxm"},
+      {"NVIDIA H100 PCIe", "h100-pcie"},
+      {"NVIDIA H100 NVL", "h100-pcie"},
+      {"NVIDIA A100-SXM4-80GB", "a100-sxm"},
+      {"NVIDIA A100 80GB PCIe", "a100-pcie"},
+      {"NVIDIA A100-PCIE-40GB", "a100-pcie"},
+      {"Tesla V100-SXM2-32GB", "v100-sxm"},
+      {"Tesla V100-PCIE-16GB", "v100-pcie"},
+      {"NVIDIA GH200 480GB", ""},
+      {"NVIDIA L4", ""},
+      {"NVIDIA GeForce RTX 4090", ""},
+      {"", ""},
+  };
+  for (const auto& [name, expected] : cases) EXPECT_EQ(device_spec_for_gpu(name), expected) << name;
 }
 
 TEST(ClusterForDevices, GpusAreLinkedByTheirInterconnectAndSharedOnesThroughMemory) {
