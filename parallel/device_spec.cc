@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <unistd.h>
 #include <vector>
 
@@ -56,17 +57,25 @@ double best_seconds(int repeats, F&& f) {
   return best;
 }
 
-// This machine: a 512^3 float32 GEMM through baton's CPU kernel and a 64 MiB memcpy, best of 3
-// (about 0.2 s). Memory: the physical memory the system reports.
-DeviceSpec measure_local_cpu() {
-  Context ctx(Device::cpu());
-  const int n = 512;
+// One n x n x n float32 product through baton's kernel on ctx's device, waited for.
+std::function<void()> square_gemm(Context& ctx, int n) {
   Tensor a = Tensor::empty(Shape{n, n}, DType::f32, ctx);
   Tensor b = Tensor::empty(Shape{n, n}, DType::f32, ctx);
   Tensor c = Tensor::empty(Shape{n, n}, DType::f32, ctx);
   a.fill(0.5, ctx.stream());
   b.fill(0.25, ctx.stream());
-  const double gemm_s = best_seconds(3, [&] { kernels::matmul(ctx, a, b, c, false, false); });
+  return [&ctx, a, b, c] {
+    kernels::matmul(ctx, a, b, c, false, false);
+    ctx.synchronize();
+  };
+}
+
+// This machine: a 512^3 float32 GEMM through baton's CPU kernel and a 64 MiB memcpy, best of 3
+// (about 0.2 s). Memory: the physical memory the system reports.
+DeviceSpec measure_local_cpu() {
+  Context ctx(Device::cpu());
+  const int n = 512;
+  const double gemm_s = best_seconds(3, square_gemm(ctx, n));
   const size_t bytes = size_t{64} << 20;
   std::vector<char> src(bytes, 1), dst(bytes, 0);
   const double copy_s = best_seconds(3, [&] { std::memcpy(dst.data(), src.data(), bytes); });
@@ -87,6 +96,33 @@ DeviceSpec measure_local_cpu() {
 }
 
 }  // namespace
+
+DeviceSpec measure_gpu_spec(Device device, double memory_gb) {
+  BATON_CHECK(device.is_cuda(), "measure_gpu_spec: ", device.str(), " is not a GPU");
+  Context ctx(device);
+  const int n = 4096;
+  const std::function<void()> gemm = square_gemm(ctx, n);
+  gemm();  // the first call loads the library's kernels
+  const double gemm_s = best_seconds(3, gemm);
+  const int64_t floats = int64_t{64} << 20;  // 256 MiB
+  Tensor src = Tensor::empty(Shape{floats}, DType::f32, ctx);
+  Tensor dst = Tensor::empty(Shape{floats}, DType::f32, ctx);
+  src.fill(1, ctx.stream());
+  const double copy_s = best_seconds(3, [&] {
+    dst.copy_from(src, ctx.stream());
+    ctx.synchronize();
+  });
+
+  DeviceSpec s;
+  s.name = "measured-gpu";
+  s.description = device.str() + " (measured: 4096^3 float32 GEMM and 256 MiB device copy)";
+  s.peak_tflops_fp32 = 2.0 * n * n * n / gemm_s / 1e12;  // no tensor-core rates: TF32 and half use it too
+  s.memory_bandwidth_gbs = 2.0 * static_cast<double>(floats) * 4 / copy_s / 1e9;  // read + write
+  s.memory_gb = memory_gb;
+  s.compute_efficiency = 0.8;
+  s.memory_efficiency = 0.8;
+  return s;
+}
 
 std::vector<std::string> device_spec_names() {
   std::vector<std::string> names;

@@ -1,6 +1,6 @@
 // DeviceSpec: a device described by its peak rates, so plans for a GPU can be made on a machine
 // without one. Shipped: H200, H100 (SXM, PCIe), A100 (SXM, PCIe), V100 (SXM, PCIe) and the local CPU
-// (measured on the spot).
+// (measured on the spot); other GPUs are measured on the spot too.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "runtime/core/device.h"
 
 namespace baton::parallel {
 
@@ -30,6 +32,9 @@ std::vector<std::string> device_spec_names();
 // A shipped description by name; "cpu" measures this machine (a GEMM and a copy, well under a
 // second). Unknown names list the shipped ones.
 DeviceSpec device_spec_by_name(std::string_view name);
+// A GPU no shipped description matches, measured on the spot (a 4096^3 float32 GEMM through baton's
+// kernel and a 256 MiB device copy, best of 3; no tensor-core rates), with `memory_gb` of memory.
+DeviceSpec measure_gpu_spec(Device device, double memory_gb);
 // A NAME from the list above or a JSON FILE with the DeviceSpec fields.
 DeviceSpec load_device_spec(const std::string& name_or_file);
 nlohmann::json device_spec_to_json(const DeviceSpec& spec);

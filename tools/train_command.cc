@@ -37,7 +37,7 @@ struct TrainFlags {
   int64_t warmup_steps = 0;
   bool no_augment = false;
   bool tf32 = false;
-  PipelineFlags pipeline;
+  parallel::ParallelConfig parallel;  // the pipeline flags
 };
 
 nlohmann::json read_json_file(const std::string& path, const char* what) {
@@ -53,7 +53,14 @@ nlohmann::json read_json_file(const std::string& path, const char* what) {
 
 int run_train(CLI::App& cmd, TrainFlags& f) {
   TrainConfig config;
-  if (!f.config_file.empty()) config.update_from_json(read_json_file(f.config_file, "config file"), f.config_file);
+  parallel::ParallelConfig pipeline;
+  bool pipelined = false;  // a "parallel" object in the file or a pipeline flag
+  if (!f.config_file.empty()) {
+    nlohmann::json file = read_json_file(f.config_file, "config file");
+    pipelined = file.is_object() && file.contains("parallel");
+    pipeline = parallel::take_parallel_config(file, f.config_file);
+    config.update_from_json(file, f.config_file);
+  }
   // Flags given on the command line override the file.
   auto given = [&](const char* name) { return cmd.get_option(name)->count() > 0; };
   if (given("--model")) {
@@ -91,10 +98,21 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   config.validate(f.config_file.empty() ? "command line" : f.config_file);
   for (const char* name : {"--stages", "--micro-batches", "--schedule", "--partitioner", "--devices", "--recompute",
                            "--deferred-bn", "--trace"}) {
-    f.pipeline.any_given = f.pipeline.any_given || given(name);
+    pipelined = pipelined || given(name);
   }
-  check_pipeline_flags(f.pipeline, config, given("--device"));
-  const bool pipelined = f.pipeline.any_given;
+  if (given("--stages")) pipeline.stages = f.parallel.stages;
+  if (given("--micro-batches")) pipeline.micro_batches = f.parallel.micro_batches;
+  if (given("--schedule")) pipeline.schedule = f.parallel.schedule;
+  if (given("--partitioner")) pipeline.partitioner = f.parallel.partitioner;
+  if (given("--devices")) pipeline.devices = f.parallel.devices;
+  if (given("--device") && !given("--devices")) pipeline.devices.clear();  // --device overrides the file's devices
+  if (given("--recompute")) pipeline.recompute = true;
+  if (given("--deferred-bn")) pipeline.deferred_bn = true;
+  if (given("--trace")) pipeline.trace = f.parallel.trace;
+  if (pipelined) {
+    parallel::check_parallel_config(pipeline, config);
+    BATON_CHECK(!given("--devices") || !given("--device"), "give --devices LIST or --device, not both");
+  }
 
   const Device device = pipelined ? Device::cpu() : pick_device(config.device);
   const std::unique_ptr<data::Dataset> train_set = data::open_dataset(config.data, data::Split::train, config.seed);
@@ -121,7 +139,7 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   std::signal(SIGINT, on_sigint);
   const auto stop = [] { return g_stop.load(); };
   const TrainSummary s =
-      pipelined ? train_pipelined(graph, config.model_spec.empty() ? config.model : config.model_spec, config, f.pipeline,
+      pipelined ? train_pipelined(graph, config.model_spec.empty() ? config.model : config.model_spec, config, pipeline,
                                   *train_set, test_set.get(), stop)
                 : Trainer(graph, config, *train_set, test_set.get(), device).run(stop);
   std::signal(SIGINT, SIG_DFL);
@@ -168,16 +186,16 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--eval-every", f->config.eval_every, "Epochs between evaluations (0: never)");
   cmd->add_option("--log-every", f->config.log_every, "Steps between metrics lines");
   cmd->add_option("--metrics", f->config.metrics, "JSON-lines metrics file (appended)");
-  cmd->add_option("--stages", f->pipeline.stages, "Train as a pipeline of S stages (docs/training.md)");
-  cmd->add_option("--micro-batches", f->pipeline.micro_batches,
+  cmd->add_option("--stages", f->parallel.stages, "Train as a pipeline of S stages (docs/training.md)");
+  cmd->add_option("--micro-batches", f->parallel.micro_batches,
                   "Micro-batches per step (default: the largest <= 4 x stages dividing the batch)");
-  cmd->add_option("--schedule", f->pipeline.schedule, "Pipeline schedule: gpipe, 1f1b or interleaved (default 1f1b)");
-  cmd->add_option("--partitioner", f->pipeline.partitioner, "uniform, block, antichain or hypergraph (default block)");
-  cmd->add_option("--devices", f->pipeline.devices,
+  cmd->add_option("--schedule", f->parallel.schedule, "Pipeline schedule: gpipe, 1f1b or interleaved (default 1f1b)");
+  cmd->add_option("--partitioner", f->parallel.partitioner, "uniform, block, antichain or hypergraph (default block)");
+  cmd->add_option("--devices", f->parallel.devices,
                   "Pipeline devices, e.g. cuda:0,cuda:1 or cpu:0,cpu:1 (stage i on device i mod count)");
-  cmd->add_flag("--recompute", f->pipeline.recompute, "Recompute each stage's forward in its backward");
-  cmd->add_flag("--deferred-bn", f->pipeline.deferred_bn, "BatchNorm statistics once per mini-batch in pipelines");
-  cmd->add_option("--trace", f->pipeline.trace_path,
+  cmd->add_flag("--recompute", f->parallel.recompute, "Recompute each stage's forward in its backward");
+  cmd->add_flag("--deferred-bn", f->parallel.deferred_bn, "BatchNorm statistics once per mini-batch in pipelines");
+  cmd->add_option("--trace", f->parallel.trace,
                   "Chrome trace of the first measured pipeline steps beside the simulator's prediction");
   cmd->callback([cmd, f] {
     const int code = run_train(*cmd, *f);

@@ -1,0 +1,65 @@
+// ParallelConfig JSON reading and checks (see parallel_config.h).
+#include "parallel/parallel_config.h"
+
+#include "parallel/schedule.h"
+#include "runtime/core/error.h"
+#include "runtime/graph/json_config.h"
+
+namespace baton::parallel {
+
+void ParallelConfig::update_from_json(const nlohmann::json& j, std::string_view where) {
+  const std::string what(where);
+  BATON_CHECK(j.is_object(), what, ": expected an object such as {\"stages\": 2}, got ", j.dump());
+  JsonConfig c(j, what,
+               {"stages", "micro_batches", "schedule", "partitioner", "devices", "recompute", "deferred_bn", "trace"});
+  stages = static_cast<int>(c.get_int("stages", stages));
+  micro_batches = static_cast<int>(c.get_int("micro_batches", micro_batches));
+  schedule = c.get_string("schedule", schedule);
+  partitioner = c.get_string("partitioner", partitioner);
+  if (c.has("devices") && j["devices"].is_array()) {
+    devices.clear();
+    for (const nlohmann::json& d : j["devices"]) {
+      BATON_CHECK(d.is_string(), what, ": field 'devices' holds ", d.dump(),
+                  ", expected device names such as \"cpu:0\"");
+      if (!devices.empty()) devices += ',';
+      devices += d.get<std::string>();
+    }
+  } else {
+    devices = c.get_string("devices", devices);
+  }
+  recompute = c.get_bool("recompute", recompute);
+  deferred_bn = c.get_bool("deferred_bn", deferred_bn);
+  trace = c.get_string("trace", trace);
+}
+
+nlohmann::json ParallelConfig::to_json() const {
+  return {{"stages", stages},           {"micro_batches", micro_batches},
+          {"schedule", schedule},       {"partitioner", partitioner},
+          {"devices", devices},         {"recompute", recompute},
+          {"deferred_bn", deferred_bn}, {"trace", trace}};
+}
+
+ParallelConfig take_parallel_config(nlohmann::json& file, std::string_view where, ParallelConfig defaults) {
+  if (!file.is_object() || !file.contains("parallel")) return defaults;
+  defaults.update_from_json(file["parallel"], std::string(where) + " (field 'parallel')");
+  file.erase("parallel");
+  return defaults;
+}
+
+int micro_batch_count(const ParallelConfig& parallel, int64_t batch) {
+  if (parallel.micro_batches > 0) return parallel.micro_batches;
+  for (int m = 4 * parallel.stages; m > 1; --m) {
+    if (m <= batch && batch % m == 0) return m;
+  }
+  return 1;
+}
+
+void check_parallel_config(const ParallelConfig& p, const TrainConfig& config) {
+  BATON_CHECK(p.stages >= 1, "--stages must be at least 1 (got ", p.stages, "); the pipeline flags need --stages S");
+  BATON_CHECK(p.micro_batches >= 0, "--micro-batches must be at least 1 (got ", p.micro_batches, ")");
+  const int m = micro_batch_count(p, config.batch_size);
+  BATON_CHECK(config.batch_size % m == 0, "--micro-batches ", m, " does not divide the batch size ", config.batch_size);
+  (void)parse_schedule_kind(p.schedule);
+}
+
+}  // namespace baton::parallel

@@ -1,0 +1,103 @@
+// plan_pipeline and make_pipeline_engine (see parallel_training.h).
+#include "parallel/parallel_training.h"
+
+#include <sstream>
+
+#include "parallel/analytic_profile.h"
+#include "parallel/cluster_for_devices.h"
+#include "parallel/profiler.h"
+#include "runtime/core/error.h"
+
+namespace baton::parallel {
+namespace {
+
+constexpr int kInterleavedChunks = 2;  // stages per position under the interleaved schedule
+
+}  // namespace
+
+std::vector<Device> pipeline_devices(const ParallelConfig& p, const TrainConfig& config) {
+  std::vector<Device> out;
+  if (!p.devices.empty()) {
+    std::stringstream list(p.devices);
+    for (std::string name; std::getline(list, name, ',');) {
+      BATON_CHECK(!name.empty(), "--devices '", p.devices, "': an empty device name");
+      const Device d = Device::parse(name);
+      check_device(d);
+      out.push_back(d);
+    }
+    return out;
+  }
+  const int gpus = cuda_device_count();
+  if (config.device == "auto" && gpus > 0) {
+    for (int i = 0; i < std::min(gpus, p.stages); ++i) out.push_back(Device::cuda(i));
+    return out;
+  }
+  const Device d = config.device == "auto" ? Device::cpu() : Device::parse(config.device);
+  check_device(d);
+  if (d.is_cuda()) return {d};
+  for (int i = 0; i < p.stages; ++i) out.push_back(Device::cpu(i));
+  return out;
+}
+
+PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, const TrainConfig& config,
+                            const ParallelConfig& p, const std::function<void(const std::string&)>& progress) {
+  check_parallel_config(p, config);
+  PipelineSetup setup;
+  setup.available = pipeline_devices(p, config);
+  PlanChoice choice;
+  choice.partitioner = p.partitioner;
+  choice.schedule = parse_schedule_kind(p.schedule);
+  choice.stages = p.stages;
+  choice.chunks = choice.schedule == ScheduleKind::interleaved ? kInterleavedChunks : 1;
+  choice.micro_batches = micro_batch_count(p, config.batch_size);
+  setup.micro_batch = static_cast<int>(config.batch_size / choice.micro_batches);
+  const Profile structure = profile_structure(graph, model_name);
+  const int model_stages = choice.stages * choice.chunks;
+  BATON_CHECK(static_cast<int>(structure.nodes.size()) >= model_stages, "--stages ", p.stages,
+              choice.chunks > 1 ? " (x2 chunks, interleaved)" : "", ": the model has only ", structure.nodes.size(),
+              " nodes to split into ", model_stages, " stages");
+
+  if (progress) {
+    progress("profiling " + model_name + " on " + setup.available.front().str() + " at micro-batch " +
+             std::to_string(setup.micro_batch) + " (1 warm-up, 3 repeats)...");
+  }
+  ProfilerOptions po;
+  po.batch_sizes = {setup.micro_batch};
+  po.warmup = 1;
+  po.repeats = 3;
+  po.optimizer = config.optimizer.value("type", std::string("sgd"));
+  po.allow_tf32 = config.tf32;
+  po.seed = config.seed;
+  setup.profile = measure_profile(graph, model_name, setup.available.front(), po);
+  setup.cluster = cluster_for_devices(setup.available, p.stages);
+  PlanSettings settings;
+  settings.batch = static_cast<int>(config.batch_size);
+  settings.memory_cap_bytes = 1e300;  // the run itself finds out whether it fits
+  settings.record_trace = !p.trace.empty();
+  setup.planned = evaluate_plan(choice, setup.profile, setup.cluster, settings);
+  setup.stage_devices = stage_devices(setup.planned.schedule, setup.planned.plan.num_stages(), setup.available);
+  return setup;
+}
+
+std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, const std::string& model_name,
+                                                          const TrainConfig& config, const ParallelConfig& p,
+                                                          const PipelineSetup& setup) {
+  PipelineTrainOptions options;
+  options.devices = setup.stage_devices;
+  options.recompute = p.recompute;
+  options.deferred_batch_norm = p.deferred_bn;
+  options.trace_steps = p.trace.empty() ? 0 : p.trace_steps;
+  options.model = model_name;
+  return std::make_unique<PipelineTrainEngine>(graph, config, setup.planned.plan, setup.planned.schedule, options);
+}
+
+ParallelTraining make_parallel_training(const Graph& graph, const std::string& model_name, const TrainConfig& config,
+                                        const ParallelConfig& parallel,
+                                        const std::function<void(const std::string&)>& progress) {
+  ParallelTraining out;
+  out.setup = plan_pipeline(graph, model_name, config, parallel, progress);
+  out.engine = make_pipeline_engine(graph, model_name, config, parallel, out.setup);
+  return out;
+}
+
+}  // namespace baton::parallel

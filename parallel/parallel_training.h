@@ -1,0 +1,56 @@
+// Parallel training as a library: from a graph, a TrainConfig and a ParallelConfig, the pipeline's
+// devices, measured profile, cluster and evaluated plan (plan_pipeline), and the TrainEngine that a
+// Trainer runs (make_pipeline_engine) — what `baton train --stages` does, without printing.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "parallel/cluster.h"
+#include "parallel/parallel_config.h"
+#include "parallel/pipeline/pipeline_trainer.h"
+#include "parallel/planner.h"
+#include "parallel/profile.h"
+#include "runtime/graph/graph.h"
+#include "runtime/train/train_config.h"
+
+namespace baton::parallel {
+
+struct PipelineSetup {
+  std::vector<Device> available;      // pipeline position p runs on available[p mod size]
+  int micro_batch = 0;                // samples per micro-batch
+  Profile profile;                    // measured on available.front() at micro_batch
+  Cluster cluster;                    // from the devices in use (cluster_for_devices)
+  EvaluatedPlan planned;              // plan, schedule, stage table, predicted step (and its timeline)
+  std::vector<Device> stage_devices;  // one per model stage
+};
+
+// The devices of the pipeline positions: parallel.devices, else from config.device (auto: every
+// GPU up to `stages`, else cpu:0..S-1; cpu: cpu:0..S-1; cuda:N: that GPU, one stream per stage).
+std::vector<Device> pipeline_devices(const ParallelConfig& parallel, const TrainConfig& config);
+
+// Checks `parallel`, chooses the devices, measures the compute times on the first device at the
+// micro-batch size (1 warm-up, 3 repeats), picks the cluster and evaluates the plan (the predicted
+// timeline is recorded when parallel.trace is set). `progress` hears one line as profiling starts.
+PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, const TrainConfig& config,
+                            const ParallelConfig& parallel,
+                            const std::function<void(const std::string&)>& progress = {});
+
+// The engine that trains `setup`'s plan; `graph` must outlive it.
+std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, const std::string& model_name,
+                                                          const TrainConfig& config, const ParallelConfig& parallel,
+                                                          const PipelineSetup& setup);
+
+struct ParallelTraining {
+  PipelineSetup setup;
+  std::unique_ptr<PipelineTrainEngine> engine;  // for Trainer(graph, config, train, test, *engine)
+};
+
+// plan_pipeline, then make_pipeline_engine.
+ParallelTraining make_parallel_training(const Graph& graph, const std::string& model_name, const TrainConfig& config,
+                                        const ParallelConfig& parallel,
+                                        const std::function<void(const std::string&)>& progress = {});
+
+}  // namespace baton::parallel

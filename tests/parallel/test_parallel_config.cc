@@ -1,0 +1,97 @@
+// ParallelConfig: the "parallel" object of a training config file (the flags' names with '_'),
+// unknown fields naming the file and the field, the default micro-batch count and the checks.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "parallel/parallel_config.h"
+#include "tests/support/test_support.h"
+
+namespace baton::parallel {
+namespace {
+
+using baton::testing::error_message;
+
+TEST(ParallelConfig, EveryFieldIsReadFromTheParallelObjectOfAConfigFile) {
+  nlohmann::json file = nlohmann::json::parse(R"({"model": "resnet20", "batch_size": 32, "parallel": {
+      "stages": 3, "micro_batches": 8, "schedule": "gpipe", "partitioner": "antichain",
+      "devices": "cpu:0,cpu:1", "recompute": true, "deferred_bn": true, "trace": "t.json"}})");
+  const ParallelConfig p = take_parallel_config(file, "run.json");
+  EXPECT_EQ(p.stages, 3);
+  EXPECT_EQ(p.micro_batches, 8);
+  EXPECT_EQ(p.schedule, "gpipe");
+  EXPECT_EQ(p.partitioner, "antichain");
+  EXPECT_EQ(p.devices, "cpu:0,cpu:1");
+  EXPECT_TRUE(p.recompute);
+  EXPECT_TRUE(p.deferred_bn);
+  EXPECT_EQ(p.trace, "t.json");
+  // The rest of the file is left for TrainConfig, which knows no "parallel".
+  EXPECT_FALSE(file.contains("parallel"));
+  TrainConfig config;
+  config.update_from_json(file, "run.json");
+  EXPECT_EQ(config.batch_size, 32);
+
+  // Read back from its own JSON, and "devices" as a list.
+  ParallelConfig again;
+  again.update_from_json(p.to_json(), "again");
+  EXPECT_EQ(again.to_json(), p.to_json());
+  ParallelConfig listed;
+  listed.update_from_json(nlohmann::json::parse(R"({"devices": ["cuda:0", "cuda:1"]})"), "list");
+  EXPECT_EQ(listed.devices, "cuda:0,cuda:1");
+  EXPECT_EQ(listed.schedule, "1f1b");  // absent fields keep their values
+}
+
+TEST(ParallelConfig, AFileWithoutParallelGivesTheDefaults) {
+  nlohmann::json file = {{"model", "resnet20"}};
+  ParallelConfig flags;
+  flags.stages = 2;
+  EXPECT_EQ(take_parallel_config(file, "run.json", flags).stages, 2);
+  EXPECT_EQ(take_parallel_config(file, "run.json").stages, 0);
+}
+
+TEST(ParallelConfig, UnknownFieldsAndWrongTypesNameTheFileAndTheField) {
+  nlohmann::json typo = nlohmann::json::parse(R"({"parallel": {"stages": 2, "micro_batch": 4}})");
+  std::string message = error_message([&] { take_parallel_config(typo, "run.json"); });
+  EXPECT_NE(message.find("run.json"), std::string::npos) << message;
+  EXPECT_NE(message.find("'parallel'"), std::string::npos) << message;
+  EXPECT_NE(message.find("micro_batch"), std::string::npos) << message;
+
+  nlohmann::json wrong = nlohmann::json::parse(R"({"parallel": {"stages": "two"}})");
+  message = error_message([&] { take_parallel_config(wrong, "run.json"); });
+  EXPECT_NE(message.find("run.json"), std::string::npos) << message;
+  EXPECT_NE(message.find("stages"), std::string::npos) << message;
+
+  nlohmann::json not_object = nlohmann::json::parse(R"({"parallel": 2})");
+  message = error_message([&] { take_parallel_config(not_object, "run.json"); });
+  EXPECT_NE(message.find("run.json (field 'parallel')"), std::string::npos) << message;
+}
+
+TEST(ParallelConfig, MicroBatchesDefaultToTheLargestCountUpToFourPerStageDividingTheBatch) {
+  ParallelConfig p;
+  p.stages = 2;
+  EXPECT_EQ(micro_batch_count(p, 64), 8);
+  EXPECT_EQ(micro_batch_count(p, 12), 6);
+  EXPECT_EQ(micro_batch_count(p, 7), 7);
+  EXPECT_EQ(micro_batch_count(p, 1), 1);
+  p.micro_batches = 3;
+  EXPECT_EQ(micro_batch_count(p, 64), 3);
+}
+
+TEST(ParallelConfig, ChecksAreOneClearErrorEach) {
+  TrainConfig config;
+  config.batch_size = 16;
+  ParallelConfig p;
+  EXPECT_NE(error_message([&] { check_parallel_config(p, config); }).find("--stages must be at least 1"),
+            std::string::npos);
+  p.stages = 2;
+  check_parallel_config(p, config);
+  p.micro_batches = 3;
+  EXPECT_NE(error_message([&] { check_parallel_config(p, config); }).find("does not divide the batch size 16"),
+            std::string::npos);
+  p.micro_batches = 4;
+  p.schedule = "zigzag";
+  EXPECT_NE(error_message([&] { check_parallel_config(p, config); }).find("zigzag"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace baton::parallel

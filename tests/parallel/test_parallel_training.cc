@@ -1,0 +1,88 @@
+// Parallel training as a library: make_parallel_training plans a 2-stage pipeline on cpu:0, cpu:1
+// as `baton train --stages 2` does and its engine trains with the single-device trainer's losses.
+#include <gtest/gtest.h>
+
+#include "layers/builtin_layers.h"
+#include "layers/graph_builder.h"
+#include "parallel/parallel_training.h"
+#include "runtime/train/trainer.h"
+#include "tests/support/scratch_dir.h"
+#include "tests/support/train_metrics.h"
+
+namespace baton::parallel {
+namespace {
+
+// x [8, 3, 8, 8] -> flatten -> linear 12 -> tanh -> linear 12 -> relu -> linear 4 -> cross entropy.
+Graph small_mlp() {
+  layers::GraphBuilder g(layers::builtin_layers());
+  const ValueId x = g.flatten(g.input("x", {8, 3, 8, 8}), "flatten");
+  const ValueId labels = g.input("labels", {8}, DType::i64);
+  const ValueId hidden = g.relu(g.linear(g.tanh(g.linear(x, 12, "fc1"), "tanh"), 12, "fc2"), "relu");
+  const ValueId logits = g.linear(hidden, 4, "head");
+  g.output(g.softmax_cross_entropy(logits, labels, "loss"));
+  g.output(logits);
+  return g.build();
+}
+
+TEST(ParallelTraining, APipelineOnTwoCpuDevicesTrainsAsTheSingleDeviceTrainer) {
+  baton::testing::ScratchDir scratch("parallel_training");
+  TrainConfig config;
+  config.data = "synthetic:3x8x8:4:64";
+  config.steps = 3;
+  config.batch_size = 8;
+  config.workers = 1;
+  config.log_every = 1;
+  const auto train = data::open_dataset(config.data, data::Split::train, 0);
+  const auto test = data::open_dataset(config.data, data::Split::test, 0);
+  const Graph graph = small_mlp();
+
+  TrainConfig single = config;
+  single.device = "cpu";
+  single.metrics = (scratch.path() / "single.jsonl").string();
+  const TrainSummary reference = Trainer(graph, single, *train, test.get(), Device::cpu()).run(nullptr);
+
+  ParallelConfig parallel;
+  parallel.stages = 2;
+  parallel.devices = "cpu:0,cpu:1";
+  parallel.trace = "unused.json";  // the timelines are recorded; the caller writes the file
+  parallel.trace_steps = 1;
+  std::string heard;
+  TrainConfig piped = config;
+  piped.metrics = (scratch.path() / "piped.jsonl").string();
+  ParallelTraining t =
+      make_parallel_training(graph, "small_mlp", piped, parallel, [&](const std::string& line) { heard += line; });
+  EXPECT_EQ(heard, "profiling small_mlp on cpu:0 at micro-batch 1 (1 warm-up, 3 repeats)...");
+
+  // What `baton train --stages 2 --devices cpu:0,cpu:1` prints: 8 micro-batches (4 x stages).
+  EXPECT_EQ(t.setup.micro_batch, 1);
+  EXPECT_EQ(t.setup.planned.label(), "block 1x2 1f1b M=8");
+  EXPECT_EQ(t.setup.cluster.name(), "cpu-2");
+  EXPECT_EQ(t.setup.profile.device, "cpu:0");
+  EXPECT_EQ(t.setup.stage_devices, (std::vector<Device>{Device::cpu(0), Device::cpu(1)}));
+  EXPECT_FALSE(t.setup.planned.predicted.events.empty());  // the predicted timeline
+
+  const TrainSummary summary = Trainer(graph, piped, *train, test.get(), *t.engine).run(nullptr);
+  const std::vector<double> expected = baton::testing::train_losses(single.metrics);
+  const std::vector<double> losses = baton::testing::train_losses(piped.metrics);
+  ASSERT_EQ(expected.size(), 3u);
+  ASSERT_EQ(losses.size(), expected.size());
+  for (size_t i = 0; i < losses.size(); ++i) {
+    EXPECT_NEAR(losses[i], expected[i], 1e-5 * std::abs(expected[i])) << "step " << i + 1;
+  }
+  EXPECT_NEAR(summary.eval.loss, reference.eval.loss, 1e-5 * std::abs(reference.eval.loss));
+  EXPECT_EQ(t.engine->step_ms().size(), 3u);
+  EXPECT_FALSE(t.engine->executor().take_trace().empty());  // the first measured step
+}
+
+TEST(ParallelTraining, PipelineDevicesComeFromTheDeviceSetting) {
+  ParallelConfig parallel;
+  parallel.stages = 3;
+  TrainConfig config;
+  config.device = "cpu";
+  EXPECT_EQ(pipeline_devices(parallel, config), (std::vector<Device>{Device::cpu(0), Device::cpu(1), Device::cpu(2)}));
+  parallel.devices = "cpu:1,cpu:0";
+  EXPECT_EQ(pipeline_devices(parallel, config), (std::vector<Device>{Device::cpu(1), Device::cpu(0)}));
+}
+
+}  // namespace
+}  // namespace baton::parallel
