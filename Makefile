@@ -35,7 +35,7 @@ cmake --build $(BUILD_DIR) -j $(JOBS)
 endef
 
 .DEFAULT_GOAL := build
-.PHONY: help deps build demo test bench gpu-check format clean
+.PHONY: help deps build demo test bench gpu-check format format-check clean
 
 help:
 	@echo "make demo       install missing packages, build, train ResNet-20 on generated shapes data as a 2-stage pipeline, print the accuracy"
@@ -45,6 +45,7 @@ help:
 	@echo "make bench      kernel benchmark, JSON in $(BUILD_DIR)/bench-kernels.json"
 	@echo "make gpu-check  on a GPU machine: CUDA build in build-gpu/, gpu tests, devices, benchmark"
 	@echo "make format     clang-format the project's sources in place"
+	@echo "make format-check  fail, naming the files, when a source is not clang-formatted (run by .ci/run)"
 	@echo "make clean      remove build/, build-cpu/ and build-gpu/"
 
 deps:
@@ -73,6 +74,9 @@ gpu-check:
 format:
 	@command -v $(CLANG_FORMAT) >/dev/null || { echo "make format: $(CLANG_FORMAT) not found (apt-get install clang-format)" >&2; exit 1; }
 	git ls-files -z --cached --others --exclude-standard -- '*.h' '*.cc' '*.cu' '*.cuh' | xargs -0 -r $(CLANG_FORMAT) -i
+
+format-check:
+	CLANG_FORMAT=$(CLANG_FORMAT) tools/check-format.sh
 
 clean:
 	rm -rf $(BUILD_DIR) build-cpu build-gpu

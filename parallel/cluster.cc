@@ -5,7 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "parallel/json_fields.h"
+#include "runtime/graph/json_fields.h"
 #include "runtime/core/error.h"
 
 namespace baton::parallel {

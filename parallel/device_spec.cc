@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "kernels/gemm.h"
-#include "parallel/json_fields.h"
+#include "runtime/graph/json_fields.h"
 #include "runtime/core/context.h"
 #include "runtime/core/error.h"
 #include "runtime/core/tensor.h"

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "parallel/json_fields.h"
+#include "runtime/graph/json_fields.h"
 #include "runtime/core/error.h"
 
 namespace baton::parallel {

@@ -1,7 +1,7 @@
 // Schedules as JSON ("baton.schedule/1"): one object per instruction, one list per position.
 #include <array>
 
-#include "parallel/json_fields.h"
+#include "runtime/graph/json_fields.h"
 #include "parallel/schedule.h"
 #include "runtime/core/error.h"
 

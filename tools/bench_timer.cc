@@ -1,4 +1,4 @@
-// Benchmark timing helpers.
+// Benchmark timing: medians of timed calls after warm-up, the device a benchmark runs on and its JSON report.
 #include "tools/bench_timer.h"
 
 #include <algorithm>

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian packages baton needs to build and test; safe to run again (idempotent).
-# Usage: tools/install-deps.sh [--with-mpi]
+# Usage: tools/install-deps.sh [--with-mpi] [--with-format]
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev
           libcli11-dev libgtest-dev libgmock-dev)
-if [[ "${1:-}" == "--with-mpi" ]]; then
-  packages+=(libopenmpi-dev openmpi-bin)
-fi
+for option in "$@"; do
+  case "$option" in
+    --with-mpi) packages+=(libopenmpi-dev openmpi-bin) ;;
+    --with-format) packages+=(clang-format) ;;
+    *) echo "install-deps: unknown option '$option' (expected --with-mpi or --with-format)" >&2; exit 2 ;;
+  esac
+done
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   echo "install-deps: not a Debian-based system (no dpkg-query/apt-get); cannot check or install packages." >&2

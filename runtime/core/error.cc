@@ -1,4 +1,4 @@
-// baton::Error implementation.
+// baton::Error's message assembly: the message, its source location and the context lines callers add.
 #include "runtime/core/error.h"
 
 #include <utility>

@@ -1,4 +1,4 @@
-// Shape implementation.
+// Shape: dimension access with negative axes, element counts, contiguous strides and the "[2, 3]" form.
 #include "runtime/core/shape.h"
 
 #include <utility>

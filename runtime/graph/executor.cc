@@ -1,4 +1,5 @@
-// Executor implementation.
+// Executor: forward over a node list recording a tape, backward walking the tape in reverse, and
+// the deferred buffer updates (batch norm statistics) committed or discarded after a step.
 #include "runtime/graph/executor.h"
 
 #include <algorithm>

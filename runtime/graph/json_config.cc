@@ -1,4 +1,5 @@
-// JsonConfig implementation.
+// JsonConfig: typed field reads of a layer's JSON config (ints, pairs, initializers) that reject
+// unknown fields and name the field and the expected type on error.
 #include "runtime/graph/json_config.h"
 
 #include "runtime/core/error.h"
@@ -6,68 +7,12 @@
 namespace baton {
 
 JsonConfig::JsonConfig(const nlohmann::json& config, std::string what, std::initializer_list<std::string_view> allowed)
-    : config_(config), what_(std::move(what)) {
-  BATON_CHECK(config.is_object() || config.is_null(), what_, ": expected a JSON object, got ", config.type_name());
-  if (config.is_null()) return;
-  for (const auto& [key, value] : config.items()) {
-    bool known = false;
-    for (std::string_view a : allowed) known = known || a == key;
-    if (!known) {
-      std::string names;
-      for (std::string_view a : allowed) names += (names.empty() ? "" : ", ") + std::string(a);
-      BATON_FAIL(what_, ": unknown field '", key, "'; expected one of: ", names.empty() ? "(no fields)" : names);
-    }
-  }
-}
-
-bool JsonConfig::has(std::string_view name) const { return config_.is_object() && config_.contains(name); }
-
-const nlohmann::json& JsonConfig::field(std::string_view name) const {
-  if (!has(name)) BATON_FAIL(what_, ": missing required field '", name, "'");
-  return config_.at(std::string(name));
-}
-
-void JsonConfig::fail(std::string_view name, std::string_view expected) const {
-  const nlohmann::json& v = config_.at(std::string(name));
-  BATON_FAIL(what_, ": field '", name, "' is ", v.dump(), ", expected ", expected);
-}
-
-int64_t JsonConfig::get_int(std::string_view name) const {
-  const nlohmann::json& v = field(name);
-  if (!v.is_number_integer()) fail(name, "an integer");
-  return v.get<int64_t>();
-}
-
-int64_t JsonConfig::get_int(std::string_view name, int64_t fallback) const {
-  return has(name) ? get_int(name) : fallback;
-}
-
-double JsonConfig::get_double(std::string_view name) const {
-  const nlohmann::json& v = field(name);
-  if (!v.is_number()) fail(name, "a number");
-  return v.get<double>();
-}
-
-double JsonConfig::get_double(std::string_view name, double fallback) const {
-  return has(name) ? get_double(name) : fallback;
-}
-
-bool JsonConfig::get_bool(std::string_view name, bool fallback) const {
-  if (!has(name)) return fallback;
-  const nlohmann::json& v = field(name);
-  if (!v.is_boolean()) fail(name, "true or false");
-  return v.get<bool>();
-}
-
-std::string JsonConfig::get_string(std::string_view name, const std::string& fallback) const {
-  if (!has(name)) return fallback;
-  const nlohmann::json& v = field(name);
-  if (!v.is_string()) fail(name, "a string");
-  return v.get<std::string>();
+    : JsonFields(config, what, "", JsonWording::config) {
+  allow_only(allowed);
 }
 
 std::array<int64_t, 2> JsonConfig::get_pair(std::string_view name) const {
-  const nlohmann::json& v = field(name);
+  const nlohmann::json& v = at(name);
   if (v.is_number_integer()) return {v.get<int64_t>(), v.get<int64_t>()};
   if (v.is_array() && v.size() == 2 && v[0].is_number_integer() && v[1].is_number_integer()) {
     return {v[0].get<int64_t>(), v[1].get<int64_t>()};
@@ -81,7 +26,7 @@ std::array<int64_t, 2> JsonConfig::get_pair(std::string_view name, std::array<in
 
 std::optional<Initializer> JsonConfig::get_initializer(std::string_view name) const {
   if (!has(name)) return std::nullopt;
-  const nlohmann::json& v = field(name);
+  const nlohmann::json& v = at(name);
   constexpr std::string_view expected =
       R"({"constant": value}, {"uniform": [low, high]} with low <= high, or {"normal": [mean, std]} with std >= 0)";
   if (!v.is_object() || v.size() != 1) fail(name, expected);

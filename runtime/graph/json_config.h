@@ -1,5 +1,5 @@
-// Reading a layer's JSON config with errors that name the field and what was expected. Unknown
-// fields are errors too, so a typo ("kernal_size") never passes silently.
+// Reading a layer's JSON config: JsonFields worded for small settings objects, plus int-or-pair
+// fields and initialiser overrides.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,34 +10,31 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/graph/json_fields.h"
 #include "runtime/graph/layer.h"
 
 namespace baton {
 
-class JsonConfig {
+// A layer's (or an optimiser's) settings read through JsonFields with the config wording, plus the
+// shapes only layer configs use (an int or a pair; an initialiser override).
+class JsonConfig : public JsonFields {
  public:
   // `what` names the object in messages ("Conv2d config"); `allowed` lists every accepted field.
   JsonConfig(const nlohmann::json& config, std::string what, std::initializer_list<std::string_view> allowed);
 
-  bool has(std::string_view field) const;
-  int64_t get_int(std::string_view field) const;  // required
-  int64_t get_int(std::string_view field, int64_t fallback) const;
-  double get_double(std::string_view field, double fallback) const;
-  double get_double(std::string_view field) const;
-  bool get_bool(std::string_view field, bool fallback) const;
-  std::string get_string(std::string_view field, const std::string& fallback) const;
+  int64_t get_int(std::string_view field) const { return integer(field); }  // required
+  int64_t get_int(std::string_view field, int64_t fallback) const { return integer(field, fallback); }
+  double get_double(std::string_view field) const { return number(field); }
+  double get_double(std::string_view field, double fallback) const { return number(field, fallback); }
+  bool get_bool(std::string_view field, bool fallback) const { return boolean(field, fallback); }
+  std::string get_string(std::string_view field, const std::string& fallback) const {
+    return string(field, fallback);
+  }
   // An int or a pair of ints ([h, w]); a single int n gives {n, n}.
   std::array<int64_t, 2> get_pair(std::string_view field, std::array<int64_t, 2> fallback) const;
   std::array<int64_t, 2> get_pair(std::string_view field) const;
   // An initialiser override (see initializer_json); nullopt when the field is absent.
   std::optional<Initializer> get_initializer(std::string_view field) const;
-
- private:
-  const nlohmann::json& field(std::string_view name) const;
-  [[noreturn]] void fail(std::string_view field, std::string_view expected) const;
-
-  const nlohmann::json& config_;
-  std::string what_;
 };
 
 // The JSON form of an initialiser: {"constant": value}, {"uniform": [low, high]} or

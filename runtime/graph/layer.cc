@@ -1,4 +1,4 @@
-// Layer defaults.
+// Layer's defaults: outputs take the first input's dtype; the cost counts only the output bytes.
 #include "runtime/graph/layer.h"
 
 namespace baton {

@@ -1,4 +1,4 @@
-// LayerRegistry implementation.
+// LayerRegistry: adding a layer factory by type name and building a layer from its JSON config.
 #include "runtime/graph/layer_registry.h"
 
 #include "runtime/core/error.h"

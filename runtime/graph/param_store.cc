@@ -1,4 +1,5 @@
-// ParamStore implementation.
+// ParamStore: laying parameters, gradients and buffers of a node set out in flat buffers, named
+// views into them, and seeded initialisation.
 #include "runtime/graph/param_store.h"
 
 #include "kernels/random.h"

@@ -1,4 +1,4 @@
-// MetricsLog implementation.
+// MetricsLog: one JSON line per record appended to the run's metrics file, flushed as written.
 #include "runtime/train/metrics_log.h"
 
 #include <cerrno>

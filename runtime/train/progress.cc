@@ -1,4 +1,5 @@
-// ProgressReporter implementation.
+// ProgressReporter: a progress bar (epoch, loss, lr, samples/s, ETA) redrawn in place on a terminal,
+// one line every N steps otherwise.
 #include "runtime/train/progress.h"
 
 #include <cmath>

@@ -11,7 +11,7 @@
 #include "parallel/analytic_profile.h"
 #include "parallel/cluster.h"
 #include "parallel/cost_model.h"
-#include "parallel/json_fields.h"
+#include "runtime/graph/json_fields.h"
 #include "parallel/partitioner.h"
 #include "parallel/profiler.h"
 #include "tests/support/test_support.h"

@@ -1,4 +1,5 @@
-// Test helpers implementation.
+// Test support: GPU availability, seeded random and poisoned tensors, copies to host as doubles and
+// the per-dtype tolerances the op tests compare with.
 #include "tests/support/test_support.h"
 
 #include <cmath>

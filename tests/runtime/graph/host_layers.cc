@@ -1,4 +1,4 @@
-// Host test layers.
+// Small layers computed on the host (affine, square sum, add, shift) for graph and executor tests.
 #include "tests/runtime/graph/host_layers.h"
 
 #include "runtime/core/error.h"

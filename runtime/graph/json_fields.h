@@ -1,5 +1,6 @@
-// Reading planner JSON (profiles, plans, schedules, device and cluster descriptions) with errors
-// that name the file, the field path and what was expected.
+// Reading JSON objects (layer configs, training and parallel settings, planner files) field by
+// field, with errors that name the source, the field path and what was expected; unknown fields
+// are errors too, so a typo ("kernal_size") never passes silently.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,14 +11,22 @@
 #include <string_view>
 #include <vector>
 
-namespace baton::parallel {
+namespace baton {
+
+// How errors are worded. `document` (planner files): "p.json: field 'nodes[3].fwd_ms': expected an
+// array of numbers". `config` (a layer's or an optimiser's settings, where the object is small and
+// the value found helps most): "Conv2d config: field 'padding' is "same", expected an integer ...";
+// a config may also be null, read as an empty object.
+enum class JsonWording { document, config };
 
 class JsonFields {
  public:
-  // `source`: the file; `path`: where this object sits in it ("nodes[3]"; empty at the top).
-  JsonFields(const nlohmann::json& object, std::string_view source, std::string path);
+  // `source`: the file or the object's name; `path`: where this object sits in it ("nodes[3]";
+  // empty at the top).
+  JsonFields(const nlohmann::json& object, std::string_view source, std::string path,
+             JsonWording wording = JsonWording::document);
 
-  // Fields not in `allowed` are errors (a typo never passes silently).
+  // Fields not in `allowed` are errors.
   void allow_only(std::initializer_list<std::string_view> allowed) const;
 
   bool has(std::string_view key) const;
@@ -38,7 +47,7 @@ class JsonFields {
   std::vector<JsonFields> objects(std::string_view key) const;
   JsonFields object(std::string_view key) const;
 
-  // "<source>: field '<path>.<key>': expected <expected>".
+  // The field `key` (present) is not what was expected; worded as the reader's JsonWording says.
   [[noreturn]] void fail(std::string_view key, std::string_view expected) const;
   const std::string& source() const { return source_; }
   std::string field_path(std::string_view key) const;
@@ -47,6 +56,7 @@ class JsonFields {
   const nlohmann::json& object_;
   std::string source_;
   std::string path_;
+  JsonWording wording_;
 };
 
 // Parses a JSON file, naming it on a missing file or a syntax error.
@@ -54,4 +64,4 @@ nlohmann::json read_json_file(const std::string& path);
 // `json.dump(2)` written atomically.
 void write_json_file(const std::string& path, const nlohmann::json& json);
 
-}  // namespace baton::parallel
+}  // namespace baton

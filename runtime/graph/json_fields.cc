@@ -1,5 +1,5 @@
-// Planner JSON readers with errors naming file, field and expectation.
-#include "parallel/json_fields.h"
+// JsonFields: typed, path-aware field reads of JSON objects, and JSON files read and written atomically.
+#include "runtime/graph/json_fields.h"
 
 #include <cmath>
 #include <fstream>
@@ -8,10 +8,16 @@
 #include "runtime/core/atomic_file.h"
 #include "runtime/core/error.h"
 
-namespace baton::parallel {
+namespace baton {
 
-JsonFields::JsonFields(const nlohmann::json& object, std::string_view source, std::string path)
-    : object_(object), source_(source), path_(std::move(path)) {
+JsonFields::JsonFields(const nlohmann::json& object, std::string_view source, std::string path,
+                       JsonWording wording)
+    : object_(object), source_(source), path_(std::move(path)), wording_(wording) {
+  if (wording_ == JsonWording::config) {
+    BATON_CHECK(object_.is_object() || object_.is_null(), source_, ": expected a JSON object, got ",
+                object_.type_name());
+    return;
+  }
   if (!object_.is_object()) {
     BATON_FAIL(source_, ": ", path_.empty() ? std::string("the document") : "field '" + path_ + "'",
                ": expected a JSON object, found ", object_.type_name());
@@ -26,30 +32,39 @@ std::string JsonFields::field_path(std::string_view key) const {
 }
 
 void JsonFields::fail(std::string_view key, std::string_view expected) const {
+  if (wording_ == JsonWording::config && has(key)) {
+    BATON_FAIL(source_, ": field '", field_path(key), "' is ", object_.at(std::string(key)).dump(), ", expected ",
+               expected);
+  }
   BATON_FAIL(source_, ": field '", field_path(key), "': expected ", expected);
 }
 
 void JsonFields::allow_only(std::initializer_list<std::string_view> allowed) const {
+  if (object_.is_null()) return;
   for (const auto& [key, value] : object_.items()) {
     bool known = false;
     for (std::string_view a : allowed) known = known || key == a;
-    if (!known) {
-      std::string list;
-      for (std::string_view a : allowed) {
-        if (!list.empty()) list += ", ";
-        list += a;
-      }
-      BATON_FAIL(source_, ": unknown field '", field_path(key), "' (expected one of: ", list, ")");
+    if (known) continue;
+    std::string list;
+    for (std::string_view a : allowed) {
+      if (!list.empty()) list += ", ";
+      list += a;
     }
+    if (wording_ == JsonWording::config) {
+      BATON_FAIL(source_, ": unknown field '", field_path(key), "'; expected one of: ", list.empty() ? "(no fields)" : list);
+    }
+    BATON_FAIL(source_, ": unknown field '", field_path(key), "' (expected one of: ", list, ")");
   }
 }
 
-bool JsonFields::has(std::string_view key) const { return object_.contains(key); }
+bool JsonFields::has(std::string_view key) const { return object_.is_object() && object_.contains(key); }
 
 const nlohmann::json& JsonFields::at(std::string_view key) const {
-  auto it = object_.find(key);
-  if (it == object_.end()) fail(key, "a value (the field is missing)");
-  return *it;
+  if (!has(key)) {
+    if (wording_ == JsonWording::config) BATON_FAIL(source_, ": missing required field '", field_path(key), "'");
+    fail(key, "a value (the field is missing)");
+  }
+  return *object_.find(key);
 }
 
 std::string JsonFields::string(std::string_view key) const {
@@ -139,12 +154,13 @@ std::vector<JsonFields> JsonFields::objects(std::string_view key) const {
     p += '[';
     p += std::to_string(i);
     p += ']';
-    out.emplace_back(v[i], source_, std::move(p));
+    out.emplace_back(v[i], source_, std::move(p), wording_);
   }
   return out;
 }
 
-JsonFields JsonFields::object(std::string_view key) const { return JsonFields(at(key), source_, field_path(key)); }
+JsonFields JsonFields::object(std::string_view key) const { return JsonFields(at(key), source_, field_path(key), wording_);
+}
 
 nlohmann::json read_json_file(const std::string& path) {
   std::ifstream in(path);
@@ -162,4 +178,4 @@ void write_json_file(const std::string& path, const nlohmann::json& json) {
   write_file_atomically(path, json.dump(2) + "\n");
 }
 
-}  // namespace baton::parallel
+}  // namespace baton
