@@ -1,5 +1,5 @@
-// `baton bench layers`: ResNet-50's distinct convolutions at 224×224, its Linear(2048 -> 1000)
-// classifier and its distinct BatchNorm2d shapes (training mode), through the Layer interface
+// `baton bench layers`: the distinct convolutions of ResNet-50 at 224×224 (taken from the graph models/
+// builds), its Linear(2048 -> 1000) classifier and its distinct BatchNorm2d shapes (training mode), through the Layer interface
 // (forward allocates its output; backward computes the input gradient where a network needs it and
 // accumulates the parameter gradients). For each: the median forward and backward times, the
 // achieved rate (TFLOP/s for convolutions and the classifier; GB/s for BatchNorm, which is bound by
@@ -8,12 +8,10 @@
 // baton adds over the library. On a CPU device the direct column is "n/a".
 #include <cstdio>
 #include <functional>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -25,6 +23,8 @@
 #include "layers/batch_norm.h"
 #include "layers/conv.h"
 #include "layers/linear.h"
+#include "models/distinct_layers.h"
+#include "models/model_registry.h"
 #include "tools/bench_timer.h"
 #include "tools/commands.h"
 
@@ -40,82 +40,6 @@ struct BenchOptions {
   bool tf32 = false;
 };
 
-// A convolution of ResNet-50 (torchvision, stride on the 3×3) and how often it occurs.
-struct ConvShape {
-  std::string name;  // where it first occurs
-  int64_t in, out, kernel, stride, size;
-  int count = 1;
-};
-
-// A BatchNorm2d of ResNet-50 (over [N, channels, size, size]) and how often it occurs.
-struct BatchNormShape {
-  std::string name;  // where it first occurs
-  int64_t channels, size;
-  int count = 1;
-};
-
-// Every convolution of ResNet-50, in the order of the forward pass.
-std::vector<ConvShape> resnet50_convolution_sequence() {
-  std::vector<ConvShape> convs;
-  auto add = [&](const std::string& name, int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t size) {
-    convs.push_back({name, in, out, kernel, stride, size});
-  };
-  add("conv1", 3, 64, 7, 2, 224);
-  const int64_t widths[] = {64, 128, 256, 512}, blocks[] = {3, 4, 6, 3};
-  int64_t in = 64, size = 56;
-  for (int stage = 0; stage < 4; ++stage) {
-    const int64_t width = widths[stage], out = 4 * width;
-    for (int64_t b = 0; b < blocks[stage]; ++b) {
-      const std::string prefix = "layer" + std::to_string(stage + 1) + "." + std::to_string(b) + ".";
-      const int64_t stride = b == 0 && stage > 0 ? 2 : 1;
-      add(prefix + "conv1", in, width, 1, 1, size);
-      add(prefix + "conv2", width, width, 3, stride, size);
-      add(prefix + "conv3", width, out, 1, 1, size / stride);
-      if (b == 0) add(prefix + "downsample.0", in, out, 1, stride, size);
-      size /= stride;
-      in = out;
-    }
-  }
-  return convs;
-}
-
-// `items` with equal keys merged into the first occurrence (counts added), in order.
-template <typename T, typename KeyFn>
-std::vector<T> merge_equal(const std::vector<T>& items, KeyFn key) {
-  std::vector<T> merged;
-  std::map<decltype(key(items.front())), size_t> index;
-  for (const T& item : items) {
-    const auto [it, fresh] = index.emplace(key(item), merged.size());
-    if (fresh) {
-      merged.push_back(item);
-    } else {
-      merged[it->second].count += item.count;
-    }
-  }
-  return merged;
-}
-
-std::vector<ConvShape> resnet50_convolutions() {
-  return merge_equal(resnet50_convolution_sequence(),
-                     [](const ConvShape& c) { return std::make_tuple(c.in, c.out, c.kernel, c.stride, c.size); });
-}
-
-// The BatchNorm2d after each convolution (torchvision's names: conv1 -> bn1, layer1.0.conv2 ->
-// layer1.0.bn2, layer1.0.downsample.0 -> layer1.0.downsample.1), over the convolution's output.
-std::vector<BatchNormShape> resnet50_batch_norms() {
-  std::vector<BatchNormShape> norms;
-  for (const ConvShape& c : resnet50_convolution_sequence()) {
-    std::string name = c.name;
-    if (name.ends_with("downsample.0")) {
-      name.back() = '1';
-    } else {
-      name.replace(name.rfind("conv"), 4, "bn");
-    }
-    norms.push_back({name, c.out, c.size / c.stride});
-  }
-  return merge_equal(norms, [](const BatchNormShape& b) { return std::make_pair(b.channels, b.size); });
-}
-
 enum class WorkloadKind { conv, linear, batch_norm };
 
 // A layer with its tensors, the timed baton calls and (on CUDA) the same library calls made bare.
@@ -123,7 +47,7 @@ struct Workload {
   std::string name, detail;
   WorkloadKind kind = WorkloadKind::conv;
   int count = 1;
-  std::unique_ptr<Layer> layer;
+  LayerPtr layer;  // a node's layer of the ResNet-50 graph
   bool needs_input_grad = true;
   Shape input_shape;
   std::vector<Tensor> inputs, params, grads, buffers;
@@ -284,42 +208,44 @@ Work work_of(const Workload& w) {
   return {"TFLOP/s", "flops", "tflops", 1e9, cost.forward_flops, backward};
 }
 
-std::vector<Workload> make_workloads(int64_t batch) {
+std::string size_text(const Shape& input) { return " @" + std::to_string(input[-1]); }
+
+// A workload per distinct layer of `type` in ResNet-50 at 224×224 (models/), in forward order.
+std::vector<Workload> workloads_of(const Graph& resnet50, std::string_view type, WorkloadKind kind) {
   std::vector<Workload> out;
-  for (const ConvShape& s : resnet50_convolutions()) {
+  for (models::DistinctLayer& d : models::distinct_layers(resnet50, type)) {
     Workload w;
-    w.name = s.name;
-    w.kind = WorkloadKind::conv;
-    w.detail = std::to_string(s.kernel) + "x" + std::to_string(s.kernel) + (s.stride > 1 ? "/2 " : " ") +
-               std::to_string(s.in) + "->" + std::to_string(s.out) + " @" + std::to_string(s.size);
-    w.count = s.count;
-    w.layer = std::make_unique<layers::Conv2d>(layers::Conv2dOptions{.in_channels = s.in,
-                                                                     .out_channels = s.out,
-                                                                     .kernel_size = {s.kernel, s.kernel},
-                                                                     .stride = {s.stride, s.stride},
-                                                                     .padding = {s.kernel / 2, s.kernel / 2},
-                                                                     .bias = false});
-    w.input_shape = Shape{batch, s.in, s.size, s.size};
-    w.needs_input_grad = s.name != "conv1";  // the image needs no gradient
+    w.name = d.name;
+    w.kind = kind;
+    w.count = d.count;
+    w.layer = d.layer;
+    w.input_shape = d.input_shape;
+    w.needs_input_grad = !d.input_is_graph_input;  // the image needs no gradient
+    if (const auto* conv = dynamic_cast<const layers::Conv2d*>(d.layer.get()); conv != nullptr) {
+      const layers::Conv2dOptions& o = conv->options();
+      w.detail = std::to_string(o.kernel_size[0]) + "x" + std::to_string(o.kernel_size[1]) +
+                 (o.stride[0] > 1 ? "/2 " : " ") + std::to_string(o.in_channels) + "->" +
+                 std::to_string(o.out_channels) + size_text(d.input_shape);
+    } else if (const auto* fc = dynamic_cast<const layers::Linear*>(d.layer.get()); fc != nullptr) {
+      w.detail = "Linear " + std::to_string(fc->options().in_features) + "->" + std::to_string(fc->options().out_features);
+      w.note = kLinearNote;
+    } else {
+      w.detail = "BN " + std::to_string(d.input_shape[1]) + size_text(d.input_shape);
+    }
     out.push_back(std::move(w));
   }
-  Workload fc;
-  fc.name = "fc";
-  fc.kind = WorkloadKind::linear;
-  fc.detail = "Linear 2048->1000";
-  fc.layer = std::make_unique<layers::Linear>(layers::LinearOptions{.in_features = 2048, .out_features = 1000});
-  fc.input_shape = Shape{batch, 2048};
-  fc.note = kLinearNote;
-  out.push_back(std::move(fc));
-  for (const BatchNormShape& s : resnet50_batch_norms()) {
-    Workload w;
-    w.name = s.name;
-    w.kind = WorkloadKind::batch_norm;
-    w.detail = "BN " + std::to_string(s.channels) + " @" + std::to_string(s.size);
-    w.count = s.count;
-    w.layer = std::make_unique<layers::BatchNorm2d>(layers::BatchNorm2dOptions{.num_features = s.channels});
-    w.input_shape = Shape{batch, s.channels, s.size, s.size};
-    out.push_back(std::move(w));
+  return out;
+}
+
+// ResNet-50's distinct convolutions, its classifier and its distinct BatchNorm2d layers.
+std::vector<Workload> make_workloads(int64_t batch) {
+  models::ModelOptions options = models::default_options("resnet50");
+  options.batch_size = batch;
+  options.with_loss = false;
+  const Graph resnet50 = models::build_model("resnet50", options);
+  std::vector<Workload> out = workloads_of(resnet50, "Conv2d", WorkloadKind::conv);
+  for (auto kind : {std::pair{"Linear", WorkloadKind::linear}, std::pair{"BatchNorm2d", WorkloadKind::batch_norm}}) {
+    for (Workload& w : workloads_of(resnet50, kind.first, kind.second)) out.push_back(std::move(w));
   }
   return out;
 }
