@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <unordered_map>
 
 #include "parallel/pipeline/transfer.h"
 #include "runtime/core/error.h"
@@ -90,6 +91,20 @@ std::string PipelineTrainEngine::save_checkpoint(CheckpointManager& manager, con
 
 CheckpointState PipelineTrainEngine::load_checkpoint(const std::string& dir) {
   return CheckpointManager::load(dir, shards());
+}
+
+void PipelineTrainEngine::load_weights(const std::string& safetensors_path) {
+  Context host(Device::cpu());
+  ParamStore whole(graph_, graph_.topological_order(), DType::f32, host);
+  baton::load_weights(safetensors_path, whole, host);
+  std::unordered_map<std::string, Tensor> loaded;
+  for (auto& [name, tensor] : model_tensors(whole)) loaded.emplace(name, tensor);
+  for (const CheckpointShard& shard : shards()) {
+    for (auto& [name, destination] : model_tensors(*shard.params)) {
+      destination.copy_from(loaded.at(name), shard.ctx->stream());
+    }
+    shard.ctx->synchronize();  // `whole` goes away on return
+  }
 }
 
 double PipelineTrainEngine::measured_step_ms() const {

@@ -40,4 +40,8 @@ CheckpointState SingleDeviceEngine::load_checkpoint(const std::string& dir) {
   return CheckpointManager::load(dir, params_, optimizer_.get(), ctx_);
 }
 
+void SingleDeviceEngine::load_weights(const std::string& safetensors_path) {
+  baton::load_weights(safetensors_path, params_, ctx_);
+}
+
 }  // namespace baton

@@ -25,6 +25,7 @@ class SingleDeviceEngine final : public TrainEngine {
   EvalResult evaluate(const data::Dataset& test, int64_t batch_size, int workers) override;
   std::string save_checkpoint(CheckpointManager& manager, const CheckpointState& state) override;
   CheckpointState load_checkpoint(const std::string& dir) override;
+  void load_weights(const std::string& safetensors_path) override;
 
   ParamStore& params() { return params_; }
 

@@ -33,6 +33,10 @@ class TrainEngine {
   // Checkpoints in the single-device format (every parameter and buffer of the whole model by name).
   virtual std::string save_checkpoint(CheckpointManager& manager, const CheckpointState& state) = 0;
   virtual CheckpointState load_checkpoint(const std::string& dir) = 0;
+  // Every parameter and buffer of the whole model from a safetensors file under torchvision names
+  // (a model.safetensors, or a converted state_dict), validated in full first as load_weights does
+  // (an error names the file and the tensors that differ); the optimiser's state is untouched.
+  virtual void load_weights(const std::string& safetensors_path) = 0;
 };
 
 }  // namespace baton

@@ -73,6 +73,10 @@ TrainRun::TrainRun(const Graph& graph, const TrainConfig& config, const data::Da
 
 void TrainRun::start() {
   engine_.initialize(config_.seed);
+  if (!config_.weights.empty()) {
+    engine_.load_weights(config_.weights);
+    progress_.message("weights from " + config_.weights + ", starting at step 0");
+  }
   if (checkpoints_ && config_.resume) resume();
   if (config_.metrics.empty()) {
     metrics_.emplace();

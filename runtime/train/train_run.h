@@ -31,7 +31,8 @@ class TrainRun {
  public:
   TrainRun(const Graph& graph, const TrainConfig& config, const data::Dataset& train_set, const data::Dataset* test_set,
            TrainEngine& engine);
-  // Initial weights from the seed, then the newest checkpoint when resuming.
+  // Initial weights from the seed (then from config.weights when given), then the newest checkpoint
+  // when resuming.
   void start();
   // Trains until the last step or until stop_requested() turns true after a step.
   TrainSummary run(const std::function<bool()>& stop_requested);
