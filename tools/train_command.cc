@@ -50,7 +50,6 @@ nlohmann::json read_json_file(const std::string& path, const char* what) {
   }
 }
 
-
 int run_train(CLI::App& cmd, TrainFlags& f) {
   TrainConfig config;
   parallel::ParallelConfig pipeline;
@@ -85,6 +84,7 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
     config.checkpoint_dir = f.resume_dir;
     config.resume = true;
   }
+  if (given("--weights")) config.weights = f.config.weights;
   if (given("--eval-every")) config.eval_every = f.config.eval_every;
   if (given("--log-every")) config.log_every = f.config.log_every;
   if (given("--metrics")) config.metrics = f.config.metrics;
@@ -120,7 +120,8 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   const Shape image = train_set->image_shape();
   Graph graph;
   if (!config.model_spec.empty()) {
-    graph = Graph::from_json(read_json_file(config.model_spec, "model spec"), layers::builtin_layers(), config.model_spec);
+    graph =
+        Graph::from_json(read_json_file(config.model_spec, "model spec"), layers::builtin_layers(), config.model_spec);
   } else {
     BATON_CHECK(image[1] == image[2], "data '", config.data, "' has ", image[1], "x", image[2],
                 " images; the reference models take square images");
@@ -138,10 +139,10 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   g_stop = false;
   std::signal(SIGINT, on_sigint);
   const auto stop = [] { return g_stop.load(); };
-  const TrainSummary s =
-      pipelined ? train_pipelined(graph, config.model_spec.empty() ? config.model : config.model_spec, config, pipeline,
-                                  *train_set, test_set.get(), stop)
-                : Trainer(graph, config, *train_set, test_set.get(), device).run(stop);
+  const TrainSummary s = pipelined
+                             ? train_pipelined(graph, config.model_spec.empty() ? config.model : config.model_spec,
+                                               config, pipeline, *train_set, test_set.get(), stop)
+                             : Trainer(graph, config, *train_set, test_set.get(), device).run(stop);
   std::signal(SIGINT, SIG_DFL);
   std::printf("%s after %lld steps: train loss %.4f, %.1f samples/s", s.interrupted ? "stopped" : "done",
               static_cast<long long>(s.steps), s.last_loss, s.samples_per_second);
@@ -183,6 +184,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--checkpoint-every", f->config.checkpoint_every, "Steps between checkpoints (0: every epoch)");
   cmd->add_option("--keep-checkpoints", f->config.keep_checkpoints, "Checkpoints to keep");
   cmd->add_option("--resume", f->resume_dir, "Continue from the newest checkpoint in DIR (and keep saving there)");
+  cmd->add_option(
+      "--weights", f->config.weights,
+      "Start from this safetensors file's weights (torchvision names; fine-tuning): step 0, fresh optimiser");
   cmd->add_option("--eval-every", f->config.eval_every, "Epochs between evaluations (0: never)");
   cmd->add_option("--log-every", f->config.log_every, "Steps between metrics lines");
   cmd->add_option("--metrics", f->config.metrics, "JSON-lines metrics file (appended)");

@@ -1,11 +1,14 @@
-// PipelineTrainEngine implementation (see pipeline_trainer.h).
+// The Trainer's steps, evaluation and checkpoints through a PipelineExecutor's stages.
 #include "parallel/pipeline/pipeline_trainer.h"
 
 #include <algorithm>
 #include <chrono>
+#include <unordered_map>
 
 #include "parallel/pipeline/transfer.h"
 #include "runtime/core/error.h"
+#include "runtime/train/evaluation.h"
+#include "runtime/train/graph_contract.h"
 
 namespace baton::parallel {
 
@@ -23,11 +26,7 @@ std::vector<Device> stage_devices(const Schedule& schedule, int num_stages, cons
 PipelineTrainEngine::PipelineTrainEngine(const Graph& graph, const TrainConfig& config, Plan plan, Schedule schedule,
                                          PipelineTrainOptions options)
     : graph_(graph), options_(std::move(options)) {
-  for (ValueId v : graph.inputs()) {
-    const std::string& name = graph.value(v).name;
-    BATON_CHECK(name == "x" || name == "labels", "the model graph has an input '", name,
-                "'; the trainer feeds only \"x\" and \"labels\"");
-  }
+  check_trainable(graph, "PipelineTrainEngine");
   const int num = plan.num_stages();
   PipelineOptions po;
   po.dtype = DType::f32;
@@ -45,8 +44,7 @@ double PipelineTrainEngine::step(const data::Batch& batch, uint64_t seed, double
   const auto start = std::chrono::steady_clock::now();
   // The loader wrote the batch on stage 0's stream; other stages (other streams) read it too.
   input_context().stream().synchronize();
-  std::vector<Tensor> inputs;
-  for (ValueId v : graph_.inputs()) inputs.push_back(graph_.value(v).name == "x" ? batch.images : batch.labels);
+  const std::vector<Tensor> inputs = batch_inputs(graph_, graph_.inputs(), batch);
   const bool trace = static_cast<int>(step_ms_.size()) < options_.trace_steps;
   const double loss = pipe_->step(inputs, {.seed = seed, .lr = lr, .record_trace = trace});
   step_ms_.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
@@ -54,25 +52,23 @@ double PipelineTrainEngine::step(const data::Batch& batch, uint64_t seed, double
 }
 
 EvalResult PipelineTrainEngine::evaluate(const data::Dataset& test, int64_t batch_size, int workers) {
-  const bool classification = graph_.has_value("labels");
+  const bool classification = has_labels(graph_);
   return evaluate_batches(input_context(), test, batch_size, workers, classification, [&](const data::Batch& batch) {
     input_context().stream().synchronize();  // the batch is read on every stage's stream
-    std::vector<Tensor> inputs;
-    for (ValueId v : graph_.inputs()) inputs.push_back(graph_.value(v).name == "x" ? batch.images : batch.labels);
-    const PipelineOutputs result = pipe_->evaluate(inputs);
+    const PipelineOutputs result = pipe_->evaluate(batch_inputs(graph_, graph_.inputs(), batch));
     // The loss and the prediction, micro-batch by micro-batch, on the stages that computed them.
-    const int prediction_stage = result.output_stage.at(1);
+    const int prediction_stage = result.output_stage.at(kPredictionOutput);
     Context& ctx = pipe_->stage(prediction_stage).context();
-    const std::vector<Tensor> labels = classification ? batch.labels.split(static_cast<int>(result.micro_batch_sizes.size()))
-                                                      : std::vector<Tensor>();
+    const std::vector<Tensor> labels =
+        classification ? batch.labels.split(static_cast<int>(result.micro_batch_sizes.size())) : std::vector<Tensor>();
     std::vector<EvalPiece> pieces;
     for (size_t m = 0; m < result.micro_batch_sizes.size(); ++m) {
       EvalPiece piece;
       piece.ctx = &ctx;
-      piece.loss = on_device_of(result.outputs[0][m], ctx);  // the loss may come from another stage
+      piece.loss = on_device_of(result.outputs[kLossOutput][m], ctx);  // the loss may come from another stage
       piece.samples = result.micro_batch_sizes[m];
       if (classification) {
-        piece.logits = result.outputs[1][m];
+        piece.logits = result.outputs[kPredictionOutput][m];
         piece.labels = on_device_of(labels[m], ctx);
       }
       pieces.push_back(std::move(piece));
@@ -95,6 +91,20 @@ std::string PipelineTrainEngine::save_checkpoint(CheckpointManager& manager, con
 
 CheckpointState PipelineTrainEngine::load_checkpoint(const std::string& dir) {
   return CheckpointManager::load(dir, shards());
+}
+
+void PipelineTrainEngine::load_weights(const std::string& safetensors_path) {
+  Context host(Device::cpu());
+  ParamStore whole(graph_, graph_.topological_order(), DType::f32, host);
+  baton::load_weights(safetensors_path, whole, host);
+  std::unordered_map<std::string, Tensor> loaded;
+  for (auto& [name, tensor] : model_tensors(whole)) loaded.emplace(name, tensor);
+  for (const CheckpointShard& shard : shards()) {
+    for (auto& [name, destination] : model_tensors(*shard.params)) {
+      destination.copy_from(loaded.at(name), shard.ctx->stream());
+    }
+    shard.ctx->synchronize();  // `whole` goes away on return
+  }
 }
 
 double PipelineTrainEngine::measured_step_ms() const {

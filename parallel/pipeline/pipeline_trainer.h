@@ -39,6 +39,9 @@ class PipelineTrainEngine final : public TrainEngine {
   EvalResult evaluate(const data::Dataset& test, int64_t batch_size, int workers) override;
   std::string save_checkpoint(CheckpointManager& manager, const CheckpointState& state) override;
   CheckpointState load_checkpoint(const std::string& dir) override;
+  // Validated and read as on one device (into a whole-model store on the host), then copied into
+  // each stage's parameters and buffers by name.
+  void load_weights(const std::string& safetensors_path) override;
 
   PipelineExecutor& executor() { return *pipe_; }
   // Wall time of every step so far (the input's wait, the schedule and the final synchronisation).

@@ -11,7 +11,7 @@ void TrainConfig::update_from_json(const nlohmann::json& j, std::string_view whe
   JsonConfig c(j, what,
                {"model", "model_spec", "data", "epochs", "steps", "batch_size", "optimizer", "lr_schedule",
                 "label_smoothing", "device", "seed", "workers", "augment", "tf32", "checkpoint_dir",
-                "checkpoint_every", "keep_checkpoints", "resume", "eval_every", "log_every", "metrics"});
+                "checkpoint_every", "keep_checkpoints", "resume", "weights", "eval_every", "log_every", "metrics"});
   model = c.get_string("model", model);
   model_spec = c.get_string("model_spec", model_spec);
   data = c.get_string("data", data);
@@ -36,6 +36,7 @@ void TrainConfig::update_from_json(const nlohmann::json& j, std::string_view whe
   checkpoint_every = c.get_int("checkpoint_every", checkpoint_every);
   keep_checkpoints = static_cast<int>(c.get_int("keep_checkpoints", keep_checkpoints));
   resume = c.get_bool("resume", resume);
+  weights = c.get_string("weights", weights);
   eval_every = c.get_int("eval_every", eval_every);
   log_every = c.get_int("log_every", log_every);
   metrics = c.get_string("metrics", metrics);
@@ -60,6 +61,7 @@ nlohmann::json TrainConfig::to_json() const {
           {"checkpoint_every", checkpoint_every},
           {"keep_checkpoints", keep_checkpoints},
           {"resume", resume},
+          {"weights", weights},
           {"eval_every", eval_every},
           {"log_every", log_every},
           {"metrics", metrics}};
@@ -79,6 +81,8 @@ void TrainConfig::validate(std::string_view where) const {
   BATON_CHECK(eval_every >= 0, w, ": eval_every must be >= 0, got ", eval_every);
   BATON_CHECK(log_every >= 1, w, ": log_every must be >= 1, got ", log_every);
   BATON_CHECK(!resume || !checkpoint_dir.empty(), w, ": resume needs checkpoint_dir");
+  BATON_CHECK(weights.empty() || !resume, w, ": weights (--weights) start a new run from a file and resume (--resume) ",
+              "continues a checkpoint; give one, not both");
 }
 
 }  // namespace baton

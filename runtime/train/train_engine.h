@@ -1,16 +1,13 @@
-// TrainEngine: what the Trainer's loop runs each step on — the whole model on one device (the
-// default, in trainer.cc) or a pipeline of stages (parallel/pipeline/pipeline_trainer.h).
+// TrainEngine: what the Trainer's loop runs each step on — the whole model on one device
+// (SingleDeviceEngine, the default) or a pipeline of stages (parallel/pipeline/pipeline_trainer.h).
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
-#include <vector>
 
 #include "runtime/core/context.h"
 #include "runtime/data/dataset.h"
 #include "runtime/data/loader.h"
-#include "runtime/graph/executor.h"
 #include "runtime/train/checkpoint.h"
 
 namespace baton {
@@ -36,31 +33,10 @@ class TrainEngine {
   // Checkpoints in the single-device format (every parameter and buffer of the whole model by name).
   virtual std::string save_checkpoint(CheckpointManager& manager, const CheckpointState& state) = 0;
   virtual CheckpointState load_checkpoint(const std::string& dir) = 0;
+  // Every parameter and buffer of the whole model from a safetensors file under torchvision names
+  // (a model.safetensors, or a converted state_dict), validated in full first as load_weights does
+  // (an error names the file and the tensors that differ); the optimiser's state is untouched.
+  virtual void load_weights(const std::string& safetensors_path) = 0;
 };
-
-// One evaluated piece of a batch (the batch, or one micro-batch of it): its mean loss and its logits
-// with the matching labels on the logits' device, ready on ctx's stream.
-struct EvalPiece {
-  Context* ctx = nullptr;
-  Tensor loss;    // scalar
-  Tensor logits;  // [n, classes]; undefined without labels
-  Tensor labels;  // [n] on the logits' device
-  int64_t samples = 0;
-};
-
-// Mean loss, top-1 and top-5 over `test` in order, normalised as the trainer does, batches loaded
-// onto input_ctx's device and evaluated by `forward` (eval mode) in one or several pieces.
-// `classification`: the pieces carry logits and labels.
-EvalResult evaluate_batches(Context& input_ctx, const data::Dataset& test, int64_t batch_size, int workers,
-                            bool classification,
-                            const std::function<std::vector<EvalPiece>(const data::Batch&)>& forward);
-
-// Mean loss, top-1 and top-5 of `executor` (over the whole graph) on `test`, in eval mode, with
-// the trainer's normalisation; batches are loaded onto ctx's device.
-EvalResult evaluate_model(const Graph& graph, Executor& executor, Context& ctx, const data::Dataset& test,
-                          int64_t batch_size, int workers);
-
-// The per-channel normalisation the trainer applies to a dataset (CIFAR's statistics, else 0.5 / 0.5).
-data::Normalization normalization_for(const data::Dataset& dataset);
 
 }  // namespace baton

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Package test: installs a baton build into a temporary prefix, checks the installed files and the
 # `baton` binary's RPATH, then configures, builds and runs the out-of-tree project in consumer/
-# (find_package(baton), baton::baton) with every installed header compiled on its own.
+# (find_package(baton), baton::baton) with every installed header compiled on its own, and runs its
+# programs: a tensor check, pipelined training, and weights -> forward -> backward -> step.
 # Usage: run_package_test.sh <build-dir> [cmake] [generator] [c++ compiler] [config]
 set -euo pipefail
 
@@ -65,4 +66,9 @@ echo "package-test: $consumer_build/baton_pipeline_example"
 env -u LD_LIBRARY_PATH "$consumer_build/baton_pipeline_example" | tee "$work/pipeline_example.log"
 check "pipeline example printed its loss" grep -Eq '^pipeline-example: 4 steps, loss [0-9]+\.[0-9]+$' "$work/pipeline_example.log"
 check "pipeline example printed ok" grep -q '^pipeline-example: ok$' "$work/pipeline_example.log"
+echo "package-test: $consumer_build/baton_weights_example"
+env -u LD_LIBRARY_PATH "$consumer_build/baton_weights_example" "$work/weights.safetensors" | tee "$work/weights_example.log"
+check "weights example wrote its weights file" test -s "$work/weights.safetensors"
+check "weights example printed its loss" grep -Eq '^weights-example: resnet20 from .*, loss [0-9]+\.[0-9]+$' "$work/weights_example.log"
+check "weights example printed ok" grep -q '^weights-example: ok$' "$work/weights_example.log"
 echo "package-test: passed"

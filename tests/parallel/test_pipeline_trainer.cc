@@ -1,7 +1,7 @@
 // The pipelined trainer (PipelineTrainEngine through Trainer) on CPU virtual devices: its losses
 // over three steps equal the single-device trainer's for a model without BatchNorm, evaluation
-// runs through the stages, steps are timed and traced, and checkpoints (in the single-device
-// format) resume bit for bit and move between splits.
+// runs through the stages, steps are timed and traced, checkpoints (in the single-device
+// format) resume bit for bit and move between splits, and weights files load into the stages.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -17,8 +17,8 @@
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/trainer.h"
 #include "tests/support/scratch_dir.h"
-#include "tests/support/train_metrics.h"
 #include "tests/support/test_support.h"
+#include "tests/support/train_metrics.h"
 
 namespace baton::parallel {
 namespace {
@@ -160,7 +160,7 @@ TEST_F(PipelineTrainer, LossesEqualTheSingleDeviceTrainers) {
     EXPECT_EQ(transfers, 8);
     EXPECT_EQ(optimizers, 2);
     EXPECT_EQ(engine.executor().trace_lanes().size(), 4u);  // 2 compute lanes, 2 links
-    EXPECT_TRUE(engine.executor().take_trace().empty());     // taken
+    EXPECT_TRUE(engine.executor().take_trace().empty());    // taken
   }
 }
 
@@ -244,6 +244,36 @@ TEST_F(PipelineTrainer, ACheckpointOfAnotherModelIsRefusedNamingTheTensors) {
   const std::string message = baton::testing::error_message([&] { train(bn_cnn(), c, 2); });
   EXPECT_NE(message.find("model.safetensors"), std::string::npos) << message;
   EXPECT_NE(message.find("conv1.weight"), std::string::npos) << message;
+}
+
+TEST_F(PipelineTrainer, WeightsLoadIntoEveryStage) {
+  const Graph graph = image_mlp();
+  Context ctx(Device::cpu());
+  ParamStore source(graph, graph.topological_order(), DType::f32, ctx);
+  source.initialize(ctx, 11);  // the run's own initialisation uses seed 0
+  const std::string weights = (dir_ / "weights.safetensors").string();
+  save_weights(weights, source, ctx);
+  TrainConfig c = config_;
+  c.steps = 1;
+  c.eval_every = 0;
+  c.lr_schedule = {{"type", "constant"}, {"base_lr", 0.0}};  // the step leaves the parameters as they start
+  c.weights = weights;
+  c.checkpoint_dir = (dir_ / "ckpt").string();
+  const TrainSummary s = train(graph, c, 2);
+  ASSERT_EQ(s.steps, 1);
+  ParamStore after(graph, graph.topological_order(), DType::f32, ctx);
+  load_weights(s.checkpoint + "/model.safetensors", after, ctx);
+  EXPECT_EQ(baton::testing::bytes_of(after.params_flat(), ctx.stream()),
+            baton::testing::bytes_of(source.params_flat(), ctx.stream()));
+
+  c.weights = (dir_ / "other.safetensors").string();  // a file of another model: nothing is loaded
+  const Graph other = bn_cnn();
+  ParamStore other_params(other, other.topological_order(), DType::f32, ctx);
+  other_params.initialize(ctx, 1);
+  save_weights(c.weights, other_params, ctx);
+  const std::string message = baton::testing::error_message([&] { train(graph, c, 2); });
+  EXPECT_NE(message.find(c.weights), std::string::npos) << message;
+  EXPECT_NE(message.find("fc1.weight"), std::string::npos) << message;
 }
 
 TEST(StageDevices, StageIGoesToDeviceIModuloTheDevices) {

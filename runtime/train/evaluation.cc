@@ -1,0 +1,77 @@
+// Evaluating a model on a test set: the loader with the trainer's normalisation, the loss summed
+// over samples and the top-1 / top-5 counts of the logits.
+#include "runtime/train/evaluation.h"
+
+#include <algorithm>
+#include <string>
+
+#include "kernels/loss.h"
+#include "runtime/train/graph_contract.h"
+
+namespace baton {
+
+data::Normalization normalization_for(const data::Dataset& d) {
+  const std::string name = d.name();
+  if (name.rfind("cifar", 0) == 0) {
+    return {{0.4914f, 0.4822f, 0.4465f}, {0.2470f, 0.2435f, 0.2616f}};
+  }
+  const auto channels = static_cast<size_t>(d.image_shape()[0]);
+  return {std::vector<float>(channels, 0.5f), std::vector<float>(channels, 0.5f)};
+}
+
+EvalResult evaluate_batches(Context& input_ctx, const data::Dataset& test, int64_t batch_size, int workers,
+                            bool classification,
+                            const std::function<std::vector<EvalPiece>(const data::Batch&)>& forward) {
+  data::LoaderOptions options;
+  options.batch_size = batch_size;
+  options.shuffle = false;
+  options.drop_last = false;
+  options.workers = workers;
+  options.normalization = normalization_for(test);
+  data::DataLoader loader(test, options, input_ctx.device());
+  EvalResult r;
+  double loss_sum = 0;
+  int64_t top1 = 0, top5 = 0;
+  while (auto batch = loader.next(input_ctx.stream())) {
+    for (const EvalPiece& piece : forward(*batch)) {
+      Context& ctx = *piece.ctx;
+      const double n = static_cast<double>(piece.samples);
+      loss_sum += piece.loss.to(Device::cpu(), ctx.stream()).to_vector<float>(ctx.stream())[0] * n;
+      if (classification) {
+        Tensor count = Tensor::empty(Shape{}, DType::i64, ctx);
+        kernels::topk_correct(ctx, piece.logits, piece.labels, 1, count);
+        top1 += count.to_vector<int64_t>(ctx.stream())[0];
+        const int k5 = std::min<int>(5, static_cast<int>(piece.logits.size(1)));
+        kernels::topk_correct(ctx, piece.logits, piece.labels, k5, count);
+        top5 += count.to_vector<int64_t>(ctx.stream())[0];
+      }
+      r.samples += piece.samples;
+    }
+  }
+  if (r.samples > 0) {
+    r.loss = loss_sum / static_cast<double>(r.samples);
+    if (classification) {
+      r.top1 = static_cast<double>(top1) / static_cast<double>(r.samples);
+      r.top5 = static_cast<double>(top5) / static_cast<double>(r.samples);
+    }
+  }
+  return r;
+}
+
+EvalResult evaluate_model(const Graph& g, Executor& ex, Context& ctx, const data::Dataset& test, int64_t batch_size,
+                          int workers) {
+  const size_t loss_at = executor_output_index(ex, loss_output(g));
+  const size_t prediction_at = executor_output_index(ex, prediction_output(g));
+  const bool classification = has_labels(g);
+  return evaluate_batches(ctx, test, batch_size, workers, classification, [&](const data::Batch& batch) {
+    Tape tape;
+    const std::vector<Tensor> out = ex.forward(ctx, batch_inputs(g, ex, batch), tape, Mode::eval);
+    return std::vector<EvalPiece>{{.ctx = &ctx,
+                                   .loss = out[loss_at],
+                                   .logits = classification ? out[prediction_at] : Tensor(),
+                                   .labels = batch.labels,
+                                   .samples = batch.images.size(0)}};
+  });
+}
+
+}  // namespace baton

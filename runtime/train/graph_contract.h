@@ -1,0 +1,41 @@
+// The trainer's contract with a model graph, written once: a batch's images feed input "x" and its
+// labels input "labels"; output 0 is the mean loss and output 1 the prediction (the logits).
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "runtime/data/loader.h"
+#include "runtime/graph/executor.h"
+#include "runtime/graph/graph.h"
+
+namespace baton {
+
+inline constexpr std::string_view kImageInput = "x";       // [n, C, H, W] f32: the batch's images
+inline constexpr std::string_view kLabelInput = "labels";  // [n] i64: the batch's classes (optional)
+inline constexpr size_t kLossOutput = 0;                   // graph output: the batch's mean loss
+inline constexpr size_t kPredictionOutput = 1;             // graph output: the logits, [n, classes]
+
+// Throws unless `graph` can be trained: two outputs or more (the loss, then the prediction), an
+// input "x", and no input besides "x" and "labels". `where` begins the message ("Trainer").
+void check_trainable(const Graph& graph, std::string_view where);
+
+// Whether the graph takes labels (classification: its prediction is scored top-1 and top-5).
+bool has_labels(const Graph& graph);
+
+// The batch's tensor for each of `inputs` (graph input values in the order a consumer takes them,
+// e.g. Executor::input_values() or Graph::inputs()): "x" the images, "labels" the labels. Any other
+// input name is an error naming it.
+std::vector<Tensor> batch_inputs(const Graph& graph, const std::vector<ValueId>& inputs, const data::Batch& batch);
+// The same for the inputs of `executor`, in its order: what Executor::forward takes.
+std::vector<Tensor> batch_inputs(const Graph& graph, const Executor& executor, const data::Batch& batch);
+
+// The graph's loss and prediction values (outputs 0 and 1).
+ValueId loss_output(const Graph& graph);
+ValueId prediction_output(const Graph& graph);
+
+// Where graph value `value` is among executor.output_values() (what Executor::forward returns).
+size_t executor_output_index(const Executor& executor, ValueId value);
+
+}  // namespace baton

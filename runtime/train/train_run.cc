@@ -1,0 +1,207 @@
+// Trainer::run's loop, piece by piece: start (initial weights, resume), step, log, evaluate, save.
+#include "runtime/train/train_run.h"
+
+#include <unistd.h>
+
+#include <cmath>
+
+#include "runtime/core/error.h"
+#include "runtime/train/evaluation.h"
+
+namespace baton {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The Philox key of a step's random layers (dropout): the run's seed mixed with the step.
+uint64_t step_seed(uint64_t seed, int64_t step) {
+  return seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(step) + 1;
+}
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Shuffled, full batches (BatchNorm statistics never come from a sliver), normalised, and random
+// crops and flips for 32x32 images when config.augment.
+data::LoaderOptions training_loader_options(const TrainConfig& config, const data::Dataset& train_set) {
+  data::LoaderOptions options;
+  options.batch_size = config.batch_size;
+  options.shuffle = true;
+  options.drop_last = true;
+  options.seed = config.seed;
+  options.workers = config.workers;
+  options.normalization = normalization_for(train_set);
+  const Shape image = train_set.image_shape();
+  if (config.augment && image[1] == 32 && image[2] == 32) {
+    options.augmentation.crop_padding = 4;
+    options.augmentation.horizontal_flip = true;
+  }
+  return options;
+}
+
+int64_t batches_per_epoch(const data::DataLoader& loader, const data::Dataset& train_set, int64_t batch_size) {
+  const int64_t per_epoch = loader.batches_per_epoch();
+  BATON_CHECK(per_epoch > 0, "the training set (", train_set.size(), " samples) has no full batch of ", batch_size);
+  return per_epoch;
+}
+
+// The configured schedule; a decaying one without total_steps decays over the whole run.
+LrSchedule run_schedule(const TrainConfig& config, int64_t total_steps) {
+  nlohmann::json schedule_json = config.lr_schedule;
+  if (!schedule_json.contains("total_steps")) schedule_json["total_steps"] = total_steps;
+  return LrSchedule::from_json(schedule_json, "train config: lr_schedule");
+}
+
+}  // namespace
+
+TrainRun::TrainRun(const Graph& graph, const TrainConfig& config, const data::Dataset& train_set,
+                   const data::Dataset* test_set, TrainEngine& engine)
+    : config_(config),
+      test_set_(test_set),
+      engine_(engine),
+      loader_(train_set, training_loader_options(config, train_set), engine.input_context().device()),
+      per_epoch_(batches_per_epoch(loader_, train_set, config.batch_size)),
+      total_steps_(config.steps > 0 ? config.steps : config.epochs * per_epoch_),
+      schedule_(run_schedule(config, total_steps_)),
+      progress_(stdout, isatty(STDOUT_FILENO) != 0, config.log_every) {
+  checkpoint_state_.seed = config.seed;
+  checkpoint_state_.model_spec = graph.to_json();
+  checkpoint_state_.train_config = config.to_json();
+  if (!config.checkpoint_dir.empty()) {
+    checkpoints_ = std::make_unique<CheckpointManager>(config.checkpoint_dir, config.keep_checkpoints);
+  }
+}
+
+void TrainRun::start() {
+  engine_.initialize(config_.seed);
+  if (!config_.weights.empty()) {
+    engine_.load_weights(config_.weights);
+    progress_.message("weights from " + config_.weights + ", starting at step 0");
+  }
+  if (checkpoints_ && config_.resume) resume();
+  if (config_.metrics.empty()) {
+    metrics_.emplace();
+  } else {
+    metrics_.emplace(config_.metrics);
+  }
+}
+
+void TrainRun::resume() {
+  const std::optional<std::string> latest = checkpoints_->latest();
+  if (!latest) {
+    progress_.message("no checkpoint in " + config_.checkpoint_dir + " yet: starting from scratch");
+    return;
+  }
+  const CheckpointState restored = engine_.load_checkpoint(*latest);
+  step_ = restored.step;
+  epoch_ = restored.epoch;
+  loader_.seek(restored.loader_position.get<data::LoaderPosition>());
+  progress_.message("resumed from " + *latest + " at step " + std::to_string(step_));
+}
+
+TrainSummary TrainRun::run(const std::function<bool()>& stop_requested) {
+  start_ = interval_.start = Clock::now();
+  first_step_ = step_;
+  while (step_ < total_steps_) {
+    std::optional<data::Batch> batch = loader_.next(engine_.input_context().stream());
+    if (!batch) {
+      end_epoch();
+      continue;
+    }
+    train_step(*batch);
+    if (config_.checkpoint_every > 0 && step_ % config_.checkpoint_every == 0) save(epoch_);
+    if (stop_requested && stop_requested()) {
+      progress_.message("interrupted at step " + std::to_string(step_));
+      save(epoch_);
+      summary_.interrupted = true;
+      break;
+    }
+  }
+  finish();
+  return summary_;
+}
+
+void TrainRun::train_step(const data::Batch& batch) {
+  const double lr = schedule_.at(step_);
+  const double loss = engine_.step(batch, step_seed(config_.seed, step_), lr);
+  BATON_CHECK(std::isfinite(loss), "training diverged: the loss is ", loss, " at step ", step_,
+              " (lower the learning rate?)");
+  ++step_;
+  log(batch, loss, lr);
+}
+
+// The progress bar after every step; a metrics line every log_every steps and after the last.
+void TrainRun::log(const data::Batch& batch, double loss, double lr) {
+  const int64_t n = batch.images.size(0);
+  interval_.samples += n;
+  run_samples_ += n;
+  interval_.loss += loss;
+  ++interval_.steps;
+  const double elapsed = seconds_since(start_);
+  progress_.update({.epoch = epoch_ + 1,
+                    .batch = batch.index + 1,
+                    .batches_per_epoch = per_epoch_,
+                    .step = step_,
+                    .loss = loss,
+                    .lr = lr,
+                    .samples_per_second = static_cast<double>(run_samples_) / std::max(elapsed, 1e-9),
+                    .eta_seconds = static_cast<double>(total_steps_ - step_) * elapsed /
+                                   static_cast<double>(std::max<int64_t>(step_ - first_step_, 1))});
+  if (step_ % config_.log_every != 0 && step_ != total_steps_) return;
+  const double seconds = seconds_since(interval_.start);
+  summary_.last_loss = interval_.loss / static_cast<double>(interval_.steps);
+  metrics_->write({{"type", "train"},
+                   {"epoch", epoch_},
+                   {"step", step_},
+                   {"loss", summary_.last_loss},
+                   {"lr", lr},
+                   {"samples_per_second", static_cast<double>(interval_.samples) / std::max(seconds, 1e-9)}});
+  interval_ = LogInterval();
+}
+
+void TrainRun::end_epoch() {
+  progress_.finish_epoch();
+  ++epoch_;
+  if (config_.eval_every > 0 && epoch_ % config_.eval_every == 0) evaluate(epoch_);
+  if (config_.checkpoint_every == 0) save(epoch_);
+}
+
+void TrainRun::evaluate(int64_t at_epoch) {
+  if (test_set_ == nullptr) return;
+  const EvalResult& eval = summary_.eval = engine_.evaluate(*test_set_, config_.batch_size, config_.workers);
+  nlohmann::json record = {
+      {"type", "eval"}, {"epoch", at_epoch}, {"step", step_}, {"loss", eval.loss}, {"samples", eval.samples}};
+  char text[160];
+  const int used =
+      std::snprintf(text, sizeof(text), "eval epoch %lld: loss %.4f", static_cast<long long>(at_epoch), eval.loss);
+  if (eval.top1 >= 0) {
+    record["top1"] = eval.top1;
+    record["top5"] = eval.top5;
+    std::snprintf(text + used, sizeof(text) - static_cast<size_t>(used), ", top-1 %.2f%%, top-5 %.2f%%",
+                  100 * eval.top1, 100 * eval.top5);
+  }
+  metrics_->write(record);
+  progress_.message(text);
+}
+
+void TrainRun::save(int64_t at_epoch) {
+  if (!checkpoints_) return;
+  checkpoint_state_.step = step_;
+  checkpoint_state_.epoch = at_epoch;
+  checkpoint_state_.loader_position = loader_.position();
+  summary_.checkpoint = engine_.save_checkpoint(*checkpoints_, checkpoint_state_);
+  progress_.message("checkpoint " + summary_.checkpoint);
+}
+
+// The last step is not followed by the loader's end-of-epoch signal: evaluate and save here.
+void TrainRun::finish() {
+  progress_.finish_epoch();
+  if (!summary_.interrupted) {
+    if (config_.eval_every > 0) evaluate(epoch_ + 1);  // the epoch in progress, 1-based
+    if (!checkpoints_ || config_.checkpoint_every == 0 || step_ % config_.checkpoint_every != 0) save(epoch_);
+  }
+  summary_.steps = step_;
+  summary_.epoch = epoch_;
+  summary_.samples_per_second = static_cast<double>(run_samples_) / std::max(seconds_since(start_), 1e-9);
+}
+
+}  // namespace baton

@@ -1,0 +1,66 @@
+// TrainRun: one run of the training loop over a TrainEngine — the loader, the learning-rate
+// schedule, checkpoints, progress, metrics and counters of Trainer::run, as start / step / log /
+// evaluate / save pieces.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "runtime/data/loader.h"
+#include "runtime/train/checkpoint.h"
+#include "runtime/train/lr_schedule.h"
+#include "runtime/train/metrics_log.h"
+#include "runtime/train/progress.h"
+#include "runtime/train/trainer.h"
+
+namespace baton {
+
+// The steps since the last metrics line: their samples and summed loss, and when they began.
+struct LogInterval {
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  int64_t samples = 0;
+  int64_t steps = 0;
+  double loss = 0;
+};
+
+// One run of the training loop over `engine`.
+class TrainRun {
+ public:
+  TrainRun(const Graph& graph, const TrainConfig& config, const data::Dataset& train_set, const data::Dataset* test_set,
+           TrainEngine& engine);
+  // Initial weights from the seed (then from config.weights when given), then the newest checkpoint
+  // when resuming.
+  void start();
+  // Trains until the last step or until stop_requested() turns true after a step.
+  TrainSummary run(const std::function<bool()>& stop_requested);
+
+ private:
+  void resume();
+  void train_step(const data::Batch& batch);
+  void log(const data::Batch& batch, double loss, double lr);
+  void end_epoch();
+  void evaluate(int64_t at_epoch);
+  void save(int64_t at_epoch);
+  void finish();
+
+  const TrainConfig& config_;
+  const data::Dataset* test_set_;
+  TrainEngine& engine_;
+  data::DataLoader loader_;
+  int64_t per_epoch_;
+  int64_t total_steps_;
+  LrSchedule schedule_;
+  std::unique_ptr<CheckpointManager> checkpoints_;
+  CheckpointState checkpoint_state_;
+  ProgressReporter progress_;
+  std::optional<MetricsLog> metrics_;  // set by start(): no file, or config.metrics
+  TrainSummary summary_;
+  int64_t step_ = 0, epoch_ = 0, first_step_ = 0, run_samples_ = 0;
+  std::chrono::steady_clock::time_point start_;
+  LogInterval interval_;
+};
+
+}  // namespace baton
