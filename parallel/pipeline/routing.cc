@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "runtime/core/error.h"
+#include "runtime/train/graph_contract.h"
 
 namespace baton::parallel {
 namespace {
@@ -62,8 +63,7 @@ PipelineRouting::PipelineRouting(const Graph& graph, const std::vector<std::uniq
     }
   }
 
-  BATON_CHECK(!graph.outputs().empty(), "the graph has no output (the loss)");
-  const ValueInfo& loss = graph.value(graph.outputs()[0]);
+  const ValueInfo& loss = graph.value(loss_output(graph));
   BATON_CHECK(loss.producer >= 0 && loss.shape.numel() == 1 && is_floating(loss.dtype), "the graph's first output '",
               loss.name, "' is not a scalar loss");
   graph_outputs_.resize(num);
