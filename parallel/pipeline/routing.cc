@@ -63,7 +63,7 @@ PipelineRouting::PipelineRouting(const Graph& graph, const std::vector<std::uniq
     }
   }
 
-  const ValueInfo& loss = graph.value(loss_output(graph));
+  const ValueInfo& loss = graph.value(baton::loss_output(graph));
   BATON_CHECK(loss.producer >= 0 && loss.shape.numel() == 1 && is_floating(loss.dtype), "the graph's first output '",
               loss.name, "' is not a scalar loss");
   graph_outputs_.resize(num);
