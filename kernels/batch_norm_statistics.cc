@@ -24,8 +24,8 @@ void check_channels(std::string_view op, const Context& ctx, std::initializer_li
   for (const NamedTensor& t : tensors) {
     BATON_CHECK(t.tensor.defined(), op, ": argument '", t.name, "' is undefined");
     check_on_context(op, ctx, {t});
-    BATON_CHECK(t.tensor.shape() == Shape{channels}, op, ": argument '", t.name, "' has shape ",
-                t.tensor.shape().str(), ", expected [", channels, "]");
+    BATON_CHECK(t.tensor.shape() == Shape{channels}, op, ": argument '", t.name, "' has shape ", t.tensor.shape().str(),
+                ", expected [", channels, "]");
     BATON_CHECK(t.tensor.dtype() == dtype, op, ": argument '", t.name, "' is ", dtype_name(t.tensor.dtype()),
                 ", expected ", dtype_name(dtype));
   }

@@ -4,8 +4,8 @@
 #include <string_view>
 
 #include "kernels/cpu/dropout_cpu.h"
-#include "kernels/dropout_math.h"
 #include "kernels/dispatch.h"
+#include "kernels/dropout_math.h"
 #include "kernels/op_checks.h"
 #include "runtime/core/build_config.h"
 

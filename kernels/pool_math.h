@@ -65,7 +65,7 @@ BATON_HOST_DEVICE void for_each_max_pool_window(const PoolPlane& p, int64_t h, i
 // The gradient of input (h, w) of a max pool: the sum of grad(o) over the windows o that chose it.
 template <typename A, typename LoadGrad, typename LoadIndex>
 BATON_HOST_DEVICE A max_pool_input_grad(const PoolPlane& p, int64_t h, int64_t w, const LoadGrad& grad,
-                                      const LoadIndex& index) {
+                                        const LoadIndex& index) {
   const int64_t target = h * p.in_w + w;
   A acc = A(0);
   for_each_max_pool_window(p, h, w, [&](int64_t o) {
@@ -99,7 +99,7 @@ BATON_HOST_DEVICE AvgPoolWindow avg_pool_window(const PoolPlane& p, bool count_i
 // The mean of window (oh, ow); 0 for a window with no tap inside the input.
 template <typename A, typename Load>
 BATON_HOST_DEVICE A avg_pool_output(const PoolPlane& p, bool count_include_pad, int64_t oh, int64_t ow,
-                                  const Load& load) {
+                                    const Load& load) {
   const AvgPoolWindow win = avg_pool_window(p, count_include_pad, oh, ow);
   if (win.empty()) return A(0);
   A sum = A(0);
@@ -119,7 +119,7 @@ BATON_HOST_DEVICE int64_t first_covering_window(int64_t t, int64_t kernel, int64
 // covering it, in row-major order of the windows.
 template <typename A, typename LoadGrad>
 BATON_HOST_DEVICE A avg_pool_input_grad(const PoolPlane& p, bool count_include_pad, int64_t h, int64_t w,
-                                      const LoadGrad& grad) {
+                                        const LoadGrad& grad) {
   const int64_t th = h + p.pad_h, tw = w + p.pad_w;
   const int64_t oh_end = pool_min(th / p.stride_h + 1, p.out_h), ow_end = pool_min(tw / p.stride_w + 1, p.out_w);
   A acc = A(0);

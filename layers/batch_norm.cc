@@ -49,7 +49,7 @@ class DeferredStatistics final : public DeferredUpdate {
 
  private:
   double momentum_;
-  int64_t count_ = 0;                          // values per channel merged since the last commit
+  int64_t count_ = 0;                           // values per channel merged since the last commit
   Tensor mean_, var_, batch_mean_, batch_var_;  // [C]; var biased
 };
 

@@ -56,10 +56,10 @@ ValueId GraphBuilder::conv2d(ValueId x, const Conv2dArgs& a, const std::string& 
 }
 
 ValueId GraphBuilder::batch_norm2d(ValueId x, const BatchNormArgs& a, const std::string& name) {
-  return single("BatchNorm2d",
-                {{"num_features", channels_of(shape(x), name)}, {"eps", a.eps}, {"momentum", a.momentum},
-                 {"affine", a.affine}},
-                {x}, name);
+  return single(
+      "BatchNorm2d",
+      {{"num_features", channels_of(shape(x), name)}, {"eps", a.eps}, {"momentum", a.momentum}, {"affine", a.affine}},
+      {x}, name);
 }
 
 ValueId GraphBuilder::linear(ValueId x, int64_t out_features, const std::string& name, bool bias,
@@ -71,14 +71,18 @@ ValueId GraphBuilder::linear(ValueId x, int64_t out_features, const std::string&
                 name);
 }
 
-ValueId GraphBuilder::relu(ValueId x, const std::string& name) { return single("ReLU", nlohmann::json::object(), {x}, name); }
+ValueId GraphBuilder::relu(ValueId x, const std::string& name) {
+  return single("ReLU", nlohmann::json::object(), {x}, name);
+}
 ValueId GraphBuilder::relu6(ValueId x, const std::string& name) {
   return single("ReLU6", nlohmann::json::object(), {x}, name);
 }
 ValueId GraphBuilder::sigmoid(ValueId x, const std::string& name) {
   return single("Sigmoid", nlohmann::json::object(), {x}, name);
 }
-ValueId GraphBuilder::tanh(ValueId x, const std::string& name) { return single("Tanh", nlohmann::json::object(), {x}, name); }
+ValueId GraphBuilder::tanh(ValueId x, const std::string& name) {
+  return single("Tanh", nlohmann::json::object(), {x}, name);
+}
 
 ValueId GraphBuilder::max_pool2d(ValueId x, const PoolArgs& a, const std::string& name) {
   return single("MaxPool2d", pool_config(a), {x}, name);

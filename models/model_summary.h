@@ -3,9 +3,8 @@
 // alone, so nothing is allocated (a VGG's 138M parameters are counted, not created).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

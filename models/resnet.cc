@@ -79,12 +79,23 @@ Graph build_resnet(int depth, const ModelOptions& o) {
   std::array<int, 4> blocks{};
   bool bottlenecks = true;
   switch (depth) {
-    case 18: blocks = {2, 2, 2, 2}, bottlenecks = false; break;
-    case 34: blocks = {3, 4, 6, 3}, bottlenecks = false; break;
-    case 50: blocks = {3, 4, 6, 3}; break;
-    case 101: blocks = {3, 4, 23, 3}; break;
-    case 152: blocks = {3, 8, 36, 3}; break;
-    default: BATON_FAIL("build_resnet: depth ", depth, " is not one of 18, 34, 50, 101, 152");
+    case 18:
+      blocks = {2, 2, 2, 2}, bottlenecks = false;
+      break;
+    case 34:
+      blocks = {3, 4, 6, 3}, bottlenecks = false;
+      break;
+    case 50:
+      blocks = {3, 4, 6, 3};
+      break;
+    case 101:
+      blocks = {3, 4, 23, 3};
+      break;
+    case 152:
+      blocks = {3, 8, 36, 3};
+      break;
+    default:
+      BATON_FAIL("build_resnet: depth ", depth, " is not one of 18, 34, 50, 101, 152");
   }
   GraphBuilder g;
   ValueId x = declare_inputs(g, o, Task::classification);

@@ -18,14 +18,17 @@ constexpr int kPool = 0;  // a max pool in a configuration; any other entry is a
 // torchvision's cfgs "A", "B", "D", "E".
 std::vector<int> configuration(int depth) {
   switch (depth) {
-    case 11: return {64, kPool, 128, kPool, 256, 256, kPool, 512, 512, kPool, 512, 512, kPool};
-    case 13: return {64, 64, kPool, 128, 128, kPool, 256, 256, kPool, 512, 512, kPool, 512, 512, kPool};
+    case 11:
+      return {64, kPool, 128, kPool, 256, 256, kPool, 512, 512, kPool, 512, 512, kPool};
+    case 13:
+      return {64, 64, kPool, 128, 128, kPool, 256, 256, kPool, 512, 512, kPool, 512, 512, kPool};
     case 16:
       return {64, 64, kPool, 128, 128, kPool, 256, 256, 256, kPool, 512, 512, 512, kPool, 512, 512, 512, kPool};
     case 19:
-      return {64,  64,  kPool, 128, 128, kPool, 256, 256, 256, 256, kPool,
-              512, 512, 512,   512, kPool, 512, 512, 512, 512, kPool};
-    default: BATON_FAIL("build_vgg: depth ", depth, " is not one of 11, 13, 16, 19");
+      return {64,  64,  kPool, 128, 128,   kPool, 256, 256, 256, 256,  kPool,
+              512, 512, 512,   512, kPool, 512,   512, 512, 512, kPool};
+    default:
+      BATON_FAIL("build_vgg: depth ", depth, " is not one of 11, 13, 16, 19");
   }
 }
 

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <filesystem>
 
-#include "runtime/graph/json_fields.h"
 #include "runtime/core/error.h"
+#include "runtime/graph/json_fields.h"
 
 namespace baton::parallel {
 
@@ -80,8 +80,8 @@ double Cluster::allreduce_ms(int64_t bytes, std::span<const int> devices, AllRed
 
 namespace {
 
-const Link kNvlink4{"nvlink", 370, 5};     // NVLink 4 (H100/H200 SXM): ~370 GB/s reached per direction
-const Link kPcie5Host{"pcie", 25, 10};     // GPU to GPU through PCIe 5 host bridges
+const Link kNvlink4{"nvlink", 370, 5};         // NVLink 4 (H100/H200 SXM): ~370 GB/s reached per direction
+const Link kPcie5Host{"pcie", 25, 10};         // GPU to GPU through PCIe 5 host bridges
 const Link kInfiniband400{"network", 45, 10};  // 400 Gb/s NDR InfiniBand per GPU
 
 }  // namespace
@@ -89,8 +89,10 @@ const Link kInfiniband400{"network", 45, 10};  // 400 Gb/s NDR InfiniBand per GP
 std::vector<std::string> cluster_names() { return {"h200-nvlink-8", "pcie-8", "h200-2x8", "cpu-N"}; }
 
 Cluster cluster_by_name(std::string_view name) {
-  if (name == "h200-nvlink-8") return Cluster::topology("h200-nvlink-8", device_spec_by_name("h200"), 1, 8, kNvlink4, kNvlink4);
-  if (name == "pcie-8") return Cluster::topology("pcie-8", device_spec_by_name("h100-pcie"), 1, 8, kPcie5Host, kPcie5Host);
+  if (name == "h200-nvlink-8")
+    return Cluster::topology("h200-nvlink-8", device_spec_by_name("h200"), 1, 8, kNvlink4, kNvlink4);
+  if (name == "pcie-8")
+    return Cluster::topology("pcie-8", device_spec_by_name("h100-pcie"), 1, 8, kPcie5Host, kPcie5Host);
   if (name == "h200-2x8") {
     return Cluster::topology("h200-2x8", device_spec_by_name("h200"), 2, 8, kNvlink4, kInfiniband400);
   }

@@ -2,9 +2,8 @@
 // model over it: point-to-point transfers, ring and tree all-reduce (alpha-beta model).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,8 +25,7 @@ class Cluster {
  public:
   // `nodes` machines of `gpus_per_node` devices each, `intra` links inside a machine, `inter`
   // between machines.
-  static Cluster topology(std::string name, DeviceSpec device, int nodes, int gpus_per_node, Link intra,
-                          Link inter);
+  static Cluster topology(std::string name, DeviceSpec device, int nodes, int gpus_per_node, Link intra, Link inter);
 
   const std::string& name() const { return name_; }
   int num_devices() const { return static_cast<int>(devices_.size()); }

@@ -70,7 +70,8 @@ StageMemory stage_memory(const Profile& profile, std::span<const int> nodes, dou
   StageMemory m;
   m.params = param_bytes(profile, nodes);
   m.gradients = m.params;
-  m.optimizer_state = static_cast<int64_t>(std::llround(profile.optimizer_state_factor * static_cast<double>(m.params)));
+  m.optimizer_state =
+      static_cast<int64_t>(std::llround(profile.optimizer_state_factor * static_cast<double>(m.params)));
   m.activations = static_cast<int64_t>(
       std::llround(static_cast<double>(stash_bytes_per_sample(profile, nodes)) * batch_per_replica * in_flight));
   for (int n : nodes) m.workspace = std::max(m.workspace, profile.nodes[n].workspace_bytes);
@@ -78,8 +79,8 @@ StageMemory stage_memory(const Profile& profile, std::span<const int> nodes, dou
 }
 
 std::vector<StageSummary> stage_table(const Plan& plan, const Profile& profile, const std::vector<int>& in_flight) {
-  BATON_CHECK(in_flight.empty() || static_cast<int>(in_flight.size()) == plan.num_stages(), "stage table: ",
-              in_flight.size(), " in-flight counts for ", plan.num_stages(), " stages");
+  BATON_CHECK(in_flight.empty() || static_cast<int>(in_flight.size()) == plan.num_stages(),
+              "stage table: ", in_flight.size(), " in-flight counts for ", plan.num_stages(), " stages");
   std::vector<StageSummary> rows;
   for (int s = 0; s < plan.num_stages(); ++s) {
     const Stage& st = plan.stages[s];
@@ -93,8 +94,8 @@ std::vector<StageSummary> stage_table(const Plan& plan, const Profile& profile, 
     row.fwd_ms = forward_ms(profile, st.nodes, batch);
     row.bwd_ms = backward_ms(profile, st.nodes, batch);
     row.param_bytes = param_bytes(profile, st.nodes);
-    row.boundary_bytes_out =
-        static_cast<int64_t>(std::llround(static_cast<double>(boundary_bytes_out(profile, in_set)) * plan.micro_batch_size()));
+    row.boundary_bytes_out = static_cast<int64_t>(
+        std::llround(static_cast<double>(boundary_bytes_out(profile, in_set)) * plan.micro_batch_size()));
     row.in_flight = in_flight.empty() ? plan.micro_batches : in_flight[s];
     row.memory_bytes = stage_memory(profile, st.nodes, batch, row.in_flight).total();
     rows.push_back(std::move(row));

@@ -41,8 +41,7 @@ struct StageMemory {
   int64_t total() const { return params + gradients + optimizer_state + activations + workspace; }
 };
 // Memory of one replica of a stage holding `in_flight` micro-batches of `batch_per_replica` samples.
-StageMemory stage_memory(const Profile& profile, std::span<const int> nodes, double batch_per_replica,
-                         int in_flight);
+StageMemory stage_memory(const Profile& profile, std::span<const int> nodes, double batch_per_replica, int in_flight);
 
 // One row of the stage table.
 struct StageSummary {
@@ -57,7 +56,6 @@ struct StageSummary {
   int in_flight = 1;
 };
 // `in_flight[s]`: peak micro-batches stage s holds under the schedule (empty: all of them, GPipe).
-std::vector<StageSummary> stage_table(const Plan& plan, const Profile& profile,
-                                      const std::vector<int>& in_flight = {});
+std::vector<StageSummary> stage_table(const Plan& plan, const Profile& profile, const std::vector<int>& in_flight = {});
 
 }  // namespace baton::parallel

@@ -2,19 +2,20 @@
 // measured on the spot.
 #include "parallel/device_spec.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <functional>
-#include <unistd.h>
 #include <vector>
 
 #include "kernels/gemm.h"
-#include "runtime/graph/json_fields.h"
 #include "runtime/core/context.h"
 #include "runtime/core/error.h"
 #include "runtime/core/tensor.h"
+#include "runtime/graph/json_fields.h"
 
 namespace baton::parallel {
 namespace {

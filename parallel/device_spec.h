@@ -4,7 +4,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,7 +23,7 @@ struct DeviceSpec {
   // Fractions of peak a well-written layer reaches (GEMM-like work and memory-bound work).
   double compute_efficiency = 0.6;
   double memory_efficiency = 0.75;
-  double launch_overhead_us = 5;    // per kernel (per node and pass)
+  double launch_overhead_us = 5;  // per kernel (per node and pass)
 };
 
 // Shipped names: h200, h100-sxm, h100-pcie, a100-sxm, a100-pcie, v100-sxm, v100-pcie, cpu.

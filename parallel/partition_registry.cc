@@ -1,6 +1,5 @@
 // Partitioners by name.
 #include "parallel/partitioner.h"
-
 #include "runtime/core/error.h"
 
 namespace baton::parallel {

@@ -16,8 +16,8 @@ void check_request(const PartitionRequest& r) {
               " stages cannot be spread as ", r.chunks_per_device, " chunks per device");
   BATON_CHECK(r.stages <= r.profile->num_nodes(), "partition: ", r.stages, " stages for a model of ",
               r.profile->num_nodes(), " nodes: every stage needs at least one node");
-  BATON_CHECK(r.micro_batches >= 1 && r.batch >= 1 && r.batch % r.micro_batches == 0, "partition: the batch (",
-              r.batch, ") is not divisible by the number of micro-batches (", r.micro_batches, ")");
+  BATON_CHECK(r.micro_batches >= 1 && r.batch >= 1 && r.batch % r.micro_batches == 0, "partition: the batch (", r.batch,
+              ") is not divisible by the number of micro-batches (", r.micro_batches, ")");
   const int devices = r.free_replication ? r.devices : r.stages / r.chunks_per_device * r.replicas;
   BATON_CHECK(devices >= 1 && devices <= r.cluster->num_devices(), "partition: the plan needs ", devices,
               " devices but cluster '", r.cluster->name(), "' has ", r.cluster->num_devices());

@@ -16,13 +16,13 @@ namespace baton::parallel {
 struct PartitionRequest {
   const Profile* profile = nullptr;
   const Cluster* cluster = nullptr;
-  int stages = 1;              // model stages (pipeline positions x chunks_per_device)
-  int chunks_per_device = 1;   // interleaved schedules
-  int replicas = 1;            // replicas of every stage (data-parallel groups)
-  int batch = 1;               // mini-batch over all replicas
+  int stages = 1;             // model stages (pipeline positions x chunks_per_device)
+  int chunks_per_device = 1;  // interleaved schedules
+  int replicas = 1;           // replicas of every stage (data-parallel groups)
+  int batch = 1;              // mini-batch over all replicas
   int micro_batches = 1;
   ScheduleKind schedule = ScheduleKind::one_f_one_b;  // decides micro-batches in flight for memory
-  double memory_cap_bytes = 0; // per device; 0: the cluster device's memory
+  double memory_cap_bytes = 0;                        // per device; 0: the cluster device's memory
   // antichain only: choose the number of stages (<= stages) and each stage's replication freely
   // with at most `devices` devices in all (PipeDream); otherwise stages x replicas exactly.
   bool free_replication = false;
@@ -43,8 +43,8 @@ Plan partition_hypergraph(const PartitionRequest& request);
 // The time the partitioners balance: forward + backward of the stage's nodes at its per-replica
 // micro-batch, plus sending its outgoing activations and receiving their gradients over the link to
 // the next stage's device, plus (replicas > 1) its share of the gradient all-reduce per micro-batch.
-double stage_time_ms(const PartitionRequest& request, const std::vector<int>& nodes, int replicas,
-                     int first_device, int next_device);
+double stage_time_ms(const PartitionRequest& request, const std::vector<int>& nodes, int replicas, int first_device,
+                     int next_device);
 
 // Micro-batches stage `stage` of `stages` holds at its peak under the request's schedule: GPipe all
 // M; 1F1B min(stages - stage, M); interleaved the same over model stages (an estimate; the

@@ -5,8 +5,8 @@
 #include <set>
 #include <unordered_map>
 
-#include "runtime/graph/json_fields.h"
 #include "runtime/core/error.h"
+#include "runtime/graph/json_fields.h"
 
 namespace baton::parallel {
 namespace {
@@ -50,8 +50,9 @@ void validate_plan(const Plan& plan, const Profile& profile) {
   BATON_CHECK(plan.micro_batches >= 1, "plan: micro_batches must be >= 1 (got ", plan.micro_batches, ")");
   BATON_CHECK(plan.batch % plan.micro_batches == 0, "plan: the batch (", plan.batch,
               ") must be divisible by the number of micro-batches (", plan.micro_batches, ")");
-  BATON_CHECK(plan.chunks_per_device >= 1 && plan.num_stages() % plan.chunks_per_device == 0, "plan: ",
-              plan.num_stages(), " stages cannot be spread as ", plan.chunks_per_device, " chunks per device");
+  BATON_CHECK(plan.chunks_per_device >= 1 && plan.num_stages() % plan.chunks_per_device == 0,
+              "plan: ", plan.num_stages(), " stages cannot be spread as ", plan.chunks_per_device,
+              " chunks per device");
   const int micro = plan.batch / plan.micro_batches;
   std::vector<int> stage_of(profile.nodes.size(), -1);
   for (int s = 0; s < plan.num_stages(); ++s) {
@@ -83,11 +84,12 @@ void validate_plan(const Plan& plan, const Profile& profile) {
 
 void assign_devices(Plan& plan) {
   BATON_CHECK(plan.chunks_per_device >= 1 && !plan.stages.empty() && plan.num_stages() % plan.chunks_per_device == 0,
-              "plan: ", plan.num_stages(), " stages cannot be spread as ", plan.chunks_per_device, " chunks per device");
+              "plan: ", plan.num_stages(), " stages cannot be spread as ", plan.chunks_per_device,
+              " chunks per device");
   const int positions = plan.num_stages() / plan.chunks_per_device;
   const int replicas = plan.stages.front().replicas;
-  const bool uniform = std::all_of(plan.stages.begin(), plan.stages.end(),
-                                   [&](const Stage& s) { return s.replicas == replicas; });
+  const bool uniform =
+      std::all_of(plan.stages.begin(), plan.stages.end(), [&](const Stage& s) { return s.replicas == replicas; });
   BATON_CHECK(uniform || plan.chunks_per_device == 1,
               "plan: interleaved stages need the same number of replicas on every stage");
   int next = 0;

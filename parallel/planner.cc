@@ -34,7 +34,8 @@ std::string EvaluatedPlan::label() const {
     if (!replicas.empty()) replicas += '-';
     replicas += std::to_string(s.replicas);
   }
-  std::string s = choice.partitioner + "+replication " + replicas + " " + std::string(schedule_kind_name(choice.schedule));
+  std::string s =
+      choice.partitioner + "+replication " + replicas + " " + std::string(schedule_kind_name(choice.schedule));
   s += " M=";
   s += std::to_string(choice.micro_batches);
   return s;
@@ -65,11 +66,11 @@ EvaluatedPlan evaluate_plan(const PlanChoice& choice, const Profile& profile, co
     e.plan = partition(choice.partitioner, r);
   }
   const std::vector<std::vector<int>> consumers = stage_consumers(e.plan, profile);
-  const bool replicated = std::any_of(e.plan.stages.begin(), e.plan.stages.end(),
-                                      [](const Stage& s) { return s.replicas > 1; });
+  const bool replicated =
+      std::any_of(e.plan.stages.begin(), e.plan.stages.end(), [](const Stage& s) { return s.replicas > 1; });
   const int positions = e.plan.num_stages() / e.plan.chunks_per_device;
-  e.schedule = make_schedule(choice.schedule, positions, e.plan.chunks_per_device, choice.micro_batches, consumers,
-                             replicated);
+  e.schedule =
+      make_schedule(choice.schedule, positions, e.plan.chunks_per_device, choice.micro_batches, consumers, replicated);
   const ScheduleCheck check = validate_schedule(e.schedule, consumers);
   e.table = stage_table(e.plan, profile, check.peak_in_flight);
   SimulationOptions sim;
@@ -78,8 +79,9 @@ EvaluatedPlan evaluate_plan(const PlanChoice& choice, const Profile& profile, co
   sim.record_trace = settings.record_trace;
   e.predicted = simulate(e.plan, e.schedule, profile, cluster, sim);
 
-  const double cap = settings.memory_cap_bytes > 0 ? settings.memory_cap_bytes
-                                                   : (cluster.device(0).memory_gb > 0 ? cluster.device(0).memory_gb * 1e9 : 1e300);
+  const double cap = settings.memory_cap_bytes > 0
+                         ? settings.memory_cap_bytes
+                         : (cluster.device(0).memory_gb > 0 ? cluster.device(0).memory_gb * 1e9 : 1e300);
   for (const StageSummary& row : e.table) {
     e.peak_memory_bytes = std::max(e.peak_memory_bytes, row.memory_bytes);
     BATON_CHECK(static_cast<double>(row.memory_bytes) <= cap, "stage ", row.stage, " needs ",

@@ -18,9 +18,9 @@ namespace baton::parallel {
 
 struct PlanChoice {
   std::string partitioner = "block";
-  int groups = 1;          // data-parallel replicas of every stage
-  int stages = 1;          // pipeline positions (devices per group)
-  int chunks = 1;          // stages per position (interleaved schedule)
+  int groups = 1;  // data-parallel replicas of every stage
+  int stages = 1;  // pipeline positions (devices per group)
+  int chunks = 1;  // stages per position (interleaved schedule)
   int micro_batches = 1;
   ScheduleKind schedule = ScheduleKind::one_f_one_b;
   bool free_replication = false;  // antichain: per-stage replication within groups x stages devices
@@ -30,8 +30,8 @@ struct PlanChoice {
 
 struct PlanSettings {
   int batch = 128;
-  double memory_cap_bytes = 0;     // 0: the cluster device's memory
-  int64_t bucket_bytes = 25 << 20; // data-parallel all-reduce buckets when a plan has one stage
+  double memory_cap_bytes = 0;      // 0: the cluster device's memory
+  int64_t bucket_bytes = 25 << 20;  // data-parallel all-reduce buckets when a plan has one stage
   AllReduceAlgorithm algorithm = AllReduceAlgorithm::ring;
   bool record_trace = false;
 };
@@ -42,10 +42,10 @@ struct EvaluatedPlan {
   Schedule schedule;
   std::vector<StageSummary> table;  // with the schedule's peak in-flight micro-batches
   SimulationResult predicted;
-  double balance = 1;               // slowest stage's compute / mean stage compute (partition_quality)
-  double communication_bytes = 0;   // activation bytes crossing stages per step, all groups (forward)
-  int64_t peak_memory_bytes = 0;    // largest stage memory
-  std::string note;                 // the partitioner's remark (hypergraph: a relaxed balance bound)
+  double balance = 1;              // slowest stage's compute / mean stage compute (partition_quality)
+  double communication_bytes = 0;  // activation bytes crossing stages per step, all groups (forward)
+  int64_t peak_memory_bytes = 0;   // largest stage memory
+  std::string note;                // the partitioner's remark (hypergraph: a relaxed balance bound)
 
   // choice.label(), with free replication's actual stages ("antichain+replication 4-2-1 1f1b M=16").
   std::string label() const;

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "runtime/graph/json_fields.h"
 #include "runtime/core/error.h"
+#include "runtime/graph/json_fields.h"
 
 namespace baton::parallel {
 namespace {
@@ -69,8 +69,7 @@ void Profile::validate(std::string_view where_) const {
     for (int c : value.consumers) {
       BATON_CHECK(c >= 0 && c < num_nodes(), where, ": consumer ", c, " out of range");
       const auto& in = nodes[c].inputs;
-      BATON_CHECK(std::find(in.begin(), in.end(), v) != in.end(), where, ": consumer ", c,
-                  " does not read this value");
+      BATON_CHECK(std::find(in.begin(), in.end(), v) != in.end(), where, ": consumer ", c, " does not read this value");
     }
   }
   BATON_CHECK(optimizer_state_factor >= 0 && optimizer_ms_per_param_byte >= 0, where_,

@@ -3,9 +3,8 @@
 // parameters, activations and workspace. Measured on a device or derived analytically; saved as JSON.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,10 +13,10 @@ namespace baton::parallel {
 
 struct ProfiledValue {
   std::string name;
-  int producer = -1;            // node index; -1: a graph input (data or labels)
-  std::vector<int> consumers;   // node indices, ascending
-  int64_t bytes_per_sample = 0; // size of the value for one sample (batch dimension 1)
-  bool graph_output = false;    // the loss or another output of the graph
+  int producer = -1;             // node index; -1: a graph input (data or labels)
+  std::vector<int> consumers;    // node indices, ascending
+  int64_t bytes_per_sample = 0;  // size of the value for one sample (batch dimension 1)
+  bool graph_output = false;     // the loss or another output of the graph
 };
 
 struct ProfiledNode {
@@ -29,18 +28,18 @@ struct ProfiledNode {
   // parameter gradients) at that batch size.
   std::vector<double> fwd_ms;
   std::vector<double> bwd_ms;
-  int64_t param_bytes = 0;              // parameters (gradients take as much again)
-  int64_t saved_bytes_per_sample = 0;   // kept from forward for backward, per sample, beyond outputs
-  int64_t workspace_bytes = 0;          // scratch the implementation asks for (largest batch size)
+  int64_t param_bytes = 0;             // parameters (gradients take as much again)
+  int64_t saved_bytes_per_sample = 0;  // kept from forward for backward, per sample, beyond outputs
+  int64_t workspace_bytes = 0;         // scratch the implementation asks for (largest batch size)
   double forward_macs_per_sample = 0;
 };
 
 struct Profile {
   std::string model;
-  std::string device;            // the device measured, or the description used ("h200")
-  std::string source;            // "measured" or "analytic"
+  std::string device;  // the device measured, or the description used ("h200")
+  std::string source;  // "measured" or "analytic"
   std::string dtype = "f32";
-  std::vector<int> batch_sizes;  // ascending, at least one
+  std::vector<int> batch_sizes;     // ascending, at least one
   std::vector<ProfiledNode> nodes;  // topological order: a node's inputs come from earlier nodes
   std::vector<ProfiledValue> values;
   // Bytes of optimiser state per byte of parameters (1 for SGD with momentum, 2 for AdamW).

@@ -95,7 +95,8 @@ Profile measure_profile(const Graph& g, const std::string& model, Device device,
   std::unordered_map<NodeId, int> position;
   for (size_t i = 0; i < order.size(); ++i) position[order[i]] = static_cast<int>(i);
   NodeTimer timer(device, static_cast<int>(order.size()));
-  executor.set_node_hook([&](NodeId n, Phase phase, bool begin) { timer.mark(ctx.stream(), position.at(n), phase, begin); });
+  executor.set_node_hook(
+      [&](NodeId n, Phase phase, bool begin) { timer.mark(ctx.stream(), position.at(n), phase, begin); });
 
   const int nodes = static_cast<int>(order.size());
   for (int b : p.batch_sizes) {

@@ -1,9 +1,9 @@
 // Schedules as JSON ("baton.schedule/1"): one object per instruction, one list per position.
 #include <array>
 
-#include "runtime/graph/json_fields.h"
 #include "parallel/schedule.h"
 #include "runtime/core/error.h"
+#include "runtime/graph/json_fields.h"
 
 namespace baton::parallel {
 namespace {

@@ -27,7 +27,7 @@ struct SimulationOptions {
 
 struct SimulationResult {
   double step_ms = 0;
-  double throughput = 0;         // samples per second (mini-batch / step time)
+  double throughput = 0;  // samples per second (mini-batch / step time)
   // Idle share of the pipeline devices' compute between the step's first forward and last
   // backward (GPipe with equal stages and free communication: (S - 1) / (M + S - 1)).
   double bubble_fraction = 0;

@@ -5,11 +5,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "kernels/elementwise.h"
 #include "kernels/optimizer.h"
@@ -45,9 +44,12 @@ struct OpResult {
 // The ops of the table over tensors of `n` f32 elements (filled with non-zero data).
 struct Workload {
   Workload(Context& ctx, int64_t n)
-      : a(Tensor::empty(Shape{n}, DType::f32, ctx)), b(Tensor::empty(Shape{n}, DType::f32, ctx)),
-        c(Tensor::empty(Shape{n}, DType::f32, ctx)), d(Tensor::empty(Shape{n}, DType::f32, ctx)),
-        half(Tensor::empty(Shape{n}, DType::bf16, ctx)), scalar(Tensor::empty(Shape{}, DType::f32, ctx)) {
+      : a(Tensor::empty(Shape{n}, DType::f32, ctx)),
+        b(Tensor::empty(Shape{n}, DType::f32, ctx)),
+        c(Tensor::empty(Shape{n}, DType::f32, ctx)),
+        d(Tensor::empty(Shape{n}, DType::f32, ctx)),
+        half(Tensor::empty(Shape{n}, DType::bf16, ctx)),
+        scalar(Tensor::empty(Shape{}, DType::f32, ctx)) {
     a.fill(0.5, ctx.stream());
     b.fill(-0.25, ctx.stream());
     c.fill(0.125, ctx.stream());
@@ -76,9 +78,8 @@ std::vector<BenchOp> make_ops(Context& ctx, Workload& w) {
       {"sum_squares", 1, [&] { sum_squares(ctx, w.a, w.scalar); }},
       {"sgd momentum", 5, [&, sgd] { sgd_step(ctx, w.c, w.a, w.d, sgd); }},
       {"sgd nesterov+wd", 5, [&, nesterov] { sgd_step(ctx, w.c, w.a, w.d, nesterov); }},
-      {"adamw", 7, [&, adam_step]() mutable {
-         adamw_step(ctx, w.c, w.a, w.b, w.d, {.lr = 1e-3, .step = ++adam_step});
-       }},
+      {"adamw", 7,
+       [&, adam_step]() mutable { adamw_step(ctx, w.c, w.a, w.b, w.d, {.lr = 1e-3, .step = ++adam_step}); }},
   };
 }
 
@@ -97,8 +98,8 @@ void run_bench(const BenchOptions& options) {
   Context ctx(device);
   const int64_t large_bytes = options.quick ? (int64_t{16} << 20) : (int64_t{256} << 20);
   const int64_t small_bytes = int64_t{256} << 10;
-  const BenchTimerConfig timing = options.quick ? BenchTimerConfig{.warmup = 2, .repeats = 5}
-                                                : BenchTimerConfig{.warmup = 5, .repeats = 20};
+  const BenchTimerConfig timing =
+      options.quick ? BenchTimerConfig{.warmup = 2, .repeats = 5} : BenchTimerConfig{.warmup = 5, .repeats = 20};
   nlohmann::json report = bench_report(device, timing);
 
   std::printf("%-22s %10s %12s %10s %10s\n", "op", "size", "median ms", "GB/s", "% of copy");

@@ -1,6 +1,6 @@
 // `baton bench layers`: the distinct convolutions of ResNet-50 at 224×224 (taken from the graph models/
-// builds), its Linear(2048 -> 1000) classifier and its distinct BatchNorm2d shapes (training mode), through the Layer interface
-// (forward allocates its output; backward computes the input gradient where a network needs it and
+// builds), its Linear(2048 -> 1000) classifier and its distinct BatchNorm2d shapes (training mode), through the Layer
+// interface (forward allocates its output; backward computes the input gradient where a network needs it and
 // accumulates the parameter gradients). For each: the median forward and backward times, the
 // achieved rate (TFLOP/s for convolutions and the classifier; GB/s for BatchNorm, which is bound by
 // memory: the bytes each pass must move), and beside them the same cuDNN / cuBLAS calls made
@@ -227,7 +227,8 @@ std::vector<Workload> workloads_of(const Graph& resnet50, std::string_view type,
                  (o.stride[0] > 1 ? "/2 " : " ") + std::to_string(o.in_channels) + "->" +
                  std::to_string(o.out_channels) + size_text(d.input_shape);
     } else if (const auto* fc = dynamic_cast<const layers::Linear*>(d.layer.get()); fc != nullptr) {
-      w.detail = "Linear " + std::to_string(fc->options().in_features) + "->" + std::to_string(fc->options().out_features);
+      w.detail =
+          "Linear " + std::to_string(fc->options().in_features) + "->" + std::to_string(fc->options().out_features);
       w.note = kLinearNote;
     } else {
       w.detail = "BN " + std::to_string(d.input_shape[1]) + size_text(d.input_shape);

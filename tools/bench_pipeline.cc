@@ -1,6 +1,8 @@
 // `baton bench pipeline`: the pipeline executor's host overhead per micro-batch per stage, a real
 // model's throughput on one stage versus S stages, and the simulator's predicted step versus the
 // measured one. Prints tables and writes JSON (--json). See docs/pipeline.md, "Benchmark".
+#include "tools/bench_pipeline.h"
+
 #include <time.h>
 
 #include <algorithm>
@@ -13,7 +15,6 @@
 
 #include "runtime/core/device_info.h"
 #include "runtime/core/error.h"
-#include "tools/bench_pipeline.h"
 #include "tools/bench_timer.h"
 #include "tools/commands.h"
 
@@ -21,13 +22,13 @@ namespace baton::cli {
 namespace {
 
 struct Flags {
-  std::string device;   // empty: cuda:0 when a GPU is present, else cpu
-  std::string devices;  // several GPUs, one per stage
-  int stages = 0;       // 0: 2 on the CPU, 4 on a GPU
+  std::string device;     // empty: cuda:0 when a GPU is present, else cpu
+  std::string devices;    // several GPUs, one per stage
+  int stages = 0;         // 0: 2 on the CPU, 4 on a GPU
   int micro_batches = 0;  // 0: 2 x stages
-  std::string model;    // empty: resnet50 on a GPU, resnet20 on the CPU
-  int batch = 0;        // 0: 64 on a GPU, 32 on the CPU (8 with --quick)
-  int image_size = 0;   // 0: the model's default
+  std::string model;      // empty: resnet50 on a GPU, resnet20 on the CPU
+  int batch = 0;          // 0: 64 on a GPU, 32 on the CPU (8 with --quick)
+  int image_size = 0;     // 0: the model's default
   bool quick = false;
   std::string json_path;
 };
@@ -80,8 +81,8 @@ void run_bench(const Flags& f) {
     devices += d.str();
   }
   std::printf("pipeline benchmark on %s (%s); %d stages on %s; %d micro-batches; host: %u hardware threads (%s)\n",
-              s.device.str().c_str(), device_display_name(s.device).c_str(), s.stages, devices.c_str(),
-              s.micro_batches, cores, query_system_info().cpu.model.c_str());
+              s.device.str().c_str(), device_display_name(s.device).c_str(), s.stages, devices.c_str(), s.micro_batches,
+              cores, query_system_info().cpu.model.c_str());
   nlohmann::json report = bench_report(s.device, {.warmup = s.warmup, .repeats = s.repeats});
   report.erase("results");
   report["benchmark"] = "pipeline";
@@ -149,7 +150,8 @@ void add_bench_pipeline_command(CLI::App& bench) {
       ->check(CLI::Range(1, 64));
   cmd->add_option("--micro-batches", f->micro_batches, "Micro-batches per step M (default: 2 x S)")
       ->check(CLI::Range(1, 1024));
-  cmd->add_option("--model", f->model, "Model for the throughput part (default: resnet50 on a GPU, resnet20 on the CPU)");
+  cmd->add_option("--model", f->model,
+                  "Model for the throughput part (default: resnet50 on a GPU, resnet20 on the CPU)");
   cmd->add_option("--batch", f->batch, "Mini-batch of the throughput part (default: 64 on a GPU, 32 on the CPU)")
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--image-size", f->image_size, "Input height and width (default: the model's)")

@@ -2,9 +2,8 @@
 // (host overhead on an Identity model; throughput and simulator error on a real model).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -14,8 +13,8 @@
 namespace baton::cli {
 
 struct PipelineBenchSettings {
-  Device device;                     // --device (stage devices derive from it)
-  std::vector<Device> stage_devices; // one per stage (S)
+  Device device;                      // --device (stage devices derive from it)
+  std::vector<Device> stage_devices;  // one per stage (S)
   int stages = 2;
   int micro_batches = 4;
   bool quick = false;

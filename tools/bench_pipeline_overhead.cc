@@ -93,11 +93,12 @@ nlohmann::json bench_pipeline_overhead(const PipelineBenchSettings& s) {
   const int units = S * M;
   std::printf("\n== host overhead: %d Identity layers per stage, one-sample micro-batches (compute ~0) ==\n",
               s.identities_per_stage);
-  std::printf("step = wall time of PipelineExecutor::step (median of %d after %d warm-up); baseline = 1 stage, 1 "
-              "micro-batch on %s\n",
-              s.overhead_repeats, s.overhead_warmup, s.stage_devices.front().str().c_str());
-  std::printf("%-8s %6s %4s | %10s %10s | %12s %12s | %14s %14s\n", "schedule", "stages", "M", "step us",
-              "base us", "step/(M*S)", "marginal us", "cpu step us", "cpu marginal");
+  std::printf(
+      "step = wall time of PipelineExecutor::step (median of %d after %d warm-up); baseline = 1 stage, 1 "
+      "micro-batch on %s\n",
+      s.overhead_repeats, s.overhead_warmup, s.stage_devices.front().str().c_str());
+  std::printf("%-8s %6s %4s | %10s %10s | %12s %12s | %14s %14s\n", "schedule", "stages", "M", "step us", "base us",
+              "step/(M*S)", "marginal us", "cpu step us", "cpu marginal");
   nlohmann::json rows = nlohmann::json::array();
   for (const ScheduleKind kind : {ScheduleKind::gpipe, ScheduleKind::one_f_one_b}) {
     const OverheadRun base = time_identity_pipeline(s, kind, {s.stage_devices.front()}, 1);
@@ -133,9 +134,10 @@ nlohmann::json bench_pipeline_overhead(const PipelineBenchSettings& s) {
                     {"cpu_baseline_step_us", cpu_base_us},
                     {"cpu_marginal_us_per_micro_batch_per_stage", cpu_marginal}});
   }
-  std::printf("step/(M*S): the whole step shared out (fixed costs included); marginal: (step - baseline) / (M*S - 1),\n"
-              "the wall cost of one more micro-batch on one more stage (workers overlapping on free cores make it\n"
-              "smaller than the host work per unit); cpu: this process's CPU time, the host work itself\n");
+  std::printf(
+      "step/(M*S): the whole step shared out (fixed costs included); marginal: (step - baseline) / (M*S - 1),\n"
+      "the wall cost of one more micro-batch on one more stage (workers overlapping on free cores make it\n"
+      "smaller than the host work per unit); cpu: this process's CPU time, the host work itself\n");
   return {{"identities_per_stage", s.identities_per_stage},
           {"samples_per_micro_batch", 1},
           {"warmup", s.overhead_warmup},

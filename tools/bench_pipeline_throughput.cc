@@ -66,8 +66,8 @@ WallTimes time_plain_executor(const PipelineBenchSettings& s, const Graph& graph
   std::vector<Tensor> inputs;
   const std::vector<ValueId>& graph_inputs = graph.inputs();
   for (ValueId v : executor.input_values()) {
-    inputs.push_back(batch[static_cast<size_t>(std::find(graph_inputs.begin(), graph_inputs.end(), v) -
-                                               graph_inputs.begin())]);
+    inputs.push_back(
+        batch[static_cast<size_t>(std::find(graph_inputs.begin(), graph_inputs.end(), v) - graph_inputs.begin())]);
   }
   uint64_t seed = 0;
   return time_wall(s.warmup, s.repeats, [&] {
@@ -125,9 +125,8 @@ nlohmann::json bench_pipeline_throughput(const PipelineBenchSettings& s) {
   const Graph graph = models::build_model(s.model, options);
   const int micro = s.batch / M;
   const unsigned cores = std::thread::hardware_concurrency();
-  const bool one_gpu = s.device.is_cuda() &&
-                       std::all_of(s.stage_devices.begin(), s.stage_devices.end(),
-                                   [&](Device d) { return d == s.stage_devices.front(); });
+  const bool one_gpu = s.device.is_cuda() && std::all_of(s.stage_devices.begin(), s.stage_devices.end(),
+                                                         [&](Device d) { return d == s.stage_devices.front(); });
   // Stages share hardware: streams of one GPU, or more CPU workers than cores.
   const bool shared = one_gpu || (s.device.is_cpu() && cores < static_cast<unsigned>(S));
 
@@ -173,9 +172,8 @@ nlohmann::json bench_pipeline_throughput(const PipelineBenchSettings& s) {
   for (const StageSummary& row : pipelined.table) {
     const std::string first = profile.nodes[row.nodes.front()].name, last = profile.nodes[row.nodes.back()].name;
     const Device device = s.stage_devices.at(static_cast<size_t>(pipelined.plan.stages[row.stage].devices[0]));
-    std::printf("  stage %d on %-7s %3zu nodes %-18s .. %-18s fwd %8.3f ms bwd %8.3f ms per micro-batch\n",
-                row.stage, device.str().c_str(), row.nodes.size(), first.c_str(), last.c_str(), row.fwd_ms,
-                row.bwd_ms);
+    std::printf("  stage %d on %-7s %3zu nodes %-18s .. %-18s fwd %8.3f ms bwd %8.3f ms per micro-batch\n", row.stage,
+                device.str().c_str(), row.nodes.size(), first.c_str(), last.c_str(), row.fwd_ms, row.bwd_ms);
     stages.push_back({{"stage", row.stage},
                       {"device", device.str()},
                       {"nodes", row.nodes.size()},
@@ -208,12 +206,15 @@ nlohmann::json bench_pipeline_throughput(const PipelineBenchSettings& s) {
   std::printf("speedup of %d stages over 1 stage: %.2fx, %.0f%% of %dx (predicted %.2fx); host: %u hardware threads\n",
               S, speedup, 100.0 * speedup / S, S, single.predicted.step_ms / pipelined.predicted.step_ms, cores);
   if (one_gpu) {
-    std::printf("the stages are streams of one GPU: the simulator's %d devices would overlap them fully, so the\n"
-                "comparison that counts is the in-series prediction (kernels that fill the GPU serialise)\n", S);
+    std::printf(
+        "the stages are streams of one GPU: the simulator's %d devices would overlap them fully, so the\n"
+        "comparison that counts is the in-series prediction (kernels that fill the GPU serialise)\n",
+        S);
   } else if (s.device.is_cpu()) {
-    std::printf("the virtual devices share this machine's %u hardware threads (and with anything else running);\n"
-                "the simulator gives each stage a core of its own%s\n",
-                cores, shared ? "; with fewer cores than stages the bound by the cores is the one that counts" : "");
+    std::printf(
+        "the virtual devices share this machine's %u hardware threads (and with anything else running);\n"
+        "the simulator gives each stage a core of its own%s\n",
+        cores, shared ? "; with fewer cores than stages the bound by the cores is the one that counts" : "");
   }
 
   const auto measured = [&](const WallTimes& t) {
@@ -236,8 +237,11 @@ nlohmann::json bench_pipeline_throughput(const PipelineBenchSettings& s) {
           {"optimizer", kSgd},
           {"warmup", s.warmup},
           {"repeats", s.repeats},
-          {"profile", {{"batch_sizes", profiler.batch_sizes}, {"warmup", s.profile_warmup},
-                       {"repeats", s.profile_repeats}, {"device", profile.device}}},
+          {"profile",
+           {{"batch_sizes", profiler.batch_sizes},
+            {"warmup", s.profile_warmup},
+            {"repeats", s.profile_repeats},
+            {"device", profile.device}}},
           {"cluster", cluster.name()},
           {"hardware_threads", cores},
           {"stages_share_hardware", shared},
@@ -246,19 +250,20 @@ nlohmann::json bench_pipeline_throughput(const PipelineBenchSettings& s) {
           {"pipeline", staged_json},
           {"speedup", speedup},
           {"speedup_fraction_of_stages", speedup / S},
-          {"predicted", {{"one_stage_step_ms", single.predicted.step_ms},
-                         {"one_stage_error_percent", error_percent(single.predicted.step_ms, one_stage.median_ms)},
-                         {"pipeline_step_ms", pipelined.predicted.step_ms},
-                         {"pipeline_error_percent", error_percent(pipelined.predicted.step_ms, staged.median_ms)},
-                         {"bubble_fraction", pipelined.predicted.bubble_fraction},
-                         {"in_series_step_ms", serial.predicted.step_ms},
-                         {"in_series_error_percent", error_percent(serial.predicted.step_ms, staged.median_ms)},
-                         {"core_bound_step_ms", core_bound ? nlohmann::json(*core_bound) : nlohmann::json(nullptr)},
-                         {"core_bound_error_percent",
-                          core_bound ? nlohmann::json(error_percent(*core_bound, staged.median_ms)) : nlohmann::json(nullptr)},
-                         {"headline", headline_name},
-                         {"headline_error_percent", error_percent(headline, staged.median_ms)},
-                         {"speedup", single.predicted.step_ms / pipelined.predicted.step_ms}}}};
+          {"predicted",
+           {{"one_stage_step_ms", single.predicted.step_ms},
+            {"one_stage_error_percent", error_percent(single.predicted.step_ms, one_stage.median_ms)},
+            {"pipeline_step_ms", pipelined.predicted.step_ms},
+            {"pipeline_error_percent", error_percent(pipelined.predicted.step_ms, staged.median_ms)},
+            {"bubble_fraction", pipelined.predicted.bubble_fraction},
+            {"in_series_step_ms", serial.predicted.step_ms},
+            {"in_series_error_percent", error_percent(serial.predicted.step_ms, staged.median_ms)},
+            {"core_bound_step_ms", core_bound ? nlohmann::json(*core_bound) : nlohmann::json(nullptr)},
+            {"core_bound_error_percent",
+             core_bound ? nlohmann::json(error_percent(*core_bound, staged.median_ms)) : nlohmann::json(nullptr)},
+            {"headline", headline_name},
+            {"headline_error_percent", error_percent(headline, staged.median_ms)},
+            {"speedup", single.predicted.step_ms / pipelined.predicted.step_ms}}}};
 }
 
 }  // namespace baton::cli

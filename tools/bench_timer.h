@@ -3,9 +3,8 @@
 // one sample lasts at least ~0.5 ms, which keeps event resolution and launch gaps out of the number.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "runtime/core/context.h"

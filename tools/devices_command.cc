@@ -14,8 +14,8 @@ const char* or_none(const std::string& s) { return s.empty() ? "none" : s.c_str(
 
 void print_devices() {
   const SystemInfo info = query_system_info();
-  std::printf("CPU      cpu:0  %s, %d logical cores, %.1f GiB memory\n", info.cpu.model.c_str(),
-              info.cpu.logical_cores, gib(info.cpu.memory_bytes));
+  std::printf("CPU      cpu:0  %s, %d logical cores, %.1f GiB memory\n", info.cpu.model.c_str(), info.cpu.logical_cores,
+              gib(info.cpu.memory_bytes));
   if (!info.built_with_cuda) {
     std::printf("CUDA     not available: %s\n", info.cuda_unavailable_reason.c_str());
     return;
@@ -29,8 +29,8 @@ void print_devices() {
   }
   for (const GpuInfo& gpu : info.gpus) {
     std::printf("GPU      cuda:%d  %s, %.1f GiB (%.1f GiB free), compute capability %d.%d, %d SMs", gpu.index,
-                gpu.name.c_str(), gib(gpu.total_memory_bytes), gib(gpu.free_memory_bytes),
-                gpu.compute_capability_major, gpu.compute_capability_minor, gpu.multiprocessors);
+                gpu.name.c_str(), gib(gpu.total_memory_bytes), gib(gpu.free_memory_bytes), gpu.compute_capability_major,
+                gpu.compute_capability_minor, gpu.multiprocessors);
     if (gpu.memory_bandwidth_gbps > 0) std::printf(", %.0f GB/s peak memory bandwidth", gpu.memory_bandwidth_gbps);
     std::printf("\n");
   }

@@ -1,6 +1,5 @@
 // `baton`: the command line. Every baton::Error becomes one clear line on stderr and exit code 1.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <exception>
 

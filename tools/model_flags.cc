@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
-#include <sstream>
 #include <optional>
+#include <sstream>
 #include <vector>
 
 #include "layers/builtin_layers.h"

@@ -71,9 +71,9 @@ nlohmann::json plan_json(const EvaluatedPlan& e, const Profile& p, double single
   // Back to topological order (sorting by name only made the lookup below simple).
   nlohmann::json ordered = nlohmann::json::array();
   for (const ProfiledNode& n : p.nodes) {
-    auto it = std::lower_bound(nodes.begin(), nodes.end(), n.name, [](const nlohmann::json& a, const std::string& name) {
-      return a["name"].get<std::string>() < name;
-    });
+    auto it = std::lower_bound(
+        nodes.begin(), nodes.end(), n.name,
+        [](const nlohmann::json& a, const std::string& name) { return a["name"].get<std::string>() < name; });
     ordered.push_back(*it);
   }
   nlohmann::json stages = nlohmann::json::array();
@@ -105,9 +105,11 @@ nlohmann::json plan_json(const EvaluatedPlan& e, const Profile& p, double single
 }
 
 void print_summary(const EvaluatedPlan& e, double single_ms) {
-  std::printf("predicted step %.3f ms, %.1f samples/s, bubble %.1f%%, peak memory %.2f GB, speedup %.2fx over one device (%.3f ms)\n",
-              e.predicted.step_ms, e.predicted.throughput, 100 * e.predicted.bubble_fraction,
-              static_cast<double>(e.peak_memory_bytes) / 1e9, single_ms / e.predicted.step_ms, single_ms);
+  std::printf(
+      "predicted step %.3f ms, %.1f samples/s, bubble %.1f%%, peak memory %.2f GB, speedup %.2fx over one device (%.3f "
+      "ms)\n",
+      e.predicted.step_ms, e.predicted.throughput, 100 * e.predicted.bubble_fraction,
+      static_cast<double>(e.peak_memory_bytes) / 1e9, single_ms / e.predicted.step_ms, single_ms);
   std::printf("balance %.3f (slowest stage / mean), %.1f MB of activations cross stages per step\n", e.balance,
               e.communication_bytes / 1e6);
 }
@@ -119,7 +121,8 @@ void run_plan(const PlanFlags& f) {
   const Cluster cluster = load_cluster(f.cluster);
   Profile profile;
   if (!f.profile_path.empty()) {
-    BATON_CHECK(f.model.model.empty() && f.spec_path.empty(), "--profile already names the model; drop --model/--model-spec");
+    BATON_CHECK(f.model.model.empty() && f.spec_path.empty(),
+                "--profile already names the model; drop --model/--model-spec");
     profile = load_profile(f.profile_path);
   } else {
     const Graph graph = load_model_graph(f.model, f.spec_path, true);
@@ -148,8 +151,8 @@ void run_plan(const PlanFlags& f) {
     if (!f.json) {
       std::printf("%s on %d x %s (%s), batch %d: %zu plans tried\n", profile.model.c_str(), devices,
                   cluster.device(0).name.c_str(), cluster.name().c_str(), f.batch, entries.size());
-      std::printf("%-4s %-40s %10s %12s %8s %8s %9s %8s %9s\n", "rank", "plan (groups x stages)", "step ms", "samples/s",
-                  "bubble", "speedup", "memory GB", "balance", "cross MB");
+      std::printf("%-4s %-40s %10s %12s %8s %8s %9s %8s %9s\n", "rank", "plan (groups x stages)", "step ms",
+                  "samples/s", "bubble", "speedup", "memory GB", "balance", "cross MB");
     }
     int rank = 0, infeasible = 0;
     bool shown_dp = false, shown_pp = false;
@@ -162,10 +165,15 @@ void run_plan(const PlanFlags& f) {
       ++rank;
       const EvaluatedPlan& e = *s.result;
       const bool pure_dp = e.choice.stages == 1, pure_pp = e.choice.groups == 1 && !e.choice.free_replication;
-      ranking.push_back({{"rank", rank}, {"plan", e.label()}, {"feasible", true},
-                         {"groups", e.choice.groups}, {"stages", e.choice.stages}, {"partitioner", e.choice.partitioner},
+      ranking.push_back({{"rank", rank},
+                         {"plan", e.label()},
+                         {"feasible", true},
+                         {"groups", e.choice.groups},
+                         {"stages", e.choice.stages},
+                         {"partitioner", e.choice.partitioner},
                          {"schedule", std::string(schedule_kind_name(e.choice.schedule))},
-                         {"micro_batches", e.choice.micro_batches}, {"predicted", predicted_json(e, single_ms)}});
+                         {"micro_batches", e.choice.micro_batches},
+                         {"predicted", predicted_json(e, single_ms)}});
       const bool show = rank <= 15 || (pure_dp && !shown_dp) || (pure_pp && !shown_pp);
       shown_dp = shown_dp || (pure_dp && show);
       shown_pp = shown_pp || (pure_pp && show);
@@ -202,8 +210,10 @@ void run_plan(const PlanFlags& f) {
     if (!chosen->note.empty()) std::printf("note: %s\n", chosen->note.c_str());
   }
   if (!f.trace_path.empty()) {
-    write_chrome_trace(f.trace_path, chrome_trace_json(chosen->predicted.events, chosen->predicted.lanes, {"predicted"}));
-    if (!f.json) std::printf("wrote the simulated timeline to %s (open in Perfetto or chrome://tracing)\n", f.trace_path.c_str());
+    write_chrome_trace(f.trace_path,
+                       chrome_trace_json(chosen->predicted.events, chosen->predicted.lanes, {"predicted"}));
+    if (!f.json)
+      std::printf("wrote the simulated timeline to %s (open in Perfetto or chrome://tracing)\n", f.trace_path.c_str());
   }
 }
 
@@ -211,29 +221,39 @@ void run_plan(const PlanFlags& f) {
 
 void add_plan_command(CLI::App& app) {
   auto f = std::make_shared<PlanFlags>();
-  CLI::App* cmd = app.add_subcommand("plan", "Split a model into pipeline stages and data-parallel groups over a cluster and predict the step time");
+  CLI::App* cmd = app.add_subcommand(
+      "plan", "Split a model into pipeline stages and data-parallel groups over a cluster and predict the step time");
   CLI::Option* model = cmd->add_option("--model", f->model.model, "Model name (see `baton models`)");
   CLI::Option* spec = cmd->add_option("--model-spec", f->spec_path, "Graph spec file (JSON, see export-spec)");
   model->excludes(spec);
   cmd->add_option("--classes", f->model.classes, "Number of classes (reference models)");
   cmd->add_option("--input", f->model.input, "Input size CxHxW, e.g. 3x224x224");
   cmd->add_option("--batch", f->batch, "Mini-batch over all devices (default 128)")->check(CLI::PositiveNumber);
-  cmd->add_option("--micro-batches", f->micro_batches, "Micro-batches per step (default min(batch per group, 4 x stages))")
+  cmd->add_option("--micro-batches", f->micro_batches,
+                  "Micro-batches per step (default min(batch per group, 4 x stages))")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--gpus", f->gpus, "Devices to use (a pipeline of this many stages; with --search: every factoring)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--stages", f->stages, "Pipeline stages per group")->check(CLI::PositiveNumber);
-  cmd->add_option("--groups", f->groups, "Data-parallel groups, each a copy of the pipeline (default 1)")->check(CLI::PositiveNumber);
-  cmd->add_option("--chunks", f->chunks, "Stages per device for --schedule interleaved (default 2)")->check(CLI::PositiveNumber);
+  cmd->add_option("--groups", f->groups, "Data-parallel groups, each a copy of the pipeline (default 1)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--chunks", f->chunks, "Stages per device for --schedule interleaved (default 2)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--partitioner", f->partitioner, "uniform, block, antichain or hypergraph (default block)");
   cmd->add_option("--schedule", f->schedule, "gpipe, 1f1b or interleaved (default 1f1b)");
   cmd->add_option("--profile", f->profile_path, "A profile JSON from `baton profile` (instead of an analytic one)");
-  cmd->add_option("--device-spec", f->device_spec, "Device description for the analytic profile (default: the cluster's)");
-  cmd->add_option("--cluster", f->cluster, "h200-nvlink-8, pcie-8, h200-2x8, cpu-N or a JSON file (default h200-nvlink-8)");
-  cmd->add_option("--memory-cap", f->memory_cap_gb, "Memory per device in GB (default: the device's)")->check(CLI::PositiveNumber);
-  cmd->add_option("--bucket-mb", f->bucket_mb, "Data-parallel all-reduce bucket size in MiB (default 25)")->check(CLI::PositiveNumber);
-  cmd->add_flag("--search", f->search, "Try every layout, partitioner, schedule and several micro-batch counts; rank them");
-  cmd->add_flag("--json", f->json, "Print one JSON object (nodes, stages, schedule, micro_batches, predicted, ranking)");
+  cmd->add_option("--device-spec", f->device_spec,
+                  "Device description for the analytic profile (default: the cluster's)");
+  cmd->add_option("--cluster", f->cluster,
+                  "h200-nvlink-8, pcie-8, h200-2x8, cpu-N or a JSON file (default h200-nvlink-8)");
+  cmd->add_option("--memory-cap", f->memory_cap_gb, "Memory per device in GB (default: the device's)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--bucket-mb", f->bucket_mb, "Data-parallel all-reduce bucket size in MiB (default 25)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--search", f->search,
+                "Try every layout, partitioner, schedule and several micro-batch counts; rank them");
+  cmd->add_flag("--json", f->json,
+                "Print one JSON object (nodes, stages, schedule, micro_batches, predicted, ranking)");
   cmd->add_option("--trace", f->trace_path, "Write the simulated step as a Chrome trace JSON");
   cmd->callback([f] { run_plan(*f); });
 }

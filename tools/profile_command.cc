@@ -46,7 +46,8 @@ std::vector<int> profile_batch_sizes(const ProfileFlags& f) {
 
 void run_profile(const ProfileFlags& f) {
   BATON_CHECK(!f.out.empty(), "--out FILE is required");
-  BATON_CHECK(f.device.empty() || f.device_spec.empty(), "give --device (measure) or --device-spec (analytic), not both");
+  BATON_CHECK(f.device.empty() || f.device_spec.empty(),
+              "give --device (measure) or --device-spec (analytic), not both");
   std::string title;
   const Graph graph = load_model_graph(f.model, f.spec_path, true, &title);
   const std::string model = f.model.model.empty() ? f.spec_path : f.model.model;
@@ -84,7 +85,8 @@ void run_profile(const ProfileFlags& f) {
 
 void add_profile_command(CLI::App& app) {
   auto f = std::make_shared<ProfileFlags>();
-  CLI::App* cmd = app.add_subcommand("profile", "Profile a model's nodes (measured or analytic) into a JSON file for `baton plan`");
+  CLI::App* cmd =
+      app.add_subcommand("profile", "Profile a model's nodes (measured or analytic) into a JSON file for `baton plan`");
   CLI::Option* model = cmd->add_option("--model", f->model.model, "Model name (see `baton models`)");
   CLI::Option* spec = cmd->add_option("--model-spec", f->spec_path, "Graph spec file (JSON, see export-spec)");
   model->excludes(spec);
@@ -93,10 +95,12 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--device-spec", f->device_spec,
                   "Analytic profile from a device description instead: h200, h100-sxm, h100-pcie, a100-sxm, a100-pcie, "
                   "v100-sxm, v100-pcie, cpu, or a JSON file");
-  cmd->add_option("--batch-sizes", f->batch_sizes, "Micro-batch sizes to profile, e.g. 8,16,32 (default: --batch, /2, /4, /8)");
+  cmd->add_option("--batch-sizes", f->batch_sizes,
+                  "Micro-batch sizes to profile, e.g. 8,16,32 (default: --batch, /2, /4, /8)");
   cmd->add_option("--optimizer", f->optimizer, "sgd or adamw (optimiser state and step time)");
   cmd->add_option("--warmup", f->warmup, "Warm-up runs per batch size")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--repeats", f->repeats, "Timed runs per batch size (the median is kept)")->check(CLI::PositiveNumber);
+  cmd->add_option("--repeats", f->repeats, "Timed runs per batch size (the median is kept)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--out", f->out, "Profile JSON to write (atomically)")->required();
   cmd->callback([f] { run_profile(*f); });
 }

@@ -106,7 +106,7 @@ void batch_norm_statistics(DType dtype, const BatchNormDims& dims, const void* x
   dispatch_f32_f64("batch_norm_statistics", dtype, [&]<typename T>() {
     const auto blocks = static_cast<unsigned>(dims.c < detail::kMaxBlocks ? dims.c : detail::kMaxBlocks);
     statistics_kernel<<<blocks, kThreads, 0, s>>>(static_cast<const T*>(x), dims, static_cast<T*>(mean),
-                                                   static_cast<T*>(var));
+                                                  static_cast<T*>(var));
     BATON_KERNEL_CHECK(s, "batch_norm statistics_kernel");
   });
 }

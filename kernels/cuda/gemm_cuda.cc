@@ -5,8 +5,8 @@
 
 #include <cublas_v2.h>
 
-#include "runtime/core/cuda/cuda_check.h"
 #include "runtime/core/cuda/cublas_check.h"
+#include "runtime/core/cuda/cuda_check.h"
 
 namespace baton::kernels::cuda {
 namespace {

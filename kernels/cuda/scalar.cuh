@@ -35,13 +35,21 @@ __device__ __forceinline__ double load(double v) { return v; }
 template <typename T>
 __device__ __forceinline__ T store(Acc<T> v);
 template <>
-__device__ __forceinline__ float store<float>(float v) { return v; }
+__device__ __forceinline__ float store<float>(float v) {
+  return v;
+}
 template <>
-__device__ __forceinline__ double store<double>(double v) { return v; }
+__device__ __forceinline__ double store<double>(double v) {
+  return v;
+}
 template <>
-__device__ __forceinline__ __half store<__half>(float v) { return __float2half_rn(v); }
+__device__ __forceinline__ __half store<__half>(float v) {
+  return __float2half_rn(v);
+}
 template <>
-__device__ __forceinline__ __nv_bfloat16 store<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+__device__ __forceinline__ __nv_bfloat16 store<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
 
 // kernels::dispatch_floating with the device types of f16 and bf16.
 template <typename Fn>

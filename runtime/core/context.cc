@@ -6,8 +6,8 @@
 #include "runtime/core/log.h"
 
 #if BATON_HAVE_CUDA
-#include "runtime/core/cuda/cuda_check.h"
 #include "runtime/core/cuda/cublas_check.h"
+#include "runtime/core/cuda/cuda_check.h"
 #include "runtime/core/cuda/cudnn_check.h"
 #endif
 

@@ -19,18 +19,18 @@ struct GpuInfo {
 };
 
 struct CpuInfo {
-  std::string model;     // from /proc/cpuinfo where available
+  std::string model;  // from /proc/cpuinfo where available
   int logical_cores = 0;
   size_t memory_bytes = 0;
 };
 
 struct SystemInfo {
   bool built_with_cuda = false;
-  bool cuda_available = false;       // a driver and at least one GPU
+  bool cuda_available = false;          // a driver and at least one GPU
   std::string cuda_unavailable_reason;  // why not, in words (empty when available)
-  std::string driver_version;        // "12.8" (CUDA version the driver supports), empty if none
-  std::string runtime_version;       // CUDA runtime baton was built against
-  std::string cudnn_version;         // loaded library's version, e.g. "9.10.2"
+  std::string driver_version;           // "12.8" (CUDA version the driver supports), empty if none
+  std::string runtime_version;          // CUDA runtime baton was built against
+  std::string cudnn_version;            // loaded library's version, e.g. "9.10.2"
   std::string cublas_version;
   std::string nccl_version;
   std::vector<GpuInfo> gpus;

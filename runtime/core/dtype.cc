@@ -10,13 +10,20 @@ namespace baton {
 
 std::string_view dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::f32: return "f32";
-    case DType::f64: return "f64";
-    case DType::f16: return "f16";
-    case DType::bf16: return "bf16";
-    case DType::i32: return "i32";
-    case DType::i64: return "i64";
-    case DType::u8: return "u8";
+    case DType::f32:
+      return "f32";
+    case DType::f64:
+      return "f64";
+    case DType::f16:
+      return "f16";
+    case DType::bf16:
+      return "bf16";
+    case DType::i32:
+      return "i32";
+    case DType::i64:
+      return "i64";
+    case DType::u8:
+      return "u8";
   }
   BATON_FAIL("invalid DType value ", static_cast<int>(dtype));
 }
@@ -31,12 +38,16 @@ DType parse_dtype(std::string_view name) {
 size_t dtype_size(DType dtype) {
   switch (dtype) {
     case DType::f64:
-    case DType::i64: return 8;
+    case DType::i64:
+      return 8;
     case DType::f32:
-    case DType::i32: return 4;
+    case DType::i32:
+      return 4;
     case DType::f16:
-    case DType::bf16: return 2;
-    case DType::u8: return 1;
+    case DType::bf16:
+      return 2;
+    case DType::u8:
+      return 1;
   }
   BATON_FAIL("invalid DType value ", static_cast<int>(dtype));
 }
@@ -104,8 +115,6 @@ BFloat16 float_to_bfloat16(float value) {
   return BFloat16{static_cast<uint16_t>((x + rounding) >> 16)};
 }
 
-float bfloat16_to_float(BFloat16 value) {
-  return std::bit_cast<float>(static_cast<uint32_t>(value.bits) << 16);
-}
+float bfloat16_to_float(BFloat16 value) { return std::bit_cast<float>(static_cast<uint32_t>(value.bits) << 16); }
 
 }  // namespace baton

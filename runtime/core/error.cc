@@ -28,9 +28,7 @@ void Error::rebuild_what() {
 
 namespace detail {
 
-void throw_error(const char* file, int line, std::string message) {
-  throw Error(std::move(message), file, line);
-}
+void throw_error(const char* file, int line, std::string message) { throw Error(std::move(message), file, line); }
 
 }  // namespace detail
 }  // namespace baton

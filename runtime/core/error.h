@@ -52,11 +52,11 @@ std::string concat(const Args&... args) {
 }  // namespace baton
 
 // Throws baton::Error with the streamed arguments unless `cond` holds.
-#define BATON_CHECK(cond, ...)                                                                   \
-  do {                                                                                           \
-    if (!(cond)) [[unlikely]] {                                                                  \
-      ::baton::detail::throw_error(__FILE__, __LINE__, ::baton::detail::concat(__VA_ARGS__));    \
-    }                                                                                            \
+#define BATON_CHECK(cond, ...)                                                                \
+  do {                                                                                        \
+    if (!(cond)) [[unlikely]] {                                                               \
+      ::baton::detail::throw_error(__FILE__, __LINE__, ::baton::detail::concat(__VA_ARGS__)); \
+    }                                                                                         \
   } while (0)
 
 // Throws baton::Error with the streamed arguments.

@@ -24,7 +24,8 @@ uint64_t bits_of(T value) {
 
 template <typename T>
 T integer_from(double value, DType dtype) {
-  BATON_CHECK(std::isfinite(value) && value == std::trunc(value) && value >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
+  BATON_CHECK(std::isfinite(value) && value == std::trunc(value) &&
+                  value >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
                   value <= static_cast<double>(std::numeric_limits<T>::max()),
               "value ", value, " cannot be stored exactly as ", dtype_name(dtype));
   return static_cast<T>(value);
@@ -41,13 +42,20 @@ void fill_host(void* dst, int64_t count, uint64_t pattern) {
 
 uint64_t element_bits(double value, DType dtype) {
   switch (dtype) {
-    case DType::f32: return bits_of(static_cast<float>(value));
-    case DType::f64: return bits_of(value);
-    case DType::f16: return float_to_half(static_cast<float>(value)).bits;
-    case DType::bf16: return float_to_bfloat16(static_cast<float>(value)).bits;
-    case DType::i32: return bits_of(integer_from<int32_t>(value, dtype));
-    case DType::i64: return bits_of(integer_from<int64_t>(value, dtype));
-    case DType::u8: return bits_of(integer_from<uint8_t>(value, dtype));
+    case DType::f32:
+      return bits_of(static_cast<float>(value));
+    case DType::f64:
+      return bits_of(value);
+    case DType::f16:
+      return float_to_half(static_cast<float>(value)).bits;
+    case DType::bf16:
+      return float_to_bfloat16(static_cast<float>(value)).bits;
+    case DType::i32:
+      return bits_of(integer_from<int32_t>(value, dtype));
+    case DType::i64:
+      return bits_of(integer_from<int64_t>(value, dtype));
+    case DType::u8:
+      return bits_of(integer_from<uint8_t>(value, dtype));
   }
   BATON_FAIL("invalid dtype");
 }
@@ -59,13 +67,20 @@ double element_value(const void* bytes, DType dtype) {
     return v;
   };
   switch (dtype) {
-    case DType::f32: return load(float{});
-    case DType::f64: return load(double{});
-    case DType::f16: return half_to_float(load(Half{}));
-    case DType::bf16: return bfloat16_to_float(load(BFloat16{}));
-    case DType::i32: return load(int32_t{});
-    case DType::i64: return static_cast<double>(load(int64_t{}));
-    case DType::u8: return load(uint8_t{});
+    case DType::f32:
+      return load(float{});
+    case DType::f64:
+      return load(double{});
+    case DType::f16:
+      return half_to_float(load(Half{}));
+    case DType::bf16:
+      return bfloat16_to_float(load(BFloat16{}));
+    case DType::i32:
+      return load(int32_t{});
+    case DType::i64:
+      return static_cast<double>(load(int64_t{}));
+    case DType::u8:
+      return load(uint8_t{});
   }
   BATON_FAIL("invalid dtype");
 }
@@ -77,11 +92,16 @@ void fill_pattern(void* dst, Device device, int64_t count, size_t element_size, 
               stream.device().str());
   if (device.is_cpu()) {
     switch (element_size) {
-      case 1: return fill_host<uint8_t>(dst, count, pattern);
-      case 2: return fill_host<uint16_t>(dst, count, pattern);
-      case 4: return fill_host<uint32_t>(dst, count, pattern);
-      case 8: return fill_host<uint64_t>(dst, count, pattern);
-      default: BATON_FAIL("fill: unsupported element size ", element_size);
+      case 1:
+        return fill_host<uint8_t>(dst, count, pattern);
+      case 2:
+        return fill_host<uint16_t>(dst, count, pattern);
+      case 4:
+        return fill_host<uint32_t>(dst, count, pattern);
+      case 8:
+        return fill_host<uint64_t>(dst, count, pattern);
+      default:
+        BATON_FAIL("fill: unsupported element size ", element_size);
     }
   }
 #if BATON_HAVE_CUDA

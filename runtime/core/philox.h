@@ -47,9 +47,7 @@ BATON_HOST_DEVICE Block block_at(uint64_t seed, uint64_t block) {
 }
 
 // Element `index` of the stream keyed by `seed`.
-BATON_HOST_DEVICE uint32_t uint32_at(uint64_t seed, uint64_t index) {
-  return block_at(seed, index >> 2).v[index & 3u];
-}
+BATON_HOST_DEVICE uint32_t uint32_at(uint64_t seed, uint64_t index) { return block_at(seed, index >> 2).v[index & 3u]; }
 
 // A uniform float in [0, 1) with 24 random bits (exactly representable, identical everywhere).
 BATON_HOST_DEVICE float to_uniform_float(uint32_t bits) { return static_cast<float>(bits >> 8) * 0x1.0p-24f; }

@@ -55,9 +55,7 @@ DeviceCounters& counters(Device device) {
   return all[{static_cast<int>(device.type()), device.index()}];
 }
 
-std::string mib(size_t bytes) {
-  return detail::concat(static_cast<double>(bytes) / (1024.0 * 1024.0), " MiB");
-}
+std::string mib(size_t bytes) { return detail::concat(static_cast<double>(bytes) / (1024.0 * 1024.0), " MiB"); }
 
 #if BATON_HAVE_CUDA
 cudaMemPool_t device_pool(int index) {
@@ -76,8 +74,8 @@ void configure_pool_once(Device device, DeviceCounters& c) {
   std::lock_guard<std::mutex> lock(counters_mutex());
   if (c.pool_configured) return;
   uint64_t keep_everything = UINT64_MAX;
-  BATON_CUDA_CHECK(cudaMemPoolSetAttribute(device_pool(device.index()), cudaMemPoolAttrReleaseThreshold,
-                                           &keep_everything));
+  BATON_CUDA_CHECK(
+      cudaMemPoolSetAttribute(device_pool(device.index()), cudaMemPoolAttrReleaseThreshold, &keep_everything));
   c.pool_configured = true;
 }
 
@@ -87,11 +85,11 @@ void configure_pool_once(Device device, DeviceCounters& c) {
   cudaGetLastError();
   const size_t in_use = c.current.load();
   const size_t reserved = pool_reserved_bytes(device.index());
-  throw OutOfMemoryError(detail::concat("out of memory on ", device.str(), ": tried to allocate ", mib(bytes), " (",
-                                        bytes, " bytes); ", mib(in_use), " in use by baton, ",
-                                        mib(reserved > in_use ? reserved - in_use : 0), " cached in the pool, ",
-                                        mib(free_bytes), " free of ", mib(total_bytes), " on the device"),
-                         __FILE__, __LINE__);
+  throw OutOfMemoryError(
+      detail::concat("out of memory on ", device.str(), ": tried to allocate ", mib(bytes), " (", bytes, " bytes); ",
+                     mib(in_use), " in use by baton, ", mib(reserved > in_use ? reserved - in_use : 0),
+                     " cached in the pool, ", mib(free_bytes), " free of ", mib(total_bytes), " on the device"),
+      __FILE__, __LINE__);
 }
 #endif
 

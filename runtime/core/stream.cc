@@ -121,8 +121,8 @@ bool Event::recorded() const { return state_->recorded; }
 void* Event::native_handle() const { return state_->cuda_event; }
 
 void Event::record(const Stream& stream) {
-  BATON_CHECK(stream.device() == state_->device, "event on ", state_->device.str(), " cannot be recorded on a stream of ",
-              stream.device().str());
+  BATON_CHECK(stream.device() == state_->device, "event on ", state_->device.str(),
+              " cannot be recorded on a stream of ", stream.device().str());
 #if BATON_HAVE_CUDA
   if (state_->device.is_cuda()) {
     CudaDeviceGuard guard(state_->device.index());

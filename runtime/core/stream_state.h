@@ -23,7 +23,7 @@ struct EventState {
   Device device;
   bool timing = true;
   bool recorded = false;
-  void* cuda_event = nullptr;  // cudaEvent_t; nullptr for CPU events
+  void* cuda_event = nullptr;                      // cudaEvent_t; nullptr for CPU events
   std::chrono::steady_clock::time_point cpu_time;  // CPU events: when record() ran
 };
 

@@ -100,8 +100,7 @@ Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape, con
 template <typename T>
 T* Tensor::data() const {
   check_defined("data");
-  BATON_CHECK(dtype_ == dtype_of<T>, "tensor of dtype ", dtype_name(dtype_), " accessed as ",
-              dtype_name(dtype_of<T>));
+  BATON_CHECK(dtype_ == dtype_of<T>, "tensor of dtype ", dtype_name(dtype_), " accessed as ", dtype_name(dtype_of<T>));
   return static_cast<T*>(data_ptr());
 }
 

@@ -30,7 +30,8 @@ Executor::Executor(const Graph& graph, std::vector<NodeId> nodes, ParamStore& pa
   std::vector<int> position(static_cast<size_t>(graph.num_nodes()), -1);
   const std::vector<NodeId> order = graph.topological_order();
   for (size_t i = 0; i < order.size(); ++i) position[static_cast<size_t>(order[i])] = static_cast<int>(i);
-  std::sort(nodes.begin(), nodes.end(), [&](NodeId a, NodeId b) { return position[static_cast<size_t>(a)] < position[static_cast<size_t>(b)]; });
+  std::sort(nodes.begin(), nodes.end(),
+            [&](NodeId a, NodeId b) { return position[static_cast<size_t>(a)] < position[static_cast<size_t>(b)]; });
   BATON_CHECK(std::adjacent_find(nodes.begin(), nodes.end()) == nodes.end(), "executor: a node is listed twice");
   nodes_ = std::move(nodes);
 
@@ -48,8 +49,8 @@ Executor::Executor(const Graph& graph, std::vector<NodeId> nodes, ParamStore& pa
   for (NodeId n : nodes_) {
     for (ValueId v : graph.node(n).outputs) {
       const ValueInfo& info = graph.value(v);
-      const bool read_outside = std::any_of(info.consumers.begin(), info.consumers.end(),
-                                            [&](NodeId c) { return !in_range.contains(c); });
+      const bool read_outside =
+          std::any_of(info.consumers.begin(), info.consumers.end(), [&](NodeId c) { return !in_range.contains(c); });
       const bool is_graph_output = std::find(graph_outputs.begin(), graph_outputs.end(), v) != graph_outputs.end();
       if (read_outside || is_graph_output) output_values_.push_back(v);
     }
@@ -62,12 +63,13 @@ Executor::Executor(const Graph& graph, std::vector<NodeId> nodes, ParamStore& pa
     const Node& node = graph.node(nodes_[pos]);
     std::vector<Shape> shapes;
     for (ValueId v : node.inputs) shapes.push_back(graph.value(v).shape);
-    BATON_CHECK(params_.node_params(nodes_[pos]).size() == node.layer->param_specs(shapes).size(), "executor: ",
-                describe(node), " has no parameters in the ParamStore");
+    BATON_CHECK(params_.node_params(nodes_[pos]).size() == node.layer->param_specs(shapes).size(),
+                "executor: ", describe(node), " has no parameters in the ParamStore");
   }
   deferred_.resize(nodes_.size());
   if (options_.defer_buffer_updates) {
-    for (size_t pos = 0; pos < nodes_.size(); ++pos) deferred_[pos] = graph.node(nodes_[pos]).layer->make_deferred_update();
+    for (size_t pos = 0; pos < nodes_.size(); ++pos)
+      deferred_[pos] = graph.node(nodes_[pos]).layer->make_deferred_update();
   }
 }
 
@@ -217,11 +219,11 @@ std::vector<Tensor> Executor::backward(Context& ctx, Tape& tape, const std::vect
       std::vector<Tensor> in_grads;
       try {
         in_grads = node.layer->backward(BackwardArgs{.ctx = ctx,
-                                                      .output_grads = out_grads,
-                                                      .saved = tape.saved_[pos],
-                                                      .params = params_.node_params(n),
-                                                      .param_grads = params_.node_grads(n),
-                                                      .needs_input_grad = needs});
+                                                     .output_grads = out_grads,
+                                                     .saved = tape.saved_[pos],
+                                                     .params = params_.node_params(n),
+                                                     .param_grads = params_.node_grads(n),
+                                                     .needs_input_grad = needs});
       } catch (Error& e) {
         e.add_context("in backward of " + describe(node));
         throw;

@@ -65,8 +65,8 @@ class Executor {
 
  private:
   struct Step;
-  std::vector<Tensor> run_forward(Context& ctx, const std::vector<Tensor>& inputs, Tape& tape, Mode mode,
-                                  uint64_t seed, bool keep_saved, bool update_buffers);
+  std::vector<Tensor> run_forward(Context& ctx, const std::vector<Tensor>& inputs, Tape& tape, Mode mode, uint64_t seed,
+                                  bool keep_saved, bool update_buffers);
 
   const Graph& graph_;
   std::vector<NodeId> nodes_;

@@ -29,8 +29,8 @@ std::vector<ValueId> Graph::add_node(const std::string& name, LayerPtr layer, co
   BATON_CHECK(layer != nullptr, "node '", name, "' has no layer");
   const int expected = layer->num_inputs();
   BATON_CHECK(expected < 0 ? !inputs.empty() : static_cast<int>(inputs.size()) == expected, "node '", name, "' (",
-              layer->type(), ") takes ", expected < 0 ? std::string("one or more") : std::to_string(expected),
-              " input", expected == 1 ? "" : "s", ", got ", inputs.size());
+              layer->type(), ") takes ", expected < 0 ? std::string("one or more") : std::to_string(expected), " input",
+              expected == 1 ? "" : "s", ", got ", inputs.size());
   std::vector<Shape> shapes;
   std::vector<DType> dtypes;
   for (ValueId v : inputs) {
@@ -119,8 +119,8 @@ std::vector<NodeId> Graph::topological_order() const {
 void Graph::validate() const {
   BATON_CHECK(!outputs_.empty(), "the graph has no outputs (mark the loss or the logits as an output)");
   for (ValueId v : inputs_) {
-    BATON_CHECK(!values_[static_cast<size_t>(v)].consumers.empty(), "graph input '", values_[static_cast<size_t>(v)].name,
-                "' is not used by any node");
+    BATON_CHECK(!values_[static_cast<size_t>(v)].consumers.empty(), "graph input '",
+                values_[static_cast<size_t>(v)].name, "' is not used by any node");
   }
   for (ValueId id = 0; id < num_values(); ++id) {
     const ValueInfo& v = values_[static_cast<size_t>(id)];
@@ -173,8 +173,10 @@ nlohmann::json Graph::to_json() const {
     const Node& node = nodes_[static_cast<size_t>(n)];
     nlohmann::json ins = nlohmann::json::array();
     for (ValueId v : node.inputs) ins.push_back(values_[static_cast<size_t>(v)].name);
-    j["layers"].push_back(
-        {{"name", node.name}, {"type", std::string(node.layer->type())}, {"inputs", ins}, {"params", node.layer->config()}});
+    j["layers"].push_back({{"name", node.name},
+                           {"type", std::string(node.layer->type())},
+                           {"inputs", ins},
+                           {"params", node.layer->config()}});
   }
   j["outputs"] = nlohmann::json::array();
   for (ValueId v : outputs_) j["outputs"].push_back(values_[static_cast<size_t>(v)].name);

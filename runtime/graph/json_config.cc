@@ -51,9 +51,12 @@ std::optional<Initializer> JsonConfig::get_initializer(std::string_view name) co
 
 nlohmann::json initializer_json(const Initializer& init) {
   switch (init.kind) {
-    case Initializer::Kind::constant: return {{"constant", init.a}};
-    case Initializer::Kind::uniform: return {{"uniform", {init.a, init.b}}};
-    case Initializer::Kind::normal: return {{"normal", {init.a, init.b}}};
+    case Initializer::Kind::constant:
+      return {{"constant", init.a}};
+    case Initializer::Kind::uniform:
+      return {{"uniform", {init.a, init.b}}};
+    case Initializer::Kind::normal:
+      return {{"normal", {init.a, init.b}}};
   }
   BATON_FAIL("initializer_json: unknown initializer kind ", static_cast<int>(init.kind));
 }

@@ -2,10 +2,9 @@
 // fields and initialiser overrides.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <array>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,9 +26,7 @@ class JsonConfig : public JsonFields {
   double get_double(std::string_view field) const { return number(field); }
   double get_double(std::string_view field, double fallback) const { return number(field, fallback); }
   bool get_bool(std::string_view field, bool fallback) const { return boolean(field, fallback); }
-  std::string get_string(std::string_view field, const std::string& fallback) const {
-    return string(field, fallback);
-  }
+  std::string get_string(std::string_view field, const std::string& fallback) const { return string(field, fallback); }
   // An int or a pair of ints ([h, w]); a single int n gives {n, n}.
   std::array<int64_t, 2> get_pair(std::string_view field, std::array<int64_t, 2> fallback) const;
   std::array<int64_t, 2> get_pair(std::string_view field) const;

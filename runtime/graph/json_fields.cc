@@ -10,8 +10,7 @@
 
 namespace baton {
 
-JsonFields::JsonFields(const nlohmann::json& object, std::string_view source, std::string path,
-                       JsonWording wording)
+JsonFields::JsonFields(const nlohmann::json& object, std::string_view source, std::string path, JsonWording wording)
     : object_(object), source_(source), path_(std::move(path)), wording_(wording) {
   if (wording_ == JsonWording::config) {
     BATON_CHECK(object_.is_object() || object_.is_null(), source_, ": expected a JSON object, got ",
@@ -51,7 +50,8 @@ void JsonFields::allow_only(std::initializer_list<std::string_view> allowed) con
       list += a;
     }
     if (wording_ == JsonWording::config) {
-      BATON_FAIL(source_, ": unknown field '", field_path(key), "'; expected one of: ", list.empty() ? "(no fields)" : list);
+      BATON_FAIL(source_, ": unknown field '", field_path(key),
+                 "'; expected one of: ", list.empty() ? "(no fields)" : list);
     }
     BATON_FAIL(source_, ": unknown field '", field_path(key), "' (expected one of: ", list, ")");
   }
@@ -101,9 +101,7 @@ int64_t JsonFields::integer(std::string_view key) const {
   return v.get<int64_t>();
 }
 
-int64_t JsonFields::integer(std::string_view key, int64_t fallback) const {
-  return has(key) ? integer(key) : fallback;
-}
+int64_t JsonFields::integer(std::string_view key, int64_t fallback) const { return has(key) ? integer(key) : fallback; }
 
 bool JsonFields::boolean(std::string_view key, bool fallback) const {
   if (!has(key)) return fallback;
@@ -159,7 +157,8 @@ std::vector<JsonFields> JsonFields::objects(std::string_view key) const {
   return out;
 }
 
-JsonFields JsonFields::object(std::string_view key) const { return JsonFields(at(key), source_, field_path(key), wording_);
+JsonFields JsonFields::object(std::string_view key) const {
+  return JsonFields(at(key), source_, field_path(key), wording_);
 }
 
 nlohmann::json read_json_file(const std::string& path) {

@@ -3,10 +3,9 @@
 // are errors too, so a typo ("kernal_size") never passes silently.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>

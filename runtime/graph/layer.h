@@ -4,10 +4,9 @@
 // returned by forward as `saved` tensors, which the executor keeps in a per-micro-batch Tape.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
@@ -92,8 +91,8 @@ struct BackwardArgs {
   std::span<const Tensor> output_grads;  // one per output
   std::span<const Tensor> saved;         // as forward returned them
   std::span<const Tensor> params;
-  std::span<const Tensor> param_grads;   // accumulate into these: grad += dL/dparam
-  std::vector<bool> needs_input_grad;    // per input; no gradient is computed where false
+  std::span<const Tensor> param_grads;  // accumulate into these: grad += dL/dparam
+  std::vector<bool> needs_input_grad;   // per input; no gradient is computed where false
 };
 
 class Layer {

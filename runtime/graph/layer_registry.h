@@ -1,11 +1,10 @@
 // LayerRegistry: layer factories keyed by type name ("Conv2d"), building layers from JSON config.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>

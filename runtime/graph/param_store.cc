@@ -33,8 +33,8 @@ ParamStore::ParamStore(const Graph& graph, const std::vector<NodeId>& nodes, DTy
       const std::vector<TensorSpec> specs = node.layer->param_specs(input_shapes(graph, node));
       for (size_t i = 0; i < specs.size(); ++i) {
         if (specs[i].weight_decay != decay) continue;
-        ParamEntry e{node.name + "." + specs[i].name, n, static_cast<int>(i), specs[i].shape, specs[i].init,
-                     decay, offset};
+        ParamEntry e{
+            node.name + "." + specs[i].name, n, static_cast<int>(i), specs[i].shape, specs[i].init, decay, offset};
         offset += (specs[i].shape.numel() + align - 1) / align * align;
         BATON_CHECK(!by_name_.contains(e.name), "duplicate parameter name '", e.name, "'");
         by_name_.emplace(e.name, entries_.size());
@@ -116,9 +116,15 @@ void ParamStore::initialize(Context& ctx, uint64_t seed) {
     Tensor view = flat_view(params_, e);
     const auto offset = static_cast<uint64_t>(e.offset);
     switch (e.init.kind) {
-      case Initializer::Kind::constant: view.fill(e.init.a, ctx.stream()); break;
-      case Initializer::Kind::uniform: kernels::uniform(ctx, view, seed, offset, e.init.a, e.init.b); break;
-      case Initializer::Kind::normal: kernels::normal(ctx, view, seed, offset, e.init.a, e.init.b); break;
+      case Initializer::Kind::constant:
+        view.fill(e.init.a, ctx.stream());
+        break;
+      case Initializer::Kind::uniform:
+        kernels::uniform(ctx, view, seed, offset, e.init.a, e.init.b);
+        break;
+      case Initializer::Kind::normal:
+        kernels::normal(ctx, view, seed, offset, e.init.a, e.init.b);
+        break;
     }
   }
   for (size_t i = 0; i < buffer_entries_.size(); ++i) {

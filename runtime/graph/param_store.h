@@ -15,9 +15,9 @@
 namespace baton {
 
 struct ParamEntry {
-  std::string name;   // "<node name>.<spec name>"
+  std::string name;  // "<node name>.<spec name>"
   NodeId node = -1;
-  int index = 0;      // position among the node's parameters
+  int index = 0;  // position among the node's parameters
   Shape shape;
   Initializer init;
   bool weight_decay = true;

@@ -23,9 +23,9 @@ class Tape {
 
  private:
   friend class Executor;
-  std::vector<std::vector<Tensor>> saved_;  // per position in the executor's node list
+  std::vector<std::vector<Tensor>> saved_;         // per position in the executor's node list
   std::vector<std::vector<Shape>> output_shapes_;  // per position: the shapes forward produced
-  std::vector<Tensor> inputs_;              // the range's inputs (kept when recomputing)
+  std::vector<Tensor> inputs_;                     // the range's inputs (kept when recomputing)
   uint64_t seed_ = 0;
   bool recorded_ = false;
 };

@@ -1,7 +1,7 @@
 // Loading checkpoints and weights: validate every tensor and the metadata of both files, report
 // all problems at once, and copy only when everything matches.
-#include <filesystem>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 
 #include "runtime/core/error.h"

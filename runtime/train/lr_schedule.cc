@@ -15,29 +15,37 @@ struct KindName {
   LrSchedule::Kind kind;
   const char* name;
 };
-constexpr KindName kKinds[] = {{LrSchedule::Kind::constant, "constant"}, {LrSchedule::Kind::step, "step"},
-                               {LrSchedule::Kind::multistep, "multistep"}, {LrSchedule::Kind::linear, "linear"},
-                               {LrSchedule::Kind::cosine, "cosine"},     {LrSchedule::Kind::cosine_linear, "cosine_linear"}};
+constexpr KindName kKinds[] = {
+    {LrSchedule::Kind::constant, "constant"},   {LrSchedule::Kind::step, "step"},
+    {LrSchedule::Kind::multistep, "multistep"}, {LrSchedule::Kind::linear, "linear"},
+    {LrSchedule::Kind::cosine, "cosine"},       {LrSchedule::Kind::cosine_linear, "cosine_linear"}};
 
 }  // namespace
 
 double LrSchedule::at(int64_t step) const {
   if (step < 0) step = 0;
   if (step < warmup_steps) {
-    return warmup_start_lr + (base_lr - warmup_start_lr) * static_cast<double>(step) / static_cast<double>(warmup_steps);
+    return warmup_start_lr +
+           (base_lr - warmup_start_lr) * static_cast<double>(step) / static_cast<double>(warmup_steps);
   }
   const double span = static_cast<double>(std::max<int64_t>(total_steps - warmup_steps, 1));
   const double done = std::clamp(static_cast<double>(step - warmup_steps) / span, 0.0, 1.0);
-  auto cosine_at = [&](double t) { return final_lr + (base_lr - final_lr) * 0.5 * (1.0 + std::cos(std::numbers::pi * t)); };
+  auto cosine_at = [&](double t) {
+    return final_lr + (base_lr - final_lr) * 0.5 * (1.0 + std::cos(std::numbers::pi * t));
+  };
   switch (kind) {
-    case Kind::constant: return base_lr;
-    case Kind::step: return base_lr * std::pow(gamma, static_cast<double>(step / step_size));
+    case Kind::constant:
+      return base_lr;
+    case Kind::step:
+      return base_lr * std::pow(gamma, static_cast<double>(step / step_size));
     case Kind::multistep: {
       const auto passed = std::upper_bound(milestones.begin(), milestones.end(), step) - milestones.begin();
       return base_lr * std::pow(gamma, static_cast<double>(passed));
     }
-    case Kind::linear: return base_lr + (final_lr - base_lr) * done;
-    case Kind::cosine: return cosine_at(done);
+    case Kind::linear:
+      return base_lr + (final_lr - base_lr) * done;
+    case Kind::cosine:
+      return cosine_at(done);
     case Kind::cosine_linear: {
       if (step <= switch_step) return cosine_at(done);
       const double at_switch = cosine_at(static_cast<double>(switch_step - warmup_steps) / span);
@@ -52,7 +60,8 @@ double LrSchedule::at(int64_t step) const {
 
 void LrSchedule::validate(std::string_view where) const {
   BATON_CHECK(base_lr >= 0 && std::isfinite(base_lr), where, ": base_lr must be a finite number >= 0, got ", base_lr);
-  BATON_CHECK(final_lr >= 0 && std::isfinite(final_lr), where, ": final_lr must be a finite number >= 0, got ", final_lr);
+  BATON_CHECK(final_lr >= 0 && std::isfinite(final_lr), where, ": final_lr must be a finite number >= 0, got ",
+              final_lr);
   BATON_CHECK(warmup_steps >= 0, where, ": warmup_steps must be >= 0, got ", warmup_steps);
   BATON_CHECK(warmup_start_lr >= 0, where, ": warmup_start_lr must be >= 0, got ", warmup_start_lr);
   if (kind == Kind::step) BATON_CHECK(step_size > 0, where, ": step_size must be > 0, got ", step_size);
@@ -70,15 +79,16 @@ void LrSchedule::validate(std::string_view where) const {
                 warmup_steps, ")");
   }
   if (kind == Kind::cosine_linear) {
-    BATON_CHECK(switch_step >= warmup_steps && switch_step < total_steps, where, ": switch_step must be in [warmup_steps, total_steps), got ",
-                switch_step);
+    BATON_CHECK(switch_step >= warmup_steps && switch_step < total_steps, where,
+                ": switch_step must be in [warmup_steps, total_steps), got ", switch_step);
   }
 }
 
 LrSchedule LrSchedule::from_json(const nlohmann::json& j, std::string_view where) {
   const std::string what = std::string(where);
-  JsonConfig c(j, what, {"type", "base_lr", "final_lr", "total_steps", "step_size", "milestones", "gamma",
-                         "switch_step", "warmup_steps", "warmup_start_lr"});
+  JsonConfig c(j, what,
+               {"type", "base_lr", "final_lr", "total_steps", "step_size", "milestones", "gamma", "switch_step",
+                "warmup_steps", "warmup_start_lr"});
   LrSchedule s;
   const std::string type = c.get_string("type", "constant");
   bool known = false;
@@ -119,7 +129,8 @@ nlohmann::json LrSchedule::to_json() const {
   j["warmup_steps"] = warmup_steps;
   j["warmup_start_lr"] = warmup_start_lr;
   switch (kind) {
-    case Kind::constant: break;
+    case Kind::constant:
+      break;
     case Kind::step:
       j["step_size"] = step_size;
       j["gamma"] = gamma;
@@ -128,7 +139,9 @@ nlohmann::json LrSchedule::to_json() const {
       j["milestones"] = milestones;
       j["gamma"] = gamma;
       break;
-    case Kind::cosine_linear: j["switch_step"] = switch_step; [[fallthrough]];
+    case Kind::cosine_linear:
+      j["switch_step"] = switch_step;
+      [[fallthrough]];
     case Kind::linear:
     case Kind::cosine:
       j["total_steps"] = total_steps;

@@ -14,9 +14,8 @@
 //                 grouped-pipeline work we build on.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string_view>
 #include <vector>
 
@@ -27,11 +26,11 @@ struct LrSchedule {
   Kind kind = Kind::constant;
   double base_lr = 0.1;
   double final_lr = 0.0;
-  int64_t total_steps = 0;      // linear, cosine, cosine_linear
-  int64_t step_size = 0;        // step
+  int64_t total_steps = 0;          // linear, cosine, cosine_linear
+  int64_t step_size = 0;            // step
   std::vector<int64_t> milestones;  // multistep (increasing)
-  double gamma = 0.1;           // step, multistep
-  int64_t switch_step = 0;      // cosine_linear
+  double gamma = 0.1;               // step, multistep
+  int64_t switch_step = 0;          // cosine_linear
   int64_t warmup_steps = 0;
   double warmup_start_lr = 0.0;
 

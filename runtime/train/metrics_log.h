@@ -2,9 +2,8 @@
 // a run that stops early leaves every complete line readable.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace baton {

@@ -65,7 +65,9 @@ nlohmann::json Sgd::config() const {
 }
 
 AdamW::AdamW(ParamStore& params, Context& ctx, AdamWConfig config)
-    : params_(params), config_(config), exp_avg_(zeros_like(params.params_flat(), ctx)),
+    : params_(params),
+      config_(config),
+      exp_avg_(zeros_like(params.params_flat(), ctx)),
       exp_avg_sq_(zeros_like(params.params_flat(), ctx)) {}
 
 void AdamW::step(Context& ctx, double lr) {
@@ -87,9 +89,12 @@ std::vector<std::pair<std::string, Tensor>> AdamW::state() const {
 }
 
 nlohmann::json AdamW::config() const {
-  return {{"type", "adamw"},          {"beta1", config_.beta1},
-          {"beta2", config_.beta2},   {"eps", config_.eps},
-          {"weight_decay", config_.weight_decay}, {"decay_bias_and_bn", config_.decay_bias_and_bn}};
+  return {{"type", "adamw"},
+          {"beta1", config_.beta1},
+          {"beta2", config_.beta2},
+          {"eps", config_.eps},
+          {"weight_decay", config_.weight_decay},
+          {"decay_bias_and_bn", config_.decay_bias_and_bn}};
 }
 
 std::unique_ptr<Optimizer> make_optimizer(const nlohmann::json& config, ParamStore& params, Context& ctx,
@@ -99,8 +104,9 @@ std::unique_ptr<Optimizer> make_optimizer(const nlohmann::json& config, ParamSto
               ": optimiser config needs a \"type\": \"sgd\" or \"adamw\"");
   const std::string type = config["type"].get<std::string>();
   if (type == "sgd") {
-    JsonConfig c(config, what, {"type", "momentum", "dampening", "nesterov", "weight_decay", "decoupled_weight_decay",
-                                "decay_bias_and_bn"});
+    JsonConfig c(
+        config, what,
+        {"type", "momentum", "dampening", "nesterov", "weight_decay", "decoupled_weight_decay", "decay_bias_and_bn"});
     SgdConfig s;
     s.momentum = c.get_double("momentum", s.momentum);
     s.dampening = c.get_double("dampening", s.dampening);
@@ -122,7 +128,8 @@ std::unique_ptr<Optimizer> make_optimizer(const nlohmann::json& config, ParamSto
     a.eps = c.get_double("eps", a.eps);
     a.weight_decay = c.get_double("weight_decay", a.weight_decay);
     a.decay_bias_and_bn = c.get_bool("decay_bias_and_bn", a.decay_bias_and_bn);
-    BATON_CHECK(a.beta1 >= 0 && a.beta1 < 1 && a.beta2 >= 0 && a.beta2 < 1, what, ": beta1 and beta2 must be in [0, 1)");
+    BATON_CHECK(a.beta1 >= 0 && a.beta1 < 1 && a.beta2 >= 0 && a.beta2 < 1, what,
+                ": beta1 and beta2 must be in [0, 1)");
     BATON_CHECK(a.eps > 0, what, ": eps must be > 0, got ", a.eps);
     BATON_CHECK(a.weight_decay >= 0, what, ": weight_decay must be >= 0, got ", a.weight_decay);
     return std::make_unique<AdamW>(params, ctx, a);

@@ -3,9 +3,8 @@
 // moments) flat as well, so a stage's whole update is one or two passes over memory.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>

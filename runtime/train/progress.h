@@ -11,13 +11,13 @@ namespace baton {
 
 struct ProgressUpdate {
   int64_t epoch = 0;
-  int64_t batch = 0;             // batches done in this epoch
+  int64_t batch = 0;  // batches done in this epoch
   int64_t batches_per_epoch = 0;
-  int64_t step = 0;              // optimiser steps done in the run
+  int64_t step = 0;  // optimiser steps done in the run
   double loss = 0;
   double lr = 0;
   double samples_per_second = 0;
-  double eta_seconds = 0;        // for the whole run
+  double eta_seconds = 0;  // for the whole run
 };
 
 class ProgressReporter {

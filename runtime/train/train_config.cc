@@ -9,9 +9,28 @@ namespace baton {
 void TrainConfig::update_from_json(const nlohmann::json& j, std::string_view where) {
   const std::string what(where);
   JsonConfig c(j, what,
-               {"model", "model_spec", "data", "epochs", "steps", "batch_size", "optimizer", "lr_schedule",
-                "label_smoothing", "device", "seed", "workers", "augment", "tf32", "checkpoint_dir",
-                "checkpoint_every", "keep_checkpoints", "resume", "weights", "eval_every", "log_every", "metrics"});
+               {"model",
+                "model_spec",
+                "data",
+                "epochs",
+                "steps",
+                "batch_size",
+                "optimizer",
+                "lr_schedule",
+                "label_smoothing",
+                "device",
+                "seed",
+                "workers",
+                "augment",
+                "tf32",
+                "checkpoint_dir",
+                "checkpoint_every",
+                "keep_checkpoints",
+                "resume",
+                "weights",
+                "eval_every",
+                "log_every",
+                "metrics"});
   model = c.get_string("model", model);
   model_spec = c.get_string("model_spec", model_spec);
   data = c.get_string("data", data);
@@ -23,7 +42,8 @@ void TrainConfig::update_from_json(const nlohmann::json& j, std::string_view whe
     optimizer = j["optimizer"];
   }
   if (c.has("lr_schedule")) {
-    BATON_CHECK(j["lr_schedule"].is_object(), what, ": field 'lr_schedule' must be an object such as {\"type\": \"cosine\"}");
+    BATON_CHECK(j["lr_schedule"].is_object(), what,
+                ": field 'lr_schedule' must be an object such as {\"type\": \"cosine\"}");
     lr_schedule = j["lr_schedule"];
   }
   label_smoothing = c.get_double("label_smoothing", label_smoothing);

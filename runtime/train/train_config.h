@@ -2,9 +2,8 @@
 // flags (flags override the file). Validated with errors naming the source and the field.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -15,25 +14,25 @@ struct TrainConfig {
   std::string model_spec;          // or a graph spec file (takes precedence over `model` when set)
   std::string data = "shapes";     // shapes, synthetic, cifar10:DIR, cifar100:DIR
   int64_t epochs = 1;
-  int64_t steps = 0;               // > 0: stop after this many optimiser steps (overrides epochs)
+  int64_t steps = 0;  // > 0: stop after this many optimiser steps (overrides epochs)
   int64_t batch_size = 128;
   nlohmann::json optimizer = {{"type", "sgd"}, {"momentum", 0.9}, {"nesterov", true}, {"weight_decay", 5e-4}};
   // Without total_steps, decaying schedules get the run's length.
   nlohmann::json lr_schedule = {{"type", "cosine"}, {"base_lr", 0.1}};
   double label_smoothing = 0.0;
-  std::string device = "auto";     // auto: cuda:0 when a GPU is present, else cpu
+  std::string device = "auto";  // auto: cuda:0 when a GPU is present, else cpu
   uint64_t seed = 0;
   int workers = 2;
-  bool augment = true;             // random crop (padding 4) and horizontal flip for 32x32 data
+  bool augment = true;  // random crop (padding 4) and horizontal flip for 32x32 data
   bool tf32 = false;
-  std::string checkpoint_dir;      // empty: no checkpoints
-  int64_t checkpoint_every = 0;    // steps between checkpoints (0: at the end of each epoch)
+  std::string checkpoint_dir;    // empty: no checkpoints
+  int64_t checkpoint_every = 0;  // steps between checkpoints (0: at the end of each epoch)
   int keep_checkpoints = 3;
-  bool resume = false;             // continue from the newest checkpoint in checkpoint_dir
-  std::string weights;             // start from this safetensors file's weights (torchvision names)
-  int64_t eval_every = 1;          // epochs between evaluations (0: never)
-  int64_t log_every = 10;          // steps between metrics lines
-  std::string metrics;             // JSON-lines metrics file (empty: none)
+  bool resume = false;     // continue from the newest checkpoint in checkpoint_dir
+  std::string weights;     // start from this safetensors file's weights (torchvision names)
+  int64_t eval_every = 1;  // epochs between evaluations (0: never)
+  int64_t log_every = 10;  // steps between metrics lines
+  std::string metrics;     // JSON-lines metrics file (empty: none)
 
   // Reads the fields present in `j` over the current values; unknown fields are errors.
   void update_from_json(const nlohmann::json& j, std::string_view where);

@@ -107,11 +107,13 @@ TEST_F(BatchNormCuda, TrainingForwardMatchesCpu) {
       const Tensor grm = on_gpu(rm, v), grv = on_gpu(rv, v), gcount = copy_to(count, gs());
       gpu->synchronize();  // the copies have read rm, rv and count before the CPU updates them
 
-      const Tensor y = testing::poisoned(v.shape, v.dtype, cpu.stream()), mean = testing::poisoned(c, v.dtype, cpu.stream());
+      const Tensor y = testing::poisoned(v.shape, v.dtype, cpu.stream()),
+                   mean = testing::poisoned(c, v.dtype, cpu.stream());
       const Tensor invstd = testing::poisoned(c, v.dtype, cpu.stream());
       batch_norm_forward_train(cpu, x, w, b, kEps, kMomentum, y, mean, invstd, running ? rm : Tensor(),
                                running ? rv : Tensor(), running ? count : Tensor());
-      const Tensor gy = testing::poisoned(v.shape, v.dtype, gs(), v.offset), gmean = testing::poisoned(c, v.dtype, gs(), v.offset);
+      const Tensor gy = testing::poisoned(v.shape, v.dtype, gs(), v.offset),
+                   gmean = testing::poisoned(c, v.dtype, gs(), v.offset);
       const Tensor ginvstd = testing::poisoned(c, v.dtype, gs(), v.offset);
       batch_norm_forward_train(*gpu, on_gpu(x, v), on_gpu(w, v), on_gpu(b, v), kEps, kMomentum, gy, gmean, ginvstd,
                                running ? grm : Tensor(), running ? grv : Tensor(), running ? gcount : Tensor());
@@ -132,7 +134,8 @@ TEST_F(BatchNormCuda, EvalForwardMatchesCpu) {
     const Tensor x = random(v.shape, v, 6);
     const Tensor w = v.affine ? random(c, v, 7) : Tensor(), b = v.affine ? random(c, v, 8) : Tensor();
     const Tensor mean = random(c, v, 9), var = random(c, v, 10, 0.2, 2.0);
-    const Tensor y = testing::poisoned(v.shape, v.dtype, cpu.stream()), gy = testing::poisoned(v.shape, v.dtype, gs(), v.offset);
+    const Tensor y = testing::poisoned(v.shape, v.dtype, cpu.stream()),
+                 gy = testing::poisoned(v.shape, v.dtype, gs(), v.offset);
     batch_norm_forward_eval(cpu, x, w, b, mean, var, kEps, y);
     batch_norm_forward_eval(*gpu, on_gpu(x, v), on_gpu(w, v), on_gpu(b, v), on_gpu(mean, v), on_gpu(var, v), kEps, gy);
     EXPECT_TRUE(close(gy, y, v));
@@ -146,9 +149,10 @@ TEST_F(BatchNormCuda, TrainingBackwardMatchesCpu) {
     const Tensor x = random(v.shape, v, 13, -1.0, 3.0), dy = random(v.shape, v, 14);
     const Tensor w = v.affine ? random(c, v, 15) : Tensor();
     // The saved statistics of the CPU forward, given to both devices.
-    const Tensor mean = testing::poisoned(c, v.dtype, cpu.stream()), invstd = testing::poisoned(c, v.dtype, cpu.stream());
-    batch_norm_forward_train(cpu, x, w, Tensor(), kEps, kMomentum, testing::poisoned(v.shape, v.dtype, cpu.stream()), mean, invstd,
-                             Tensor(), Tensor(), Tensor());
+    const Tensor mean = testing::poisoned(c, v.dtype, cpu.stream()),
+                 invstd = testing::poisoned(c, v.dtype, cpu.stream());
+    batch_norm_forward_train(cpu, x, w, Tensor(), kEps, kMomentum, testing::poisoned(v.shape, v.dtype, cpu.stream()),
+                             mean, invstd, Tensor(), Tensor(), Tensor());
     const Tensor gmean = copy_to(mean, gs()), ginvstd = copy_to(invstd, gs());
     compare_backward(v, x, dy, w,
                      [&](Context& ctx, const Tensor& xx, const Tensor& g, const Tensor& ww, const Tensor& dx,
@@ -247,9 +251,10 @@ TEST_F(BatchNormCuda, LibraryCallsGiveTheSameBits) {
 TEST_F(BatchNormCuda, HalfPrecisionIsAnErrorNamingTheDtype) {
   const Shape s{2, 3, 2, 2}, c{3};
   const Tensor x = copy_to(testing::random_tensor(s, DType::f16, cpu.stream(), 26), gs());
-  EXPECT_ERROR_MENTIONS("batch_norm_forward_eval: argument 'x' has dtype f16, expected one of f32, f64",
-                        batch_norm_forward_eval(*gpu, x, Tensor(), Tensor(), testing::poisoned(c, DType::f16, gs()),
-                                                testing::poisoned(c, DType::f16, gs()), kEps, testing::poisoned(s, DType::f16, gs())));
+  EXPECT_ERROR_MENTIONS(
+      "batch_norm_forward_eval: argument 'x' has dtype f16, expected one of f32, f64",
+      batch_norm_forward_eval(*gpu, x, Tensor(), Tensor(), testing::poisoned(c, DType::f16, gs()),
+                              testing::poisoned(c, DType::f16, gs()), kEps, testing::poisoned(s, DType::f16, gs())));
 }
 
 }  // namespace

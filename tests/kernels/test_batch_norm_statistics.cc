@@ -18,7 +18,8 @@ namespace {
 const Shape kShapes[] = {Shape{6, 3, 4, 5}, Shape{7, 2, 1, 1}, Shape{5, 4, 3, 3}};
 
 // Direct mean and biased variance per channel of an NCHW tensor's values.
-void direct_statistics(const Shape& s, const std::vector<double>& x, std::vector<double>& mean, std::vector<double>& var) {
+void direct_statistics(const Shape& s, const std::vector<double>& x, std::vector<double>& mean,
+                       std::vector<double>& var) {
   const auto channels = static_cast<size_t>(s[1]);
   const int64_t hw = s[2] * s[3];
   const double m = static_cast<double>(s[0] * hw);
@@ -86,9 +87,10 @@ TEST_F(BatchNormStatistics, CommitUpdatesTheRunningStatisticsOnce) {
     const Tensor tracked = Tensor::from_vector<int64_t>({4}, Shape{}, ctx.stream());
     batch_norm_commit_statistics(ctx, 10, mean, var, 0.3, rm, rv, tracked);
     const double tol = dtype == DType::f64 ? 1e-15 : 1e-6;
-    EXPECT_TRUE(testing::all_close(values(rm), {0.7 * 0.1 + 0.3 * 0.5, 0.7 * 0.2 - 0.3, 0.7 * 0.3 + 0.3 * 2.0}, tol, tol));
-    EXPECT_TRUE(testing::all_close(values(rv), {0.7 + 0.3 * 1.5 * 10 / 9, 1.4 + 0.3 * 0.25 * 10 / 9, 0.35 + 0.9 * 10 / 9},
-                                   tol, tol));
+    EXPECT_TRUE(
+        testing::all_close(values(rm), {0.7 * 0.1 + 0.3 * 0.5, 0.7 * 0.2 - 0.3, 0.7 * 0.3 + 0.3 * 2.0}, tol, tol));
+    EXPECT_TRUE(testing::all_close(
+        values(rv), {0.7 + 0.3 * 1.5 * 10 / 9, 1.4 + 0.3 * 0.25 * 10 / 9, 0.35 + 0.9 * 10 / 9}, tol, tol));
     EXPECT_EQ(tracked.to_vector<int64_t>(ctx.stream())[0], 5);
     batch_norm_commit_statistics(ctx, 10, mean, var, 0.3, rm, rv, Tensor());  // no counter
     EXPECT_EQ(tracked.to_vector<int64_t>(ctx.stream())[0], 5);
@@ -124,8 +126,9 @@ TEST_F(BatchNormStatistics, ArgumentErrors) {
   EXPECT_ERROR_MENTIONS("'batch_var' has shape [4]", batch_norm_merge_statistics(ctx, 4, c3, c3, 2, c3, c4));
   EXPECT_ERROR_MENTIONS("at least 2 values", batch_norm_commit_statistics(ctx, 1, c3, c3, 0.1, c3, c3, Tensor()));
   EXPECT_ERROR_MENTIONS("momentum is 1.5", batch_norm_commit_statistics(ctx, 8, c3, c3, 1.5, c3, c3, Tensor()));
-  EXPECT_ERROR_MENTIONS("'num_batches_tracked' is f64",
-                        batch_norm_commit_statistics(ctx, 8, c3, c3, 0.1, c3, c3, Tensor::empty(Shape{}, DType::f64, ctx)));
+  EXPECT_ERROR_MENTIONS(
+      "'num_batches_tracked' is f64",
+      batch_norm_commit_statistics(ctx, 8, c3, c3, 0.1, c3, c3, Tensor::empty(Shape{}, DType::f64, ctx)));
 }
 
 }  // namespace

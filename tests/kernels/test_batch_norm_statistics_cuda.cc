@@ -16,7 +16,8 @@ namespace {
 
 using testing::copy_to;
 
-const Shape kShapes[] = {Shape{2, 3, 1, 2}, Shape{8, 16, 7, 7}, Shape{4, 300, 3, 3}, Shape{1, 2, 1, (int64_t{1} << 20) + 3}};
+const Shape kShapes[] = {Shape{2, 3, 1, 2}, Shape{8, 16, 7, 7}, Shape{4, 300, 3, 3},
+                         Shape{1, 2, 1, (int64_t{1} << 20) + 3}};
 
 class BatchNormStatisticsCuda : public testing::CudaOpTest {};
 
@@ -36,7 +37,8 @@ TEST_F(BatchNormStatisticsCuda, StatisticsMergeAndCommitMatchTheCpu) {
       const auto count = static_cast<int64_t>(m);
       batch_norm_merge_statistics(cpu, 0, acc_mean, acc_var, count, mean, var);
       batch_norm_merge_statistics(cpu, count, acc_mean, acc_var, count, mean, var);
-      const Tensor rm = testing::random_tensor(c, dtype, cpu.stream(), 1), rv = testing::random_tensor(c, dtype, cpu.stream(), 2, 0.5, 2.0);
+      const Tensor rm = testing::random_tensor(c, dtype, cpu.stream(), 1),
+                   rv = testing::random_tensor(c, dtype, cpu.stream(), 2, 0.5, 2.0);
       const Tensor grm = copy_to(rm, gs()), grv = copy_to(rv, gs());
       const Tensor gtracked = copy_to(Tensor::from_vector<int64_t>({7}, Shape{}, cpu.stream()), gs());
       gpu->synchronize();  // the copies have read rm and rv before the CPU updates them

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-
 #include <cstdint>
 #include <string>
 #include <vector>

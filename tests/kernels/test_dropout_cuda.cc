@@ -35,7 +35,8 @@ TEST_F(DropoutCuda, SameBitsAsTheCpu) {
             const std::vector<unsigned char> bytes = testing::bytes_of(expected, cpu.stream());
 
             const Tensor gx = copy_to(x, gs(), offset);
-            const Tensor out = testing::poisoned(Shape{n}, dtype, gs(), !offset);  // input and output misaligned in turn
+            const Tensor out =
+                testing::poisoned(Shape{n}, dtype, gs(), !offset);  // input and output misaligned in turn
             dropout_forward(*gpu, gx, p, seed, out);
             EXPECT_EQ(testing::bytes_of(out, gs()), bytes) << "forward";
             const Tensor dx = testing::poisoned(Shape{n}, dtype, gs(), offset);

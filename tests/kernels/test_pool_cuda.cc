@@ -61,12 +61,14 @@ TEST_F(PoolCuda, MaxPoolMatchesCpu) {
           const Shape out = pool2d_output_shape("test", c.input, c.g);
           const Tensor x = testing::random_tensor(c.input, dtype, cpu.stream(), 1);
           const Tensor dy = testing::random_tensor(out, dtype, cpu.stream(), 2);
-          const Tensor y = testing::poisoned(out, dtype, cpu.stream()), idx = testing::poisoned(out, index_dtype, cpu.stream());
+          const Tensor y = testing::poisoned(out, dtype, cpu.stream()),
+                       idx = testing::poisoned(out, index_dtype, cpu.stream());
           const Tensor dx = testing::poisoned(c.input, dtype, cpu.stream());
           max_pool2d_forward(cpu, x, c.g, y, idx);
           max_pool2d_backward(cpu, dy, idx, c.g, dx);
 
-          const Tensor gy = testing::poisoned(out, dtype, gs(), offset), gidx = testing::poisoned(out, index_dtype, gs(), offset);
+          const Tensor gy = testing::poisoned(out, dtype, gs(), offset),
+                       gidx = testing::poisoned(out, index_dtype, gs(), offset);
           const Tensor gdx = testing::poisoned(c.input, dtype, gs(), offset);
           max_pool2d_forward(*gpu, copy_to(x, gs(), offset), c.g, gy, gidx);
           max_pool2d_backward(*gpu, copy_to(dy, gs(), offset), gidx, c.g, gdx);
@@ -89,11 +91,13 @@ TEST_F(PoolCuda, AvgPoolMatchesCpu) {
           const Shape out = pool2d_output_shape("test", c.input, c.g);
           const Tensor x = testing::random_tensor(c.input, dtype, cpu.stream(), 3);
           const Tensor dy = testing::random_tensor(out, dtype, cpu.stream(), 4);
-          const Tensor y = testing::poisoned(out, dtype, cpu.stream()), dx = testing::poisoned(c.input, dtype, cpu.stream());
+          const Tensor y = testing::poisoned(out, dtype, cpu.stream()),
+                       dx = testing::poisoned(c.input, dtype, cpu.stream());
           avg_pool2d_forward(cpu, x, c.g, count_include_pad, y);
           avg_pool2d_backward(cpu, dy, c.g, count_include_pad, dx);
 
-          const Tensor gy = testing::poisoned(out, dtype, gs(), offset), gdx = testing::poisoned(c.input, dtype, gs(), offset);
+          const Tensor gy = testing::poisoned(out, dtype, gs(), offset),
+                       gdx = testing::poisoned(c.input, dtype, gs(), offset);
           avg_pool2d_forward(*gpu, copy_to(x, gs(), offset), c.g, count_include_pad, gy);
           avg_pool2d_backward(*gpu, copy_to(dy, gs(), offset), c.g, count_include_pad, gdx);
           EXPECT_TRUE(close(gy, y, dtype)) << "y";
@@ -119,11 +123,13 @@ TEST_F(PoolCuda, GlobalAvgPoolMatchesCpu) {
         const Shape pooled{shape[0], shape[1], 1, 1};
         const Tensor x = testing::random_tensor(shape, dtype, cpu.stream(), 5);
         const Tensor dy = testing::random_tensor(pooled, dtype, cpu.stream(), 6);
-        const Tensor y = testing::poisoned(pooled, dtype, cpu.stream()), dx = testing::poisoned(shape, dtype, cpu.stream());
+        const Tensor y = testing::poisoned(pooled, dtype, cpu.stream()),
+                     dx = testing::poisoned(shape, dtype, cpu.stream());
         global_avg_pool2d_forward(cpu, x, y);
         global_avg_pool2d_backward(cpu, dy, dx);
 
-        const Tensor gy = testing::poisoned(pooled, dtype, gs(), offset), gdx = testing::poisoned(shape, dtype, gs(), offset);
+        const Tensor gy = testing::poisoned(pooled, dtype, gs(), offset),
+                     gdx = testing::poisoned(shape, dtype, gs(), offset);
         global_avg_pool2d_forward(*gpu, copy_to(x, gs(), offset), gy);
         global_avg_pool2d_backward(*gpu, copy_to(dy, gs(), offset), gdx);
         // The sum of H·W values of size about 1: float rounding grows like sqrt(H·W) / (H·W).
@@ -178,7 +184,8 @@ TEST_F(PoolCuda, SameBitsOnEveryRun) {
   const Tensor dy = copy_to(testing::random_tensor(out, DType::f32, cpu.stream(), 8), gs());
   const auto run = [&]() {
     const Tensor y = testing::poisoned(out, DType::f32, gs()), idx = testing::poisoned(out, DType::i32, gs());
-    const Tensor dx_max = testing::poisoned(c.input, DType::f32, gs()), dx_avg = testing::poisoned(c.input, DType::f32, gs());
+    const Tensor dx_max = testing::poisoned(c.input, DType::f32, gs()),
+                 dx_avg = testing::poisoned(c.input, DType::f32, gs());
     const Tensor pooled = testing::poisoned(Shape{c.input[0], c.input[1], 1, 1}, DType::f32, gs());
     max_pool2d_forward(*gpu, x, c.g, y, idx);
     max_pool2d_backward(*gpu, dy, idx, c.g, dx_max);

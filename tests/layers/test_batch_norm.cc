@@ -7,8 +7,8 @@
 #include <cmath>
 #include <memory>
 #include <span>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "layers/batch_norm.h"
@@ -159,11 +159,16 @@ TEST_F(BatchNorm2dForward, DeferredStatisticsAreGatheredOverPiecesAndCommittedOn
   for (const auto& [begin, end] : {std::pair<int64_t, int64_t>{0, 1}, {1, 4}}) {  // 1 + 3 samples
     const Tensor piece = x.slice(begin, end);
     const std::vector<Tensor> inputs{piece};
-    const ForwardResult r = layer.forward(ForwardArgs{
-        .ctx = ctx, .mode = Mode::train, .inputs = inputs, .params = params, .buffers = buffers, .deferred = deferred.get()});
+    const ForwardResult r = layer.forward(ForwardArgs{.ctx = ctx,
+                                                      .mode = Mode::train,
+                                                      .inputs = inputs,
+                                                      .params = params,
+                                                      .buffers = buffers,
+                                                      .deferred = deferred.get()});
     std::vector<double> mean, var;  // each piece is normalised with its own statistics
     batch_stats(piece.shape(), values(piece), mean, var);
-    EXPECT_TRUE(close(r.outputs[0], normalise(piece.shape(), values(piece), mean, var, values(params[0]), values(params[1]))));
+    EXPECT_TRUE(
+        close(r.outputs[0], normalise(piece.shape(), values(piece), mean, var, values(params[0]), values(params[1]))));
   }
   EXPECT_EQ(snapshot(), before);  // nothing applied yet
   deferred->commit(ctx, buffers);
@@ -183,11 +188,20 @@ TEST_F(BatchNorm2dForward, DeferredStatisticsAreGatheredOverPiecesAndCommittedOn
   EXPECT_EQ(snapshot(), committed);
   // A discarded gathering is never applied; recomputation (update_buffers false) gathers nothing.
   const std::vector<Tensor> inputs{x};
-  layer.forward(ForwardArgs{.ctx = ctx, .mode = Mode::train, .inputs = inputs, .params = params, .buffers = buffers,
+  layer.forward(ForwardArgs{.ctx = ctx,
+                            .mode = Mode::train,
+                            .inputs = inputs,
+                            .params = params,
+                            .buffers = buffers,
                             .deferred = deferred.get()});
   deferred->discard();
-  layer.forward(ForwardArgs{.ctx = ctx, .mode = Mode::train, .inputs = inputs, .params = params, .buffers = buffers,
-                            .update_buffers = false, .deferred = deferred.get()});
+  layer.forward(ForwardArgs{.ctx = ctx,
+                            .mode = Mode::train,
+                            .inputs = inputs,
+                            .params = params,
+                            .buffers = buffers,
+                            .update_buffers = false,
+                            .deferred = deferred.get()});
   deferred->commit(ctx, buffers);
   EXPECT_EQ(snapshot(), committed);
 }
@@ -197,10 +211,13 @@ TEST_F(BatchNorm2dForward, DeferredUpdatesOnlyWithRunningStatisticsAndTheirOwnAc
   EXPECT_EQ(BatchNorm2d(options(3, true, true, true)).make_deferred_update(), nullptr);
   OtherUpdate other;
   const std::vector<Tensor> inputs{x};
-  EXPECT_ERROR_MENTIONS("not one make_deferred_update made",
-                        BatchNorm2d(options(3)).forward(ForwardArgs{.ctx = ctx, .mode = Mode::train, .inputs = inputs,
-                                                                    .params = params, .buffers = buffers,
-                                                                    .deferred = &other}));
+  EXPECT_ERROR_MENTIONS("not one make_deferred_update made", BatchNorm2d(options(3))
+                                                                 .forward(ForwardArgs{.ctx = ctx,
+                                                                                      .mode = Mode::train,
+                                                                                      .inputs = inputs,
+                                                                                      .params = params,
+                                                                                      .buffers = buffers,
+                                                                                      .deferred = &other}));
 }
 
 TEST_F(BatchNorm2dForward, EvalModeAndFrozenStatisticsUseAndKeepTheRunningStatistics) {

@@ -67,8 +67,9 @@ TEST(GraphWithLayers, BasicBlockGradientsMatchFiniteDifferences) {
   ParamStore params(g, g.topological_order(), DType::f64, ctx);
   params.initialize(ctx, 3);
   Executor ex(g, g.topological_order(), params);
-  const std::vector<Tensor> in = inputs_for(ex, g, testing::random_tensor(Shape{kBatch, 4, 6, 6}, DType::f64, ctx.stream(), 1),
-                                            labels_for(kBatch, ctx.stream()));
+  const std::vector<Tensor> in =
+      inputs_for(ex, g, testing::random_tensor(Shape{kBatch, 4, 6, 6}, DType::f64, ctx.stream(), 1),
+                 labels_for(kBatch, ctx.stream()));
   params.zero_grads(ctx);
   Tape tape;
   ex.forward(ctx, in, tape, Mode::train, 11);
@@ -106,8 +107,9 @@ std::vector<double> block_gradients(bool recompute) {
   params.initialize(ctx, 5);
   params.zero_grads(ctx);
   Executor ex(g, g.topological_order(), params, {.recompute = recompute});
-  const std::vector<Tensor> in = inputs_for(ex, g, testing::random_tensor(Shape{kBatch, 4, 6, 6}, DType::f64, ctx.stream(), 2),
-                                            labels_for(kBatch, ctx.stream()));
+  const std::vector<Tensor> in =
+      inputs_for(ex, g, testing::random_tensor(Shape{kBatch, 4, 6, 6}, DType::f64, ctx.stream(), 2),
+                 labels_for(kBatch, ctx.stream()));
   Tape tape;
   ex.forward(ctx, in, tape, Mode::train, 21);
   ex.backward(ctx, tape, std::vector<Tensor>(ex.output_values().size()));

@@ -113,7 +113,8 @@ inline std::vector<std::vector<int>> consumers_of(const Graph& graph, const Plan
 // Stage s runs on `kind`:N with N its pipeline position (CPU virtual devices), or all on cuda:0.
 inline std::vector<Device> stage_devices(const Schedule& schedule, bool cuda) {
   std::vector<Device> devices;
-  for (int s = 0; s < schedule.stages; ++s) devices.push_back(cuda ? Device::cuda(0) : Device::cpu(schedule.position_of(s)));
+  for (int s = 0; s < schedule.stages; ++s)
+    devices.push_back(cuda ? Device::cuda(0) : Device::cpu(schedule.position_of(s)));
   return devices;
 }
 
@@ -131,8 +132,8 @@ inline std::unique_ptr<PipelineExecutor> make_pipeline(const Graph& graph, const
                                                        const PipelineOptions& options, uint64_t init_seed,
                                                        bool cuda = false) {
   const int chunks = plan.chunks_per_device;
-  const Schedule schedule = make_schedule(kind, plan.num_stages() / chunks, chunks, plan.micro_batches,
-                                          consumers_of(graph, plan));
+  const Schedule schedule =
+      make_schedule(kind, plan.num_stages() / chunks, chunks, plan.micro_batches, consumers_of(graph, plan));
   auto pipe = std::make_unique<PipelineExecutor>(graph, plan, schedule, stage_devices(schedule, cuda), options);
   pipe->initialize(init_seed);
   return pipe;
@@ -206,14 +207,16 @@ inline ::testing::AssertionResult matches_reference(PipelineExecutor& pipe, cons
     const Stream& stream = pipe.stage(s).context().stream();
     for (const ParamEntry& e : store.params()) {
       ++seen;
-      const auto grad = baton::testing::all_close(baton::testing::to_doubles(store.grad(e.name), stream),
-                                                  baton::testing::to_doubles(ref.params->grad(e.name), ref.ctx->stream()),
-                                                  rtol, atol);
-      if (!grad) return ::testing::AssertionFailure() << "gradient of " << e.name << " (stage " << s << "): " << grad.message();
-      const auto value = baton::testing::all_close(baton::testing::to_doubles(store.param(e.name), stream),
-                                                   baton::testing::to_doubles(ref.params->param(e.name), ref.ctx->stream()),
-                                                   rtol, atol);
-      if (!value) return ::testing::AssertionFailure() << "value of " << e.name << " (stage " << s << "): " << value.message();
+      const auto grad = baton::testing::all_close(
+          baton::testing::to_doubles(store.grad(e.name), stream),
+          baton::testing::to_doubles(ref.params->grad(e.name), ref.ctx->stream()), rtol, atol);
+      if (!grad)
+        return ::testing::AssertionFailure() << "gradient of " << e.name << " (stage " << s << "): " << grad.message();
+      const auto value = baton::testing::all_close(
+          baton::testing::to_doubles(store.param(e.name), stream),
+          baton::testing::to_doubles(ref.params->param(e.name), ref.ctx->stream()), rtol, atol);
+      if (!value)
+        return ::testing::AssertionFailure() << "value of " << e.name << " (stage " << s << "): " << value.message();
     }
   }
   if (seen != ref.params->params().size()) {
@@ -226,7 +229,8 @@ inline ::testing::AssertionResult matches_reference(PipelineExecutor& pipe, cons
 // Each graph output of the whole model's eval-mode forward over the whole batch, as doubles, with
 // the pipeline's trained parameters and buffers, on `device` in `dtype`.
 inline std::vector<std::vector<double>> whole_model_eval(const Graph& graph, PipelineExecutor& pipe,
-                                                         const std::vector<Tensor>& inputs, Device device, DType dtype) {
+                                                         const std::vector<Tensor>& inputs, Device device,
+                                                         DType dtype) {
   Context host(device);
   const std::vector<NodeId> order = graph.topological_order();
   ParamStore whole(graph, order, dtype, host);
@@ -235,7 +239,8 @@ inline std::vector<std::vector<double>> whole_model_eval(const Graph& graph, Pip
   std::vector<Tensor> in;
   for (ValueId v : ex.input_values()) {
     const auto& gi = graph.inputs();
-    in.push_back(inputs[static_cast<size_t>(std::find(gi.begin(), gi.end(), v) - gi.begin())].to(device, host.stream()));
+    in.push_back(
+        inputs[static_cast<size_t>(std::find(gi.begin(), gi.end(), v) - gi.begin())].to(device, host.stream()));
   }
   Tape tape;
   const std::vector<Tensor> out = ex.forward(host, in, tape, Mode::eval);

@@ -77,7 +77,8 @@ std::map<std::string, std::vector<double>> expected_running_stats(const Graph& g
       const Tensor y = ex.forward(host, {part}, tape, Mode::train)[at];
       const std::vector<double> v = to_doubles(y, host.stream());
       const int64_t hw = y.size(2) * y.size(3);
-      for (size_t k = 0; k < v.size(); ++k) values[static_cast<size_t>((static_cast<int64_t>(k) / hw) % kChannels)].push_back(v[k]);
+      for (size_t k = 0; k < v.size(); ++k)
+        values[static_cast<size_t>((static_cast<int64_t>(k) / hw) % kChannels)].push_back(v[k]);
     }
     const double momentum = node.layer->config().at("momentum").get<double>();
     std::vector<double> mean(kChannels), var(kChannels);
@@ -88,8 +89,8 @@ std::map<std::string, std::vector<double>> expected_running_stats(const Graph& g
       const double mu = s / n;
       double ss = 0;
       for (double v : values[c]) ss += (v - mu) * (v - mu);
-      mean[c] = (1 - momentum) * 0.0 + momentum * mu;              // running_mean starts at 0
-      var[c] = (1 - momentum) * 1.0 + momentum * ss / (n - 1.0);   // running_var at 1; unbiased
+      mean[c] = (1 - momentum) * 0.0 + momentum * mu;             // running_mean starts at 0
+      var[c] = (1 - momentum) * 1.0 + momentum * ss / (n - 1.0);  // running_var at 1; unbiased
     }
     expected[node.name + ".running_mean"] = mean;
     expected[node.name + ".running_var"] = var;
@@ -99,8 +100,9 @@ std::map<std::string, std::vector<double>> expected_running_stats(const Graph& g
 
 // Every stage buffer equals `expected` by name (floating buffers within rtol; num_batches_tracked
 // equal to `batches`); every expected buffer is found.
-::testing::AssertionResult buffers_match(PipelineExecutor& pipe, const std::map<std::string, std::vector<double>>& expected,
-                                         int64_t batches, double rtol) {
+::testing::AssertionResult buffers_match(PipelineExecutor& pipe,
+                                         const std::map<std::string, std::vector<double>>& expected, int64_t batches,
+                                         double rtol) {
   size_t seen = 0;
   for (int s = 0; s < pipe.num_stages(); ++s) {
     const Stream& stream = pipe.stage(s).context().stream();
@@ -108,7 +110,8 @@ std::map<std::string, std::vector<double>> expected_running_stats(const Graph& g
       const Tensor& t = pipe.stage_params(s).buffer(b.name);
       if (t.dtype() == DType::i64) {
         const int64_t count = t.to_vector<int64_t>(stream)[0];
-        if (count != batches) return ::testing::AssertionFailure() << b.name << " is " << count << ", expected " << batches;
+        if (count != batches)
+          return ::testing::AssertionFailure() << b.name << " is " << count << ", expected " << batches;
         continue;
       }
       const auto it = expected.find(b.name);
@@ -118,7 +121,8 @@ std::map<std::string, std::vector<double>> expected_running_stats(const Graph& g
       if (!close) return ::testing::AssertionFailure() << b.name << " (stage " << s << "): " << close.message();
     }
   }
-  if (seen != expected.size()) return ::testing::AssertionFailure() << seen << " of " << expected.size() << " buffers found";
+  if (seen != expected.size())
+    return ::testing::AssertionFailure() << seen << " of " << expected.size() << " buffers found";
   return ::testing::AssertionSuccess();
 }
 
@@ -137,8 +141,8 @@ struct PipelineRun {
   std::unique_ptr<PipelineExecutor> pipe;
 };
 
-PipelineRun run_pipeline(const Graph& graph, int stages, int micro_batches, ScheduleKind kind, bool recompute, bool deferred,
-                 const std::vector<Tensor>& inputs, int steps = 1) {
+PipelineRun run_pipeline(const Graph& graph, int stages, int micro_batches, ScheduleKind kind, bool recompute,
+                         bool deferred, const std::vector<Tensor>& inputs, int steps = 1) {
   const int chunks = kind == ScheduleKind::interleaved ? 2 : 1;  // two stages per device
   PipelineOptions options = f64_options(stages, recompute);
   options.deferred_batch_norm = deferred;
@@ -162,8 +166,8 @@ TEST(PipelineBatchNorm, DeferredStatisticsEqualTheWholeBatchForEveryScheduleStag
       for (ScheduleKind kind : {ScheduleKind::gpipe, ScheduleKind::one_f_one_b, ScheduleKind::interleaved}) {
         if (kind == ScheduleKind::interleaved && stages % 2 != 0) continue;
         for (bool recompute : {false, true}) {
-          SCOPED_TRACE(std::string(schedule_kind_name(kind)) + " S=" + std::to_string(stages) + " M=" +
-                       std::to_string(micro_batches) + (recompute ? " recompute" : ""));
+          SCOPED_TRACE(std::string(schedule_kind_name(kind)) + " S=" + std::to_string(stages) +
+                       " M=" + std::to_string(micro_batches) + (recompute ? " recompute" : ""));
           const PipelineRun run = run_pipeline(graph, stages, micro_batches, kind, recompute, true, inputs);
           EXPECT_NEAR(run.loss, ref.loss, kTol * std::max(1.0, std::abs(ref.loss)));
           EXPECT_TRUE(matches_reference(*run.pipe, ref, kTol, kTol));
@@ -211,7 +215,8 @@ TEST(PipelineBatchNorm, WithoutDeferringTheStatisticsFollowEachMicroBatch) {
     SCOPED_TRACE(recompute ? "recompute" : "no recompute");
     const PipelineRun run = run_pipeline(graph, 3, m, ScheduleKind::one_f_one_b, recompute, false, inputs);
     // As the single-device run over the same micro-batches: one update per micro-batch.
-    const Reference per_micro_batch = reference_step(graph, Device::cpu(), DType::f64, inputs, kInit, kStepSeed, m, kSgd, kLr);
+    const Reference per_micro_batch =
+        reference_step(graph, Device::cpu(), DType::f64, inputs, kInit, kStepSeed, m, kSgd, kLr);
     EXPECT_TRUE(matches_reference(*run.pipe, per_micro_batch, kTol, kTol));
     EXPECT_TRUE(buffers_match(*run.pipe, reference_buffers(per_micro_batch), m, kTol));
     // ... which is not the whole batch's statistics: the option matters.

@@ -101,7 +101,8 @@ TEST(PipelineEvaluate, EqualsTheWholeModelInEvalModeForEveryScheduleAndSplit) {
             const std::vector<Tensor> test_batch = images(n, host.stream(), 2);
             const PipelineOutputs r = pipe->evaluate(test_batch);
             ASSERT_EQ(r.micro_batch_sizes.size(), static_cast<size_t>(std::min<int64_t>(micro_batches, n)));
-            EXPECT_TRUE(all_outputs_close(gathered(r), whole_model_eval(graph, *pipe, test_batch, Device::cpu(), DType::f64)));
+            EXPECT_TRUE(
+                all_outputs_close(gathered(r), whole_model_eval(graph, *pipe, test_batch, Device::cpu(), DType::f64)));
             EXPECT_EQ(training_state(*pipe), before);  // bitwise
             ++runs;
           }
@@ -143,7 +144,7 @@ TEST(PipelineEvaluate, AFailingLayerSurfacesNamingStageAndMicroBatch) {
     EXPECT_NE(message.find("pipeline stage 2, micro-batch 0"), std::string::npos) << message;
   }
   EXPECT_ERROR_MENTIONS("cannot be split", pipe->evaluate({Tensor::empty_host(Shape{0, kFeatures}, DType::f64),
-                                                          Tensor::empty_host(Shape{0}, DType::i64)}));
+                                                           Tensor::empty_host(Shape{0}, DType::i64)}));
 }
 
 }  // namespace

@@ -24,8 +24,8 @@ struct Case {
 };
 
 std::string name_of(const Case& c) {
-  return std::string(schedule_kind_name(c.kind)) + " S=" + std::to_string(c.stages) + " M=" +
-         std::to_string(c.micro_batches) + (c.recompute ? " recompute" : "");
+  return std::string(schedule_kind_name(c.kind)) + " S=" + std::to_string(c.stages) +
+         " M=" + std::to_string(c.micro_batches) + (c.recompute ? " recompute" : "");
 }
 
 // Runs one pipelined step of `graph` under `plan` and compares it with the single-device step.
@@ -79,10 +79,10 @@ TEST(PipelineExecutor, SkipTensorsCrossingOneBoundaryAndSkippingStages) {
   // Nodes: 0 fc1, 1 fc2, 2 act2, 3 fc3, 4 act3, 5 fc4, 6 add, 7 head, 8 loss; fc1's output `a` is
   // read by fc2 and add.
   const std::vector<std::vector<std::vector<int>>> cuts = {
-      {{0, 1, 2, 3}, {4, 5, 6, 7, 8}},           // two tensors cross one boundary
-      {{0, 1}, {2, 3, 4, 5}, {6, 7, 8}},         // `a` skips stage 1
-      {{0, 1}, {2, 3}, {4, 5}, {6, 7, 8}},       // `a` skips stages 1 and 2
-      {{0}, {1, 2, 3, 4, 5}, {6, 7, 8}},         // `a` read by two later stages: gradients add up
+      {{0, 1, 2, 3}, {4, 5, 6, 7, 8}},      // two tensors cross one boundary
+      {{0, 1}, {2, 3, 4, 5}, {6, 7, 8}},    // `a` skips stage 1
+      {{0, 1}, {2, 3}, {4, 5}, {6, 7, 8}},  // `a` skips stages 1 and 2
+      {{0}, {1, 2, 3, 4, 5}, {6, 7, 8}},    // `a` read by two later stages: gradients add up
   };
   for (const auto& cut : cuts) {
     for (int micro_batches : {1, 4}) {
@@ -157,17 +157,21 @@ TEST(PipelineExecutor, RefusesSchedulesThatDoNotFitThePlan) {
   EXPECT_FALSE(error_message([&] { PipelineExecutor(graph, plan, chain, devices, options); }).empty());
   // Wrong stage count, wrong micro-batch count.
   const auto consumers = consumers_of(graph, plan);
-  EXPECT_ERROR_MENTIONS("stages but the plan has 3", PipelineExecutor(graph, plan, make_schedule(ScheduleKind::gpipe, 2, 1, 4), devices, options));
-  EXPECT_ERROR_MENTIONS("micro-batches but the plan has 4",
-                        PipelineExecutor(graph, plan, make_schedule(ScheduleKind::gpipe, 3, 1, 2, consumers), devices, options));
+  EXPECT_ERROR_MENTIONS("stages but the plan has 3",
+                        PipelineExecutor(graph, plan, make_schedule(ScheduleKind::gpipe, 2, 1, 4), devices, options));
+  EXPECT_ERROR_MENTIONS(
+      "micro-batches but the plan has 4",
+      PipelineExecutor(graph, plan, make_schedule(ScheduleKind::gpipe, 3, 1, 2, consumers), devices, options));
   // An instruction list with a receive removed.
   Schedule broken = make_schedule(ScheduleKind::one_f_one_b, 3, 1, 4, consumers);
   auto& program = broken.programs[1];
-  program.erase(std::find_if(program.begin(), program.end(), [](const Instruction& i) { return i.op == Op::recv_activation; }));
+  program.erase(
+      std::find_if(program.begin(), program.end(), [](const Instruction& i) { return i.op == Op::recv_activation; }));
   EXPECT_ERROR_MENTIONS("before running", PipelineExecutor(graph, plan, broken, devices, options));
   // The good schedule with too few devices.
-  EXPECT_ERROR_MENTIONS("one per stage", PipelineExecutor(graph, plan, make_schedule(ScheduleKind::gpipe, 3, 1, 4, consumers),
-                                                          {Device::cpu(0)}, options));
+  EXPECT_ERROR_MENTIONS(
+      "one per stage",
+      PipelineExecutor(graph, plan, make_schedule(ScheduleKind::gpipe, 3, 1, 4, consumers), {Device::cpu(0)}, options));
 }
 
 TEST(PipelineExecutor, RefusesReplicasWithAClearError) {

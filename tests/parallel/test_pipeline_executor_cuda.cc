@@ -8,7 +8,6 @@
 #include <cstdio>
 
 #include "runtime/core/memory_stats.h"
-
 #include "tests/parallel/pipeline_test_util.h"
 
 namespace baton::parallel {
@@ -23,8 +22,8 @@ constexpr double kTol = 1e-5;
 void expect_equivalent_on_gpu(const Graph& graph, const Plan& plan, ScheduleKind kind, bool recompute,
                               int reference_micro_batches = 1, int gpus = 1) {
   const int chunks = plan.chunks_per_device;
-  const Schedule schedule = make_schedule(kind, plan.num_stages() / chunks, chunks, plan.micro_batches,
-                                          consumers_of(graph, plan));
+  const Schedule schedule =
+      make_schedule(kind, plan.num_stages() / chunks, chunks, plan.micro_batches, consumers_of(graph, plan));
   PipelineOptions options;
   options.dtype = DType::f32;
   options.recompute.assign(static_cast<size_t>(plan.num_stages()), recompute);
@@ -52,9 +51,10 @@ TEST(PipelineExecutorGpu, StreamsOfOneGpuEqualTheSingleDeviceStep) {
         for (ScheduleKind kind : {ScheduleKind::gpipe, ScheduleKind::one_f_one_b, ScheduleKind::interleaved}) {
           const bool interleaved = kind == ScheduleKind::interleaved;
           if (interleaved && stages % 2 != 0) continue;
-          SCOPED_TRACE(std::string(schedule_kind_name(kind)) + " S=" + std::to_string(stages) + " M=" +
-                       std::to_string(micro_batches) + (recompute ? " recompute" : ""));
-          expect_equivalent_on_gpu(graph, even_plan(graph, stages, micro_batches, interleaved ? 2 : 1), kind, recompute);
+          SCOPED_TRACE(std::string(schedule_kind_name(kind)) + " S=" + std::to_string(stages) +
+                       " M=" + std::to_string(micro_batches) + (recompute ? " recompute" : ""));
+          expect_equivalent_on_gpu(graph, even_plan(graph, stages, micro_batches, interleaved ? 2 : 1), kind,
+                                   recompute);
         }
       }
     }
@@ -64,9 +64,8 @@ TEST(PipelineExecutorGpu, StreamsOfOneGpuEqualTheSingleDeviceStep) {
 TEST(PipelineExecutorGpu, SkipTensorsAndDropoutOnOneGpu) {
   BATON_REQUIRE_GPU();
   const Graph skip = skip_model(DType::f32);
-  for (const auto& cut : std::vector<std::vector<std::vector<int>>>{{{0, 1, 2, 3}, {4, 5, 6, 7, 8}},
-                                                                    {{0, 1}, {2, 3}, {4, 5}, {6, 7, 8}},
-                                                                    {{0}, {1, 2, 3, 4, 5}, {6, 7, 8}}}) {
+  for (const auto& cut : std::vector<std::vector<std::vector<int>>>{
+           {{0, 1, 2, 3}, {4, 5, 6, 7, 8}}, {{0, 1}, {2, 3}, {4, 5}, {6, 7, 8}}, {{0}, {1, 2, 3, 4, 5}, {6, 7, 8}}}) {
     for (ScheduleKind kind : {ScheduleKind::gpipe, ScheduleKind::one_f_one_b}) {
       SCOPED_TRACE(std::to_string(cut.size()) + " stages " + std::string(schedule_kind_name(kind)));
       expect_equivalent_on_gpu(skip, plan_from(cut, 4), kind, false);
@@ -95,7 +94,8 @@ TEST(PipelineExecutorGpu, TwoGpusEqualTheSingleDeviceStep) {
   }
   // Skip tensors between the GPUs: a value of stage 0 read by stages 1 and 2.
   const Graph skip = skip_model(DType::f32);
-  expect_equivalent_on_gpu(skip, plan_from({{0, 1}, {2, 3, 4, 5}, {6, 7, 8}}, 4), ScheduleKind::one_f_one_b, false, 1, 2);
+  expect_equivalent_on_gpu(skip, plan_from({{0, 1}, {2, 3, 4, 5}, {6, 7, 8}}, 4), ScheduleKind::one_f_one_b, false, 1,
+                           2);
 }
 
 TEST(PipelineExecutorGpu, EvaluateOnStreamsOfOneGpuEqualsTheWholeModel) {
@@ -105,7 +105,8 @@ TEST(PipelineExecutorGpu, EvaluateOnStreamsOfOneGpuEqualsTheWholeModel) {
   const Graph dropout = mlp(DType::f32, true), skip = skip_model(DType::f32);
   for (const auto& [graph, plan] : std::vector<std::pair<const Graph*, Plan>>{
            {&dropout, even_plan(dropout, 4, 4)}, {&skip, plan_from({{0, 1}, {2, 3, 4, 5}, {6, 7, 8}}, 4)}}) {
-    const Schedule schedule = make_schedule(ScheduleKind::one_f_one_b, plan.num_stages(), 1, 4, consumers_of(*graph, plan));
+    const Schedule schedule =
+        make_schedule(ScheduleKind::one_f_one_b, plan.num_stages(), 1, 4, consumers_of(*graph, plan));
     PipelineExecutor pipe(*graph, plan, schedule, stage_devices(schedule, true), {});
     pipe.initialize(11);
     const std::vector<std::vector<double>> got = gathered(pipe.evaluate(inputs));

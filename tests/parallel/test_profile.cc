@@ -11,9 +11,9 @@
 #include "parallel/analytic_profile.h"
 #include "parallel/cluster.h"
 #include "parallel/cost_model.h"
-#include "runtime/graph/json_fields.h"
 #include "parallel/partitioner.h"
 #include "parallel/profiler.h"
+#include "runtime/graph/json_fields.h"
 #include "tests/support/test_support.h"
 
 namespace baton::parallel {
@@ -95,7 +95,8 @@ TEST(Profile, JsonRoundTripAndClearErrors) {
 
   nlohmann::json bad = j;
   bad["nodes"][3]["fwd_ms"] = "fast";
-  EXPECT_ERROR_MENTIONS("p.json: field 'nodes[3].fwd_ms': expected an array of numbers", profile_from_json(bad, "p.json"));
+  EXPECT_ERROR_MENTIONS("p.json: field 'nodes[3].fwd_ms': expected an array of numbers",
+                        profile_from_json(bad, "p.json"));
   bad = j;
   bad["nodes"][2]["fwd_ms"] = {1.0};
   EXPECT_ERROR_MENTIONS("one fwd_ms and one bwd_ms per batch size", profile_from_json(bad, "p.json"));
@@ -139,7 +140,8 @@ TEST(DeviceSpec, ShippedNamesAndErrors) {
     EXPECT_GT(s.memory_bandwidth_gbs, 0) << name;
     EXPECT_EQ(device_spec_to_json(device_spec_from_json(device_spec_to_json(s), "x")), device_spec_to_json(s));
   }
-  EXPECT_GT(peak_flops(device_spec_by_name("h200"), "f32", true), peak_flops(device_spec_by_name("h200"), "f32", false));
+  EXPECT_GT(peak_flops(device_spec_by_name("h200"), "f32", true),
+            peak_flops(device_spec_by_name("h200"), "f32", false));
   EXPECT_ERROR_MENTIONS("unknown device description 'h300'", device_spec_by_name("h300"));
   nlohmann::json j = device_spec_to_json(device_spec_by_name("h100-sxm"));
   j["compute_efficiency"] = 1.5;
@@ -171,10 +173,14 @@ TEST(Cluster, ShippedAndJsonDescriptions) {
     const Cluster back = cluster_from_json(cluster_to_json(c), "c.json");
     EXPECT_EQ(cluster_to_json(back), cluster_to_json(c)) << name;
   }
-  EXPECT_GT(cluster_by_name("h200-nvlink-8").link(0, 7).bandwidth_gbs, cluster_by_name("pcie-8").link(0, 7).bandwidth_gbs);
+  EXPECT_GT(cluster_by_name("h200-nvlink-8").link(0, 7).bandwidth_gbs,
+            cluster_by_name("pcie-8").link(0, 7).bandwidth_gbs);
   EXPECT_GT(cluster_by_name("h200-2x8").p2p_ms(1 << 20, 0, 8), cluster_by_name("h200-2x8").p2p_ms(1 << 20, 0, 7));
   EXPECT_ERROR_MENTIONS("unknown cluster 'tpu-pod'", cluster_by_name("tpu-pod"));
-  const nlohmann::json j = {{"name", "mine"}, {"device", "a100-sxm"}, {"nodes", 2}, {"gpus_per_node", 2},
+  const nlohmann::json j = {{"name", "mine"},
+                            {"device", "a100-sxm"},
+                            {"nodes", 2},
+                            {"gpus_per_node", 2},
                             {"intra", {{"kind", "nvlink"}, {"bandwidth_gbs", 200}, {"latency_us", 3}}}};
   EXPECT_ERROR_MENTIONS("c.json: field 'inter': expected a link between machines", cluster_from_json(j, "c.json"));
   nlohmann::json ok = j;
@@ -193,8 +199,11 @@ TEST(Cluster, ShippedAndJsonDescriptions) {
 Profile diamond() {
   Profile p;
   p.batch_sizes = {1};
-  p.values = {{"x", -1, {0}, 10, false},  {"a", 0, {1, 2}, 10, false}, {"b", 1, {3}, 10, false},
-              {"c", 2, {3}, 10, false},   {"d", 3, {}, 10, true}};
+  p.values = {{"x", -1, {0}, 10, false},
+              {"a", 0, {1, 2}, 10, false},
+              {"b", 1, {3}, 10, false},
+              {"c", 2, {3}, 10, false},
+              {"d", 3, {}, 10, true}};
   p.nodes = {{"a", "T", {0}, {1}, {1}, {2}, 100, 5, 0, 0},
              {"b", "T", {1}, {2}, {1}, {2}, 0, 5, 0, 0},
              {"c", "T", {1}, {3}, {1}, {2}, 0, 5, 64, 0},

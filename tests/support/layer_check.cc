@@ -18,8 +18,8 @@ std::vector<Shape> shapes_of(const std::vector<Tensor>& ts) {
 }
 
 // Buffers from their initialisers (BatchNorm's running variance must stay positive); parameters random.
-std::vector<Tensor> make_tensors(const std::vector<TensorSpec>& specs, DType dtype, const Stream& stream,
-                                 uint64_t seed, bool from_initializer) {
+std::vector<Tensor> make_tensors(const std::vector<TensorSpec>& specs, DType dtype, const Stream& stream, uint64_t seed,
+                                 bool from_initializer) {
   std::vector<Tensor> out;
   for (const TensorSpec& spec : specs) {
     const DType d = spec.has_dtype_override ? spec.dtype_override : dtype;
@@ -44,12 +44,23 @@ class Harness {
  public:
   Harness(const Layer& layer, Context& ctx, std::vector<Tensor> inputs, std::vector<Tensor> params,
           std::vector<Tensor> buffers, std::vector<Tensor> weights, Mode mode, uint64_t seed)
-      : layer_(layer), ctx_(ctx), inputs_(std::move(inputs)), params_(std::move(params)),
-        buffers_(std::move(buffers)), weights_(std::move(weights)), mode_(mode), seed_(seed) {}
+      : layer_(layer),
+        ctx_(ctx),
+        inputs_(std::move(inputs)),
+        params_(std::move(params)),
+        buffers_(std::move(buffers)),
+        weights_(std::move(weights)),
+        mode_(mode),
+        seed_(seed) {}
 
   ForwardResult forward(bool update_buffers) const {
-    ForwardArgs args{.ctx = ctx_, .mode = mode_, .inputs = inputs_, .params = params_, .buffers = buffers_,
-                     .update_buffers = update_buffers, .seed = seed_};
+    ForwardArgs args{.ctx = ctx_,
+                     .mode = mode_,
+                     .inputs = inputs_,
+                     .params = params_,
+                     .buffers = buffers_,
+                     .update_buffers = update_buffers,
+                     .seed = seed_};
     return layer_.forward(args);
   }
 
@@ -81,8 +92,12 @@ class Harness {
     for (size_t i = 0; i < inputs_.size(); ++i) {
       needs[i] = layer_.differentiable_input(static_cast<int>(i)) && is_floating(inputs_[i].dtype());
     }
-    BackwardArgs args{.ctx = ctx_, .output_grads = grads, .saved = r.saved, .params = params_,
-                      .param_grads = e.param_grads, .needs_input_grad = needs};
+    BackwardArgs args{.ctx = ctx_,
+                      .output_grads = grads,
+                      .saved = r.saved,
+                      .params = params_,
+                      .param_grads = e.param_grads,
+                      .needs_input_grad = needs};
     e.input_grads = layer_.backward(args);
     return e;
   }
@@ -146,7 +161,9 @@ struct TensorReport {
     const int64_t n = t.numel();
     const int64_t stride = std::max<int64_t>(1, n / options.max_checks_per_tensor);
     for (int64_t i = 0; i < n; i += stride) {
-      const int64_t e = std::min<int64_t>(n - 1, i + static_cast<int64_t>(philox::uint32_at(options.seed, static_cast<uint64_t>(i)) % static_cast<uint32_t>(stride)));
+      const int64_t e =
+          std::min<int64_t>(n - 1, i + static_cast<int64_t>(philox::uint32_at(options.seed, static_cast<uint64_t>(i)) %
+                                                            static_cast<uint32_t>(stride)));
       const double saved = x[e];
       const double l0 = h.loss();
       x[e] = saved + options.step;
@@ -191,9 +208,9 @@ struct TensorReport {
     }
     const bool bad = r.worst > options.tolerance || r.checked < r.kinks || r.checked == 0;
     ok = ok && !bad;
-    msg << "\n  " << r.name << ": " << r.checked << " checked, " << r.kinks << " kinks skipped, worst error "
-        << r.worst << " at element " << r.worst_index << " (analytic " << r.worst_analytic << ", numeric "
-        << r.worst_numeric << ")" << (bad ? "  <-- FAIL" : "");
+    msg << "\n  " << r.name << ": " << r.checked << " checked, " << r.kinks << " kinks skipped, worst error " << r.worst
+        << " at element " << r.worst_index << " (analytic " << r.worst_analytic << ", numeric " << r.worst_numeric
+        << ")" << (bad ? "  <-- FAIL" : "");
   }
   if (reports.empty()) return ::testing::AssertionFailure() << layer.type() << ": nothing to check";
   if (ok) return ::testing::AssertionSuccess() << layer.type() << " gradients:" << msg.str();
@@ -227,8 +244,7 @@ struct TensorReport {
   };
   Harness hc(layer, cpu, to_cpu_copy(inputs), to_cpu_copy(params), to_cpu_copy(buffers), weights, options.mode,
              options.seed);
-  Harness hg(layer, gpu, to_gpu(inputs), to_gpu(params), to_gpu(buffers), to_gpu(weights), options.mode,
-             options.seed);
+  Harness hg(layer, gpu, to_gpu(inputs), to_gpu(params), to_gpu(buffers), to_gpu(weights), options.mode, options.seed);
   const Evaluation ec = hc.evaluate(true);
   const Evaluation eg = hg.evaluate(true);
   gpu.synchronize();
@@ -247,9 +263,9 @@ struct TensorReport {
     }
     return ::testing::AssertionSuccess();
   };
-  for (auto r : {compare(ec.outputs, eg.outputs, "output"), compare(ec.input_grads, eg.input_grads, "input grad"),
-                 compare(ec.param_grads, eg.param_grads, "param grad"),
-                 compare(hc.buffers(), hg.buffers(), "buffer")}) {
+  for (auto r :
+       {compare(ec.outputs, eg.outputs, "output"), compare(ec.input_grads, eg.input_grads, "input grad"),
+        compare(ec.param_grads, eg.param_grads, "param grad"), compare(hc.buffers(), hg.buffers(), "buffer")}) {
     if (!r) return r;
   }
   return ::testing::AssertionSuccess();

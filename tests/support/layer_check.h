@@ -12,8 +12,8 @@
 namespace baton::testing {
 
 struct GradCheckOptions {
-  double step = 1e-6;        // central difference step
-  double tolerance = 1e-6;   // on |analytic - numeric| / max(|analytic|, |numeric|, 1)
+  double step = 1e-6;              // central difference step
+  double tolerance = 1e-6;         // on |analytic - numeric| / max(|analytic|, |numeric|, 1)
   int max_checks_per_tensor = 60;  // elements checked per input / parameter (all when fewer)
   Mode mode = Mode::train;
   uint64_t seed = 1;

@@ -96,11 +96,16 @@ std::vector<double> to_doubles(const Tensor& t, const Stream& stream) {
 
 double default_tolerance(DType dtype) {
   switch (dtype) {
-    case DType::f64: return 1e-12;
-    case DType::f32: return 1e-5;
-    case DType::f16: return 2e-3;
-    case DType::bf16: return 1e-2;
-    default: return 0.0;
+    case DType::f64:
+      return 1e-12;
+    case DType::f32:
+      return 1e-5;
+    case DType::f16:
+      return 2e-3;
+    case DType::bf16:
+      return 1e-2;
+    default:
+      return 0.0;
   }
 }
 
@@ -113,7 +118,7 @@ double default_tolerance(DType dtype) {
   double worst_ratio = -1.0;
   for (size_t i = 0; i < actual.size(); ++i) {
     if (std::isnan(actual[i]) && std::isnan(expected[i])) continue;  // NaN where NaN is expected
-    if (actual[i] == expected[i]) continue;                         // equal, infinities included
+    if (actual[i] == expected[i]) continue;                          // equal, infinities included
     const double err = std::abs(actual[i] - expected[i]);
     const double allowed = atol + rtol * std::abs(expected[i]);
     // NaN on one side only, or beyond tolerance; the ratio ranks elements for the report.
@@ -133,8 +138,8 @@ double default_tolerance(DType dtype) {
   return ::testing::AssertionFailure() << msg.str();
 }
 
-::testing::AssertionResult tensors_close(const Tensor& actual, const Tensor& expected, const Stream& stream, double rtol,
-                                         double atol) {
+::testing::AssertionResult tensors_close(const Tensor& actual, const Tensor& expected, const Stream& stream,
+                                         double rtol, double atol) {
   if (actual.shape() != expected.shape()) {
     return ::testing::AssertionFailure() << "shapes differ: " << actual.shape().str() << " vs "
                                          << expected.shape().str();

@@ -26,8 +26,8 @@ bool gpu_available();
 std::string no_gpu_reason();
 
 // Skips the current test, with the reason, when no GPU can run it.
-#define BATON_REQUIRE_GPU()                                                                   \
-  do {                                                                                        \
+#define BATON_REQUIRE_GPU()                                                                    \
+  do {                                                                                         \
     if (!::baton::testing::gpu_available()) GTEST_SKIP() << ::baton::testing::no_gpu_reason(); \
   } while (0)
 

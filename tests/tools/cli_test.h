@@ -18,7 +18,9 @@ struct CliResult {
   std::string out, err;
 };
 
-inline std::string read_file_text(const std::filesystem::path& path) { return baton::testing::read_file(path.string()); }
+inline std::string read_file_text(const std::filesystem::path& path) {
+  return baton::testing::read_file(path.string());
+}
 
 // dir_: an empty directory named after the test, removed afterwards.
 class CliTest : public ::testing::Test {

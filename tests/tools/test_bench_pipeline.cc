@@ -71,8 +71,8 @@ TEST_F(BenchPipelineCommand, QuickCpuRunWritesTheDocumentedJson) {
   ASSERT_EQ(t["pipeline"]["plan"].size(), 2u);
   expect_positive(t, "speedup");
   const nlohmann::json& p = t["predicted"];
-  for (const char* field : {"one_stage_step_ms", "pipeline_step_ms", "in_series_step_ms", "core_bound_step_ms",
-                            "speedup"}) {
+  for (const char* field :
+       {"one_stage_step_ms", "pipeline_step_ms", "in_series_step_ms", "core_bound_step_ms", "speedup"}) {
     expect_positive(p, field);
   }
   for (const char* field : {"one_stage_error_percent", "pipeline_error_percent", "in_series_error_percent",

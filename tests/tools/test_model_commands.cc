@@ -14,7 +14,6 @@
 #include "layers/builtin_layers.h"
 #include "models/model_registry.h"
 #include "models/model_summary.h"
-
 #include "tests/tools/cli_test.h"
 
 namespace baton::cli {

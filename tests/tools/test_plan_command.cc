@@ -20,7 +20,8 @@ namespace fs = std::filesystem;
 using PlanCommand = CliTest;
 
 TEST_F(PlanCommand, JsonHasTheDocumentedFields) {
-  const CliResult r = run_baton("plan --model resnet50 --stages 4 --groups 2 --micro-batches 8 --partitioner block --json");
+  const CliResult r =
+      run_baton("plan --model resnet50 --stages 4 --groups 2 --micro-batches 8 --partitioner block --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   ASSERT_TRUE(j["nodes"].is_array());
@@ -80,7 +81,8 @@ TEST_F(PlanCommand, SearchRanksPlansIncludingDataParallelAndPipeline) {
 
 TEST_F(PlanCommand, ProfileFileFeedsThePlanner) {
   const fs::path profile = dir_ / "r20.json";
-  CliResult r = run_baton("profile --model resnet20 --device cpu --batch 4 --repeats 1 --warmup 0 --out " + profile.string());
+  CliResult r =
+      run_baton("profile --model resnet20 --device cpu --batch 4 --repeats 1 --warmup 0 --out " + profile.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = run_baton("plan --profile " + profile.string() + " --cluster cpu-2 --stages 2 --batch 8 --micro-batches 4");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -9,9 +9,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -47,8 +47,8 @@ class TrainCommand : public CliTest {
  protected:
   // Starts `baton train <args>` with stdout and stderr in files of the test directory.
   pid_t start(const std::string& args, const std::string& name) {
-    const std::string command = std::string("exec ") + BATON_CLI_PATH + " train " + args + " > " + (dir_ / (name + ".out")).string() +
-                                " 2> " + (dir_ / (name + ".err")).string();
+    const std::string command = std::string("exec ") + BATON_CLI_PATH + " train " + args + " > " +
+                                (dir_ / (name + ".out")).string() + " 2> " + (dir_ / (name + ".err")).string();
     const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
     pid_t pid = -1;
     EXPECT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char* const*>(argv), environ), 0);
@@ -68,7 +68,9 @@ class TrainCommand : public CliTest {
     return -1;
   }
 
-  int run(const std::string& args, const std::string& name) { return wait_for(start(args, name), std::chrono::seconds(300)); }
+  int run(const std::string& args, const std::string& name) {
+    return wait_for(start(args, name), std::chrono::seconds(300));
+  }
 
   // Ctrl-C after two logged steps of `baton train <kSmallRun> <flags>` with a checkpoint directory:
   // exit 0 within a step and a checkpoint; --resume then continues at the next step.
@@ -109,7 +111,8 @@ TEST_F(TrainCommand, FlagsOverrideTheConfigFileAndMetricsAreLogged) {
 
 TEST_F(TrainCommand, BadFlagsAndConfigsAreOneLineErrors) {
   EXPECT_NE(run("--model resnet20 --data nosuchdata --device cpu --steps 1", "data"), 0);
-  EXPECT_NE(read_file_text(dir_ / "data.err").find("nosuchdata"), std::string::npos) << read_file_text(dir_ / "data.err");
+  EXPECT_NE(read_file_text(dir_ / "data.err").find("nosuchdata"), std::string::npos)
+      << read_file_text(dir_ / "data.err");
   const fs::path config = dir_ / "bad.json";
   std::ofstream(config) << R"({"model": "resnet20", "batch_sise": 8})";
   EXPECT_NE(run("--config " + config.string(), "config"), 0);
@@ -142,7 +145,8 @@ void TrainCommand::check_sigint_and_resume(const std::string& flags) {
   ASSERT_GE(last_step, 1);
 
   const size_t before = metrics_lines(metrics).size();
-  ASSERT_EQ(run(common + " --resume " + checkpoints.string() + " --steps " + std::to_string(last_step + 3), "resumed"), 0)
+  ASSERT_EQ(run(common + " --resume " + checkpoints.string() + " --steps " + std::to_string(last_step + 3), "resumed"),
+            0)
       << read_file_text(dir_ / "resumed.err");
   const std::vector<nlohmann::json> lines = metrics_lines(metrics);
   ASSERT_GT(lines.size(), before);
@@ -156,7 +160,6 @@ TEST_F(TrainCommand, SigintSavesACheckpointAndResumeContinues) { check_sigint_an
 TEST_F(TrainCommand, SigintSavesAPipelinedCheckpointAndResumeContinues) {
   check_sigint_and_resume("--stages 2 --micro-batches 2");  // --device cpu: cpu:0, cpu:1
 }
-
 
 constexpr const char* kPipelineRun =
     "--model resnet20 --data synthetic:3x32x32:10:64 --workers 1 --batch-size 16 --eval-every 0 --log-every 1";

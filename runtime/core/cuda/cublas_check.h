@@ -11,10 +11,10 @@ namespace baton::detail {
 
 }  // namespace baton::detail
 
-#define BATON_CUBLAS_CHECK(call)                                                       \
-  do {                                                                                 \
-    const cublasStatus_t baton_status_ = (call);                                       \
-    if (baton_status_ != CUBLAS_STATUS_SUCCESS) [[unlikely]] {                         \
-      ::baton::detail::throw_cublas_error(baton_status_, #call, __FILE__, __LINE__);   \
-    }                                                                                  \
+#define BATON_CUBLAS_CHECK(call)                                                     \
+  do {                                                                               \
+    const cublasStatus_t baton_status_ = (call);                                     \
+    if (baton_status_ != CUBLAS_STATUS_SUCCESS) [[unlikely]] {                       \
+      ::baton::detail::throw_cublas_error(baton_status_, #call, __FILE__, __LINE__); \
+    }                                                                                \
   } while (0)

@@ -12,21 +12,20 @@ namespace baton::detail {
 
 void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line) {
   cudaGetLastError();  // clear a non-sticky error so later calls do not report it again
-  throw Error(concat("CUDA error ", cudaGetErrorName(status), " (", cudaGetErrorString(status), ") in ", call),
-              file, line);
+  throw Error(concat("CUDA error ", cudaGetErrorName(status), " (", cudaGetErrorString(status), ") in ", call), file,
+              line);
 }
 
 void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line) {
-  throw Error(concat("cuBLAS error ", cublasGetStatusName(status), " (", cublasGetStatusString(status), ") in ",
-                     call),
+  throw Error(concat("cuBLAS error ", cublasGetStatusName(status), " (", cublasGetStatusString(status), ") in ", call),
               file, line);
 }
 
 void throw_cudnn_error(cudnnStatus_t status, const char* call, const char* file, int line) {
   char detail[512] = {0};
   cudnnGetLastErrorString(detail, sizeof(detail));
-  throw Error(concat("cuDNN error ", cudnnGetErrorString(status), " in ", call, detail[0] ? ": " : "", detail),
-              file, line);
+  throw Error(concat("cuDNN error ", cudnnGetErrorString(status), " in ", call, detail[0] ? ": " : "", detail), file,
+              line);
 }
 
 void throw_nccl_error(ncclResult_t status, const char* call, const char* file, int line) {

@@ -14,12 +14,12 @@ void check_kernel_launch(cudaStream_t stream, const char* kernel, const char* fi
 
 }  // namespace baton::detail
 
-#define BATON_CUDA_CHECK(call)                                                         \
-  do {                                                                                 \
-    const cudaError_t baton_status_ = (call);                                          \
-    if (baton_status_ != cudaSuccess) [[unlikely]] {                                   \
-      ::baton::detail::throw_cuda_error(baton_status_, #call, __FILE__, __LINE__);     \
-    }                                                                                  \
+#define BATON_CUDA_CHECK(call)                                                     \
+  do {                                                                             \
+    const cudaError_t baton_status_ = (call);                                      \
+    if (baton_status_ != cudaSuccess) [[unlikely]] {                               \
+      ::baton::detail::throw_cuda_error(baton_status_, #call, __FILE__, __LINE__); \
+    }                                                                              \
   } while (0)
 
 // After every kernel launch: BATON_KERNEL_CHECK(stream, "add_kernel").

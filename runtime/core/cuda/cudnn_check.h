@@ -11,10 +11,10 @@ namespace baton::detail {
 
 }  // namespace baton::detail
 
-#define BATON_CUDNN_CHECK(call)                                                        \
-  do {                                                                                 \
-    const cudnnStatus_t baton_status_ = (call);                                        \
-    if (baton_status_ != CUDNN_STATUS_SUCCESS) [[unlikely]] {                          \
-      ::baton::detail::throw_cudnn_error(baton_status_, #call, __FILE__, __LINE__);    \
-    }                                                                                  \
+#define BATON_CUDNN_CHECK(call)                                                     \
+  do {                                                                              \
+    const cudnnStatus_t baton_status_ = (call);                                     \
+    if (baton_status_ != CUDNN_STATUS_SUCCESS) [[unlikely]] {                       \
+      ::baton::detail::throw_cudnn_error(baton_status_, #call, __FILE__, __LINE__); \
+    }                                                                               \
   } while (0)

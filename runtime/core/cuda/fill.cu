@@ -64,11 +64,16 @@ void cuda_fill_pattern(void* dst, int device_index, int64_t count, size_t elemen
   CudaDeviceGuard guard(device_index);
   auto stream = static_cast<cudaStream_t>(cuda_stream);
   switch (element_size) {
-    case 1: return fill_typed<uint8_t>(dst, count, pattern, stream);
-    case 2: return fill_typed<uint16_t>(dst, count, pattern, stream);
-    case 4: return fill_typed<uint32_t>(dst, count, pattern, stream);
-    case 8: return fill_typed<uint64_t>(dst, count, pattern, stream);
-    default: BATON_FAIL("fill: unsupported element size ", element_size);
+    case 1:
+      return fill_typed<uint8_t>(dst, count, pattern, stream);
+    case 2:
+      return fill_typed<uint16_t>(dst, count, pattern, stream);
+    case 4:
+      return fill_typed<uint32_t>(dst, count, pattern, stream);
+    case 8:
+      return fill_typed<uint64_t>(dst, count, pattern, stream);
+    default:
+      BATON_FAIL("fill: unsupported element size ", element_size);
   }
 }
 

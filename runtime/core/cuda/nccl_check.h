@@ -11,10 +11,10 @@ namespace baton::detail {
 
 }  // namespace baton::detail
 
-#define BATON_NCCL_CHECK(call)                                                         \
-  do {                                                                                 \
-    const ncclResult_t baton_status_ = (call);                                         \
-    if (baton_status_ != ncclSuccess) [[unlikely]] {                                   \
-      ::baton::detail::throw_nccl_error(baton_status_, #call, __FILE__, __LINE__);     \
-    }                                                                                  \
+#define BATON_NCCL_CHECK(call)                                                     \
+  do {                                                                             \
+    const ncclResult_t baton_status_ = (call);                                     \
+    if (baton_status_ != ncclSuccess) [[unlikely]] {                               \
+      ::baton::detail::throw_nccl_error(baton_status_, #call, __FILE__, __LINE__); \
+    }                                                                              \
   } while (0)

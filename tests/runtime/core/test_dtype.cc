@@ -49,7 +49,7 @@ TEST(Half, KnownValues) {
   EXPECT_EQ(float_to_half(1.0f).bits, 0x3c00);
   EXPECT_EQ(float_to_half(-2.0f).bits, 0xc000);
   EXPECT_EQ(float_to_half(65504.0f).bits, 0x7bff);
-  EXPECT_EQ(float_to_half(65520.0f).bits, 0x7c00);  // ties to even: overflows to infinity
+  EXPECT_EQ(float_to_half(65520.0f).bits, 0x7c00);    // ties to even: overflows to infinity
   EXPECT_EQ(float_to_half(0x1.0p-24f).bits, 0x0001);  // smallest subnormal
   EXPECT_EQ(float_to_half(0x1.0p-25f).bits, 0x0000);  // tie to even: zero
   EXPECT_EQ(float_to_half(0x1.8p-25f).bits, 0x0001);

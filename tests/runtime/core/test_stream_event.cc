@@ -33,7 +33,7 @@ TEST(CpuStream, EventsCompleteWhenRecordedAndMeasureHostTime) {
 TEST(CpuStream, MisuseIsAnError) {
   const Stream s = Stream::create(Device::cpu(0));
   Event a(Device::cpu(1)), b(Device::cpu(0)), c(Device::cpu(0), /*timing=*/false);
-  EXPECT_THROW(a.record(s), Error);  // event and stream on different devices
+  EXPECT_THROW(a.record(s), Error);      // event and stream on different devices
   EXPECT_THROW(b.elapsed_ms(b), Error);  // not recorded
   b.record(s);
   c.record(s);

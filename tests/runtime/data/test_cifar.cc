@@ -41,10 +41,10 @@ void write_cifar10(const ScratchDir& dir) {
   const int64_t counts[] = {3, 2, 3, 1, 2};
   for (int64_t f = 0; f < 5; ++f) {
     write_file(dir.file("data_batch_" + std::to_string(f + 1) + ".bin"),
-                cifar_file(f, counts[f], 1, [&](int64_t r) { return std::vector<uint8_t>{uint8_t((f + r) % 10)}; }));
+               cifar_file(f, counts[f], 1, [&](int64_t r) { return std::vector<uint8_t>{uint8_t((f + r) % 10)}; }));
   }
   write_file(dir.file("test_batch.bin"),
-              cifar_file(9, 4, 1, [](int64_t r) { return std::vector<uint8_t>{uint8_t(9 - r)}; }));
+             cifar_file(9, 4, 1, [](int64_t r) { return std::vector<uint8_t>{uint8_t(9 - r)}; }));
 }
 
 TEST(Cifar10, ReadsRecordsAcrossFilesInOrder) {
@@ -114,11 +114,11 @@ TEST(Cifar10, MissingFileIsNamedWithTheFilesExpected) {
 TEST(Cifar100, UsesTheFineLabelAndChecksBoth) {
   ScratchDir dir;
   write_file(dir.file("train.bin"), cifar_file(0, 5, 2, [](int64_t r) {
-                return std::vector<uint8_t>{uint8_t(r), uint8_t(90 + r)};
-              }));
+               return std::vector<uint8_t>{uint8_t(r), uint8_t(90 + r)};
+             }));
   write_file(dir.file("test.bin"), cifar_file(1, 2, 2, [](int64_t r) {
-                return std::vector<uint8_t>{uint8_t(19), uint8_t(r)};
-              }));
+               return std::vector<uint8_t>{uint8_t(19), uint8_t(r)};
+             }));
   const auto train = open_dataset("cifar100:" + dir.path().string(), Split::train, 0);
   EXPECT_EQ(train->size(), 5);
   EXPECT_EQ(train->num_classes(), 100);
@@ -130,13 +130,13 @@ TEST(Cifar100, UsesTheFineLabelAndChecksBoth) {
   EXPECT_EQ(pixels[3071], record_pixel(0, 4, 3071));
 
   write_file(dir.file("test.bin"), cifar_file(1, 2, 2, [](int64_t r) {
-                return std::vector<uint8_t>{uint8_t(r == 1 ? 20 : 0), 5};
-              }));
+               return std::vector<uint8_t>{uint8_t(r == 1 ? 20 : 0), 5};
+             }));
   EXPECT_ERROR_MENTIONS("test.bin' record 1 (byte offset 3074): coarse label 20 is out of range: expected 0..19",
                         open_dataset("cifar100:" + dir.path().string(), Split::test, 0));
   write_file(dir.file("test.bin"), cifar_file(1, 2, 2, [](int64_t r) {
-                return std::vector<uint8_t>{0, uint8_t(r == 0 ? 100 : 5)};
-              }));
+               return std::vector<uint8_t>{0, uint8_t(r == 0 ? 100 : 5)};
+             }));
   EXPECT_ERROR_MENTIONS("test.bin' record 0 (byte offset 1): fine label 100 is out of range: expected 0..99",
                         open_dataset("cifar100:" + dir.path().string(), Split::test, 0));
   write_file(dir.file("test.bin"), std::string(3073, '\0'));

@@ -17,7 +17,6 @@ using testing::HostAffine;
 using testing::HostShift;
 using testing::HostSquareSum;
 
-
 std::vector<NodeId> all_nodes(const Graph& g) { return g.topological_order(); }
 
 double run_loss(Executor& ex, Context& ctx, const Tensor& x) {
@@ -124,7 +123,8 @@ TEST(Executor, ForwardFreesActivationsNoLaterNodeReads) {
   Context ctx(dev);
   Graph g;
   ValueId v = g.add_input("x", Shape{1024, 16}, DType::f64);
-  for (int i = 0; i < 20; ++i) v = g.add_node(std::string("s").append(std::to_string(i)), std::make_shared<HostShift>(), {v})[0];
+  for (int i = 0; i < 20; ++i)
+    v = g.add_node(std::string("s").append(std::to_string(i)), std::make_shared<HostShift>(), {v})[0];
   const ValueId sq = g.add_node("loss", std::make_shared<HostSquareSum>(), {v})[0];
   g.mark_output(sq);
   ParamStore params(g, all_nodes(g), DType::f64, ctx);

@@ -13,7 +13,6 @@ using testing::HostAffine;
 using testing::HostShift;
 using testing::HostSquareSum;
 
-
 std::string error_of(const std::function<void()>& fn) {
   try {
     fn();
@@ -41,7 +40,9 @@ TEST(Graph, ErrorsNameTheNodeOrValue) {
   Graph g;
   const ValueId x = g.add_input("x", Shape{4, 3}, DType::f64);
   const ValueId y = g.add_input("y", Shape{4, 5}, DType::f64);
-  EXPECT_NE(error_of([&] { g.add_node("bad_add", std::make_shared<HostAdd>(), {x, y}); }).find("in node 'bad_add'"),
+  EXPECT_NE(error_of([&] {
+              g.add_node("bad_add", std::make_shared<HostAdd>(), {x, y});
+            }).find("in node 'bad_add'"),
             std::string::npos);
   g.add_node("a", std::make_shared<HostAffine>(), {x});
   EXPECT_NE(error_of([&] { g.add_node("a", std::make_shared<HostAffine>(), {x}); }).find("duplicate node name 'a'"),

@@ -33,7 +33,9 @@ inline void make_batch(uint64_t seed, int64_t first, Tensor& images, Tensor& lab
       for (int64_t i = 0; i < kSize; ++i) {
         for (int64_t j = 0; j < kSize; ++j) {
           const bool inside = i >= oy && i < oy + 4 && j >= ox && j < ox + 4;
-          const float noise = 0.3f * (philox::to_uniform_float(philox::uint32_at(seed + 1, id * 512 + static_cast<uint64_t>((ch * kSize + i) * kSize + j))) - 0.5f);
+          const float noise = 0.3f * (philox::to_uniform_float(philox::uint32_at(
+                                          seed + 1, id * 512 + static_cast<uint64_t>((ch * kSize + i) * kSize + j))) -
+                                      0.5f);
           x[((n * 3 + ch) * kSize + i) * kSize + j] = (inside ? colour : 0.0f) + noise;
         }
       }

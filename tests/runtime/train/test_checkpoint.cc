@@ -67,8 +67,10 @@ struct TwoShards {
   TwoShards(const CheckpointRun& run, const nlohmann::json& config, size_t split)
       : ctx_a(Device::cpu(0)), ctx_b(Device::cpu(1)) {
     const std::vector<NodeId> order = run.graph.topological_order();
-    a = std::make_unique<ParamStore>(run.graph, std::vector<NodeId>(order.begin(), order.begin() + split), DType::f32, ctx_a);
-    b = std::make_unique<ParamStore>(run.graph, std::vector<NodeId>(order.begin() + split, order.end()), DType::f32, ctx_b);
+    a = std::make_unique<ParamStore>(run.graph, std::vector<NodeId>(order.begin(), order.begin() + split), DType::f32,
+                                     ctx_a);
+    b = std::make_unique<ParamStore>(run.graph, std::vector<NodeId>(order.begin() + split, order.end()), DType::f32,
+                                     ctx_b);
     opt_a = make_optimizer(config, *a, ctx_a, "shard a");
     opt_b = make_optimizer(config, *b, ctx_b, "shard b");
   }
@@ -98,7 +100,8 @@ TEST(Checkpoint, ShardsSaveAndLoadExactlyAsTheWholeModel) {
 
     CheckpointRun reloaded(config, /*seed=*/99);
     reloaded.randomize(5);
-    const CheckpointState again = CheckpointManager::load(second, reloaded.params, reloaded.optimizer.get(), reloaded.ctx);
+    const CheckpointState again =
+        CheckpointManager::load(second, reloaded.params, reloaded.optimizer.get(), reloaded.ctx);
     EXPECT_EQ(reloaded.snapshot(), whole.snapshot()) << config;
     EXPECT_EQ(reloaded.optimizer->steps(), 23);
     EXPECT_EQ(again.model_spec, whole.state(10).model_spec);

@@ -33,8 +33,8 @@ TEST(Convergence, ResNet20LearnsShapesOnTheCpu) {
   config.eval_every = 1;
   const TrainSummary s = Trainer(graph, config, *train, test.get(), Device::cpu()).run(nullptr);
   std::filesystem::remove_all(dir);
-  std::cout << "ResNet-20, 300 steps: test top-1 " << 100 * s.eval.top1 << "%, top-5 " << 100 * s.eval.top5
-            << "%, " << s.samples_per_second << " samples/s\n";
+  std::cout << "ResNet-20, 300 steps: test top-1 " << 100 * s.eval.top1 << "%, top-5 " << 100 * s.eval.top5 << "%, "
+            << s.samples_per_second << " samples/s\n";
   ASSERT_EQ(s.eval.samples, 2000);
   EXPECT_GT(s.eval.top1, 0.25);
   EXPECT_LT(s.eval.loss, 2.1);

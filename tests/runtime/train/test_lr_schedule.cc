@@ -25,8 +25,12 @@ TEST(LrSchedule, StepAndMultistep) {
 }
 
 TEST(LrSchedule, LinearAndCosineWithWarmup) {
-  const LrSchedule cos = parse({{"type", "cosine"}, {"base_lr", 0.4}, {"final_lr", 0.0}, {"total_steps", 110},
-                                {"warmup_steps", 10}, {"warmup_start_lr", 0.04}});
+  const LrSchedule cos = parse({{"type", "cosine"},
+                                {"base_lr", 0.4},
+                                {"final_lr", 0.0},
+                                {"total_steps", 110},
+                                {"warmup_steps", 10},
+                                {"warmup_start_lr", 0.04}});
   EXPECT_DOUBLE_EQ(cos.at(0), 0.04);
   EXPECT_DOUBLE_EQ(cos.at(5), 0.22);
   EXPECT_DOUBLE_EQ(cos.at(10), 0.4);
@@ -40,8 +44,8 @@ TEST(LrSchedule, LinearAndCosineWithWarmup) {
 }
 
 TEST(LrSchedule, CosineLinearIsContinuousAtTheSwitchThenLinear) {
-  const LrSchedule h = parse({{"type", "cosine_linear"}, {"base_lr", 0.1}, {"final_lr", 0.001},
-                              {"total_steps", 1000}, {"switch_step", 700}});
+  const LrSchedule h = parse(
+      {{"type", "cosine_linear"}, {"base_lr", 0.1}, {"final_lr", 0.001}, {"total_steps", 1000}, {"switch_step", 700}});
   const double at_switch = 0.001 + (0.1 - 0.001) * 0.5 * (1 + std::cos(std::numbers::pi * 0.7));
   EXPECT_NEAR(h.at(700), at_switch, 1e-15);
   EXPECT_NEAR(h.at(701) - h.at(700), (0.001 - at_switch) / 300.0, 1e-12);  // linear slope after the switch
@@ -54,8 +58,11 @@ TEST(LrSchedule, CosineLinearIsContinuousAtTheSwitchThenLinear) {
 }
 
 TEST(LrSchedule, JsonRoundTrip) {
-  for (const nlohmann::json& j : {nlohmann::json{{"type", "cosine_linear"}, {"base_lr", 0.1}, {"total_steps", 100},
-                                                 {"switch_step", 50}, {"warmup_steps", 5}},
+  for (const nlohmann::json& j : {nlohmann::json{{"type", "cosine_linear"},
+                                                 {"base_lr", 0.1},
+                                                 {"total_steps", 100},
+                                                 {"switch_step", 50},
+                                                 {"warmup_steps", 5}},
                                   nlohmann::json{{"type", "multistep"}, {"milestones", {3, 7}}, {"gamma", 0.2}}}) {
     const LrSchedule s = parse(j);
     const LrSchedule back = parse(s.to_json());
@@ -74,7 +81,8 @@ TEST(LrSchedule, BadConfigsNameTheField) {
   };
   EXPECT_NE(message({{"type", "cosnie"}}).find("field 'type' is \"cosnie\""), std::string::npos);
   EXPECT_NE(message({{"type", "step"}}).find("step_size must be > 0"), std::string::npos);
-  EXPECT_NE(message({{"type", "cosine"}, {"total_steps", 5}, {"warmup_steps", 5}}).find("total_steps"), std::string::npos);
+  EXPECT_NE(message({{"type", "cosine"}, {"total_steps", 5}, {"warmup_steps", 5}}).find("total_steps"),
+            std::string::npos);
   EXPECT_NE(message({{"type", "multistep"}, {"milestones", {5, 3}}}).find("increasing"), std::string::npos);
   EXPECT_NE(message({{"type", "constant"}, {"lr", 0.1}}).find("unknown field 'lr'"), std::string::npos);
   EXPECT_NE(message({{"type", "constant"}, {"base_lr", "high"}}).find("field 'base_lr'"), std::string::npos);

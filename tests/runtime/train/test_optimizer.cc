@@ -27,7 +27,8 @@ struct Fixture {
   Fixture() {
     store.initialize(ctx, 1);
     for (const ParamEntry& e : store.params()) {
-      store.grad(e.name).copy_from(testing::random_tensor(e.shape, DType::f64, ctx.stream(), 5 + e.offset), ctx.stream());
+      store.grad(e.name).copy_from(testing::random_tensor(e.shape, DType::f64, ctx.stream(), 5 + e.offset),
+                                   ctx.stream());
     }
   }
   std::vector<double> param(const char* name) { return testing::to_doubles(store.param(name), ctx.stream()); }
@@ -36,8 +37,8 @@ struct Fixture {
 
 TEST(Optimizer, SgdMomentumNesterovWeightDecayPerGroup) {
   Fixture f;
-  auto opt = make_optimizer({{"type", "sgd"}, {"momentum", 0.9}, {"nesterov", true}, {"weight_decay", 0.1}},
-                            f.store, f.ctx, "test");
+  auto opt = make_optimizer({{"type", "sgd"}, {"momentum", 0.9}, {"nesterov", true}, {"weight_decay", 0.1}}, f.store,
+                            f.ctx, "test");
   const std::vector<double> w0 = f.param("fc.weight"), b0 = f.param("fc.bias");
   const std::vector<double> gw = f.grad("fc.weight"), gb = f.grad("fc.bias");
   const double lr = 0.5;
@@ -66,8 +67,8 @@ TEST(Optimizer, SgdMomentumNesterovWeightDecayPerGroup) {
 
 TEST(Optimizer, AdamWDecoupledDecayAndBiasCorrection) {
   Fixture f;
-  auto opt = make_optimizer({{"type", "adamw"}, {"weight_decay", 0.05}, {"decay_bias_and_bn", true}}, f.store, f.ctx,
-                            "test");
+  auto opt =
+      make_optimizer({{"type", "adamw"}, {"weight_decay", 0.05}, {"decay_bias_and_bn", true}}, f.store, f.ctx, "test");
   const std::vector<double> w0 = f.param("fc.bias"), g = f.grad("fc.bias");
   opt->step(f.ctx, 0.01);
   for (size_t i = 0; i < w0.size(); ++i) {

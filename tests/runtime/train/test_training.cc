@@ -14,8 +14,8 @@ TEST(Training, SmallCnnLearnsTheSyntheticProblemOnCpu) {
   const double first = run.losses.front();
   double last = 0;
   for (size_t i = run.losses.size() - 10; i < run.losses.size(); ++i) last += run.losses[i] / 10;
-  std::cout << "loss " << first << " -> " << last << " (mean of the last 10 steps), held-out accuracy "
-            << run.accuracy << "\n";
+  std::cout << "loss " << first << " -> " << last << " (mean of the last 10 steps), held-out accuracy " << run.accuracy
+            << "\n";
   EXPECT_NEAR(first, std::log(static_cast<double>(kClasses)), 0.3);  // starts near chance
   EXPECT_LT(last, 0.35);
   EXPECT_GT(run.accuracy, 0.9);
