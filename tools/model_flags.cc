@@ -3,13 +3,12 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <vector>
 
 #include "layers/builtin_layers.h"
 #include "runtime/core/error.h"
+#include "runtime/graph/json_fields.h"
 
 namespace baton::cli {
 
@@ -24,18 +23,6 @@ std::optional<int64_t> positive(std::string_view text) {
     return std::nullopt;
   }
   return value;
-}
-
-nlohmann::json read_spec_file(const std::string& path) {
-  std::ifstream in(path);
-  BATON_CHECK(in, path, ": cannot open the graph spec");
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    BATON_FAIL(path, ": not valid JSON: ", e.what());
-  }
 }
 
 // The spec's input shapes with --batch (dimension 0 of every input) and --input (the rest of "x").
@@ -123,7 +110,7 @@ Graph load_model_graph(const ModelFlags& flags, const std::string& spec_path, bo
     return models::build_model(flags.model, options);
   }
   BATON_CHECK(flags.classes.empty(), "--classes applies to --model only (a spec's layers fix the classes)");
-  nlohmann::json spec = read_spec_file(spec_path);
+  nlohmann::json spec = read_json_file(spec_path, "graph spec");
   resize_inputs(spec, flags, spec_path);
   if (title != nullptr) *title = spec_path;
   return Graph::from_json(spec, layers::builtin_layers(), spec_path);

@@ -4,7 +4,6 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 
 #include "layers/builtin_layers.h"
@@ -12,6 +11,7 @@
 #include "runtime/core/device_info.h"
 #include "runtime/core/error.h"
 #include "runtime/data/dataset.h"
+#include "runtime/graph/json_fields.h"
 #include "runtime/train/trainer.h"
 #include "tools/commands.h"
 #include "tools/device_flag.h"
@@ -39,16 +39,6 @@ struct TrainFlags {
   bool tf32 = false;
   parallel::ParallelConfig parallel;  // the pipeline flags
 };
-
-nlohmann::json read_json_file(const std::string& path, const char* what) {
-  std::ifstream in(path);
-  BATON_CHECK(in.good(), "cannot read ", what, " '", path, "'");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    BATON_FAIL(path, ": not valid JSON: ", e.what());
-  }
-}
 
 int run_train(CLI::App& cmd, TrainFlags& f) {
   TrainConfig config;

@@ -161,9 +161,9 @@ JsonFields JsonFields::object(std::string_view key) const {
   return JsonFields(at(key), source_, field_path(key), wording_);
 }
 
-nlohmann::json read_json_file(const std::string& path) {
+nlohmann::json read_json_file(const std::string& path, std::string_view what) {
   std::ifstream in(path);
-  BATON_CHECK(in.good(), path, ": cannot open the file");
+  BATON_CHECK(in.good(), path, ": cannot open the ", what);
   std::stringstream text;
   text << in.rdbuf();
   try {

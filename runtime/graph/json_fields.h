@@ -58,8 +58,9 @@ class JsonFields {
   JsonWording wording_;
 };
 
-// Parses a JSON file, naming it on a missing file or a syntax error.
-nlohmann::json read_json_file(const std::string& path);
+// Parses a JSON file, naming it on a missing file ("PATH: cannot open the WHAT") or a syntax error
+// ("PATH: not valid JSON (...)"); `what` says what the file is for ("graph spec", "config file").
+nlohmann::json read_json_file(const std::string& path, std::string_view what = "file");
 // `json.dump(2)` written atomically.
 void write_json_file(const std::string& path, const nlohmann::json& json);
 
