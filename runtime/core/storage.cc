@@ -112,6 +112,7 @@ std::shared_ptr<Storage> Storage::allocate(size_t bytes, const Stream& stream) {
       }
     }
     c.add(bytes);
+    storage->counted_ = true;
     return storage;
   }
 #if BATON_HAVE_CUDA
@@ -136,6 +137,7 @@ std::shared_ptr<Storage> Storage::allocate(size_t bytes, const Stream& stream) {
     BATON_CUDA_CHECK(status);
   }
   c.add(bytes);
+  storage->counted_ = true;
   return storage;
 #else
   BATON_FAIL("cannot allocate on ", device.str(), ": this baton was built without CUDA");
@@ -154,6 +156,7 @@ std::shared_ptr<Storage> Storage::allocate_host(size_t bytes, HostMemory kind) {
       storage->device_ = Device::cpu(0);
       storage->pinned_ = true;
       counters(storage->device_).add(bytes);
+      storage->counted_ = true;
       return storage;
     }
     cudaGetLastError();
@@ -179,8 +182,8 @@ void Storage::record_stream(const Stream& stream) {
 }
 
 Storage::~Storage() {
-  DeviceCounters& c = counters(device_);
-  c.remove(bytes_);
+  // A failed allocation was never counted: removing it would wrap the counters.
+  if (counted_) counters(device_).remove(bytes_);
   if (data_ == nullptr) return;
   if (device_.is_cpu()) {
 #if BATON_HAVE_CUDA

@@ -42,6 +42,7 @@ class Storage {
   size_t bytes_ = 0;
   Device device_;
   bool pinned_ = false;
+  bool counted_ = false;  // added to the device's memory counters (only once the memory exists)
   std::shared_ptr<detail::StreamState> stream_;
   std::mutex mutex_;
   std::vector<Stream> other_streams_;

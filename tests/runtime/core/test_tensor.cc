@@ -102,7 +102,9 @@ TEST(Allocator, CpuStatisticsTrackCurrentAndPeak) {
 }
 
 TEST(Allocator, ImpossibleRequestIsAnOutOfMemoryErrorStatingTheRequest) {
-  const Stream s = Stream::create(Device::cpu());
+  const Device dev = Device::cpu(8);  // a virtual device of its own, so other tests do not interfere
+  const Stream s = Stream::create(dev);
+  const MemoryStats before = memory_stats(dev);
   try {
     Tensor t = Tensor::empty(Shape{int64_t{1} << 60}, DType::u8, s);
     FAIL() << "allocated 2^60 bytes";
@@ -110,6 +112,9 @@ TEST(Allocator, ImpossibleRequestIsAnOutOfMemoryErrorStatingTheRequest) {
     EXPECT_NE(std::string(e.what()).find("1152921504606846976 bytes"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("in use"), std::string::npos) << e.what();
   }
+  // The failed request was never counted, so nothing is subtracted for it.
+  EXPECT_EQ(memory_stats(dev).current_bytes, before.current_bytes);
+  EXPECT_EQ(memory_stats(dev).allocations, before.allocations);
 }
 
 TEST(Tensor, PinnedHostTensorsWorkWithOrWithoutADriver) {
