@@ -37,6 +37,7 @@ TEST(CudaAllocator, PoolAllocationsAreCountedAndCachedAfterFree) {
 TEST(CudaAllocator, OutOfMemoryStatesRequestInUseAndCached) {
   BATON_REQUIRE_GPU();
   const Stream s = Stream::create(Device::cuda(0));
+  const MemoryStats before = memory_stats(Device::cuda(0));
   try {
     Tensor t = Tensor::empty(Shape{int64_t{1} << 50}, DType::u8, s);
     FAIL() << "allocated a petabyte";
@@ -47,6 +48,9 @@ TEST(CudaAllocator, OutOfMemoryStatesRequestInUseAndCached) {
     EXPECT_NE(what.find("in use by baton"), std::string::npos) << what;
     EXPECT_NE(what.find("cached in the pool"), std::string::npos) << what;
   }
+  // The failed request was never counted, so nothing is subtracted for it.
+  EXPECT_EQ(memory_stats(Device::cuda(0)).current_bytes, before.current_bytes);
+  EXPECT_EQ(memory_stats(Device::cuda(0)).allocations, before.allocations);
   // The device is still usable afterwards.
   Tensor ok = Tensor::empty(Shape{16}, DType::f32, s);
   ok.fill(1.0, s);
@@ -104,7 +108,12 @@ TEST(CudaTensor, PeerCopyBetweenTwoGpus) {
   Tensor a = testing::random_tensor(Shape{1000, 3}, DType::f32, s0, 3);
   Tensor b = a.to(Device::cuda(1), s0);
   EXPECT_EQ(b.device(), Device::cuda(1));
-  EXPECT_EQ(b.to_vector<float>(s0), a.to_vector<float>(s0));
+  // b lives on cuda:1: it is read through a stream of its own device, after the copy on s0.
+  const Stream s1 = Stream::create(Device::cuda(1));
+  Event copied(Device::cuda(0));
+  copied.record(s0);
+  s1.wait(copied);
+  EXPECT_EQ(b.to_vector<float>(s1), a.to_vector<float>(s0));
 }
 
 TEST(CudaStream, EventsOrderStreamsAndTimeWork) {
