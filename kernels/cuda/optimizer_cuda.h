@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "kernels/optimizer.h"
+#include "kernels/optimizer_types.h"
 #include "runtime/core/dtype.h"
 
 namespace baton::kernels::cuda {

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/reduce.h"
+#include "kernels/reduce_types.h"
 #include "runtime/core/dtype.h"
 
 namespace baton::kernels::cuda {
