@@ -16,8 +16,7 @@ inline constexpr bool kHaveCudaBackend = BATON_HAVE_CUDA != 0;
 // The error of an op asked to run on a CUDA device by a build without the CUDA backend, worded as
 // the core's check_device words it.
 [[noreturn]] inline void fail_without_cuda_backend(std::string_view op, const Context& ctx) {
-  BATON_FAIL(op, ": device ", ctx.device().str(),
-             " requested but this baton was built without CUDA (BATON_CUDA=OFF)");
+  BATON_FAIL(op, ": device ", ctx.device().str(), " requested but this baton was built without CUDA (BATON_CUDA=OFF)");
 }
 
 // Runs `cuda_fn(ctx)` when ctx's device is a CUDA device and `cpu_fn()` otherwise, returning what
