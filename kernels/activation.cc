@@ -6,49 +6,43 @@
 
 #include "kernels/activation_math.h"
 #include "kernels/cpu/activation_cpu.h"
+#include "kernels/cuda/activation_cuda.h"
+#include "kernels/device_dispatch.h"
 #include "kernels/dispatch.h"
 #include "kernels/op_checks.h"
-#include "runtime/core/build_config.h"
-
-#if BATON_HAVE_CUDA
-#include "kernels/cuda/activation_cuda.h"
-#endif
 
 namespace baton::kernels {
 namespace {
 
 void forward(std::string_view op, Activation activation, Context& ctx, const Tensor& x, const Tensor& out) {
   check_pointwise(op, ctx, {{"x", x}}, {"out", out});
-  if (ctx.device().is_cpu()) {
-    dispatch_floating(op, x.dtype(), [&]<typename T>() {
-      cpu::activation_forward(activation, x.data<T>(), out.data<T>(), out.numel());
-    });
-    return;
-  }
-#if BATON_HAVE_CUDA
-  cuda::activation_forward(activation, x.dtype(), x.data_ptr(), out.data_ptr(), out.numel(), ctx.device().index(),
-                           ctx.stream().native_handle());
-#else
-  BATON_FAIL(op, ": ", ctx.device().str(), " needs a CUDA build of baton");
-#endif
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_floating(op, x.dtype(), [&]<typename T>() {
+          cpu::activation_forward(activation, x.data<T>(), out.data<T>(), out.numel());
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::activation_forward(cuda_ctx, activation, x.dtype(), x.data_ptr(), out.data_ptr(), out.numel());
+      });
 }
 
 // `saved` is named `saved_name` ("x" or "y") in messages.
 void backward(std::string_view op, Activation activation, Context& ctx, std::string_view saved_name,
               const Tensor& saved, const Tensor& dy, const Tensor& dx) {
   check_pointwise(op, ctx, {{saved_name, saved}, {"dy", dy}}, {"dx", dx});
-  if (ctx.device().is_cpu()) {
-    dispatch_floating(op, dy.dtype(), [&]<typename T>() {
-      cpu::activation_backward(activation, saved.data<T>(), dy.data<T>(), dx.data<T>(), dx.numel());
-    });
-    return;
-  }
-#if BATON_HAVE_CUDA
-  cuda::activation_backward(activation, dy.dtype(), saved.data_ptr(), dy.data_ptr(), dx.data_ptr(), dx.numel(),
-                            ctx.device().index(), ctx.stream().native_handle());
-#else
-  BATON_FAIL(op, ": ", ctx.device().str(), " needs a CUDA build of baton");
-#endif
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_floating(op, dy.dtype(), [&]<typename T>() {
+          cpu::activation_backward(activation, saved.data<T>(), dy.data<T>(), dx.data<T>(), dx.numel());
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::activation_backward(cuda_ctx, activation, dy.dtype(), saved.data_ptr(), dy.data_ptr(), dx.data_ptr(),
+                                  dx.numel());
+      });
 }
 
 }  // namespace
@@ -82,22 +76,21 @@ void scale_by_scalar(Context& ctx, const Tensor& x, const Tensor& scalar, double
   BATON_CHECK(std::isfinite(alpha), op, ": argument 'alpha' is ", alpha, ", expected a finite value");
   // The scalar is read after out is written only if they overlap; forbid that.
   check_overlap(op, {"out", out}, {{"scalar", scalar}}, Overlap::none);
-  if (ctx.device().is_cpu()) {
-    dispatch_floating(op, x.dtype(), [&]<typename T>() {
-      if (scalar.dtype() == DType::f64) {
-        cpu::scale_by_scalar(x.data<T>(), scalar.data<double>(), alpha, out.data<T>(), out.numel());
-      } else {
-        cpu::scale_by_scalar(x.data<T>(), scalar.data<float>(), alpha, out.data<T>(), out.numel());
-      }
-    });
-    return;
-  }
-#if BATON_HAVE_CUDA
-  cuda::scale_by_scalar(x.dtype(), x.data_ptr(), scalar.dtype(), scalar.data_ptr(), alpha, out.data_ptr(), out.numel(),
-                        ctx.device().index(), ctx.stream().native_handle());
-#else
-  BATON_FAIL(op, ": ", ctx.device().str(), " needs a CUDA build of baton");
-#endif
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_floating(op, x.dtype(), [&]<typename T>() {
+          if (scalar.dtype() == DType::f64) {
+            cpu::scale_by_scalar(x.data<T>(), scalar.data<double>(), alpha, out.data<T>(), out.numel());
+          } else {
+            cpu::scale_by_scalar(x.data<T>(), scalar.data<float>(), alpha, out.data<T>(), out.numel());
+          }
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::scale_by_scalar(cuda_ctx, x.dtype(), x.data_ptr(), scalar.dtype(), scalar.data_ptr(), alpha,
+                              out.data_ptr(), out.numel());
+      });
 }
 
 }  // namespace baton::kernels

@@ -9,18 +9,26 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/batch_norm_cudnn_args.h"
 #include "kernels/cpu/batch_norm_cpu.h"
+#include "kernels/cuda/batch_norm_cuda.h"
+#include "kernels/device_dispatch.h"
 #include "kernels/dispatch.h"
 #include "kernels/op_checks.h"
-#include "runtime/core/build_config.h"
-
-#if BATON_HAVE_CUDA
-#include "kernels/cuda/batch_norm_cuda.h"
-#include "runtime/core/fill_pattern.h"
-#endif
 
 namespace baton::kernels {
 namespace {
+
+// The cuDNN arguments (kernels/batch_norm_cudnn_args.h).
+using batch_norm_cudnn::backward_train_args;
+using batch_norm_cudnn::channel_bytes;
+using batch_norm_cudnn::channel_or_constant;
+using batch_norm_cudnn::dims_of;
+using batch_norm_cudnn::forward_train_args;
+using batch_norm_cudnn::pointer_or_null;
+using batch_norm_cudnn::scale_bias_or_constants;
+using batch_norm_cudnn::ScaleBias;
+using batch_norm_cudnn::Scratch;
 
 // x: on the context's device, [N, C, H, W], f32 or f64.
 void check_input(std::string_view op, const Context& ctx, const NamedTensor& x) {
@@ -106,98 +114,6 @@ void check_forward_train(std::string_view op, const Context& ctx, const Tensor& 
               x.shape().str());
 }
 
-#if BATON_HAVE_CUDA
-cuda::BatchNormDims dims_of(const Tensor& x) { return {x.size(0), x.size(1), x.size(2), x.size(3)}; }
-
-void* pointer_or_null(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
-
-// Pieces of one ctx.workspace() block, each 256-byte aligned: sizes are planned first, then the
-// block is taken once and carved in the same order.
-class Scratch {
- public:
-  // Plans a piece of `bytes` when `wanted`; returns its index (or -1).
-  int plan(bool wanted, size_t bytes) {
-    if (!wanted) return -1;
-    offsets_.push_back(total_);
-    total_ += (bytes + 255) / 256 * 256;
-    return static_cast<int>(offsets_.size()) - 1;
-  }
-  void acquire(Context& ctx) {
-    if (total_ > 0) base_ = static_cast<char*>(ctx.workspace(total_));
-  }
-  void* get(int piece) const { return piece < 0 ? nullptr : base_ + offsets_[static_cast<size_t>(piece)]; }
-
- private:
-  std::vector<size_t> offsets_;
-  size_t total_ = 0;
-  char* base_ = nullptr;
-};
-
-// `t`'s pointer, or a workspace piece of `channels` elements filled with `value`, ordered on ctx's stream.
-void* channel_or_constant(Context& ctx, const Tensor& t, const Scratch& scratch, int piece, DType dtype,
-                          int64_t channels, double value) {
-  if (t.defined()) return t.data_ptr();
-  void* p = scratch.get(piece);
-  detail::fill_pattern(p, ctx.device(), channels, dtype_size(dtype), detail::element_bits(value, dtype), ctx.stream());
-  return p;
-}
-
-// The cuDNN calls' arguments: the tensors' pointers, with γ and β (forward) or γ and the outputs
-// (backward) resolved by the caller.
-cuda::BatchNormForwardTrainArgs forward_train_args(const Tensor& x, const void* scale, const void* bias, double eps,
-                                                   double momentum, const Tensor& y, const Tensor& save_mean,
-                                                   const Tensor& save_invstd, const Tensor& running_mean,
-                                                   const Tensor& running_var) {
-  return {.dtype = x.dtype(),
-          .dims = dims_of(x),
-          .x = x.data_ptr(),
-          .weight = scale,
-          .bias = bias,
-          .eps = eps,
-          .momentum = momentum,
-          .y = y.data_ptr(),
-          .save_mean = save_mean.data_ptr(),
-          .save_invstd = save_invstd.data_ptr(),
-          .running_mean = pointer_or_null(running_mean),
-          .running_var = pointer_or_null(running_var)};
-}
-
-cuda::BatchNormBackwardTrainArgs backward_train_args(const Tensor& x, const Tensor& dy, const void* scale,
-                                                     const Tensor& save_mean, const Tensor& save_invstd, double eps,
-                                                     void* dx, void* weight_grad, void* bias_grad,
-                                                     bool accumulate_param_grads) {
-  return {.dtype = x.dtype(),
-          .dims = dims_of(x),
-          .x = x.data_ptr(),
-          .dy = dy.data_ptr(),
-          .weight = scale,
-          .save_mean = save_mean.data_ptr(),
-          .save_invstd = save_invstd.data_ptr(),
-          .eps = eps,
-          .dx = dx,
-          .weight_grad = weight_grad,
-          .bias_grad = bias_grad,
-          .accumulate_param_grads = accumulate_param_grads};
-}
-
-size_t channel_bytes(const Tensor& x) { return static_cast<size_t>(x.size(1)) * dtype_size(x.dtype()); }
-
-// γ and β for cuDNN's forward calls: the given tensors, or ones and zeros in the workspace.
-struct ScaleBias {
-  const void* scale;
-  const void* bias;
-};
-
-ScaleBias scale_bias_or_constants(Context& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  Scratch scratch;
-  const int ones = scratch.plan(!weight.defined(), channel_bytes(x));
-  const int zeros = scratch.plan(!bias.defined(), channel_bytes(x));
-  scratch.acquire(ctx);
-  return {channel_or_constant(ctx, weight, scratch, ones, x.dtype(), x.size(1), 1.0),
-          channel_or_constant(ctx, bias, scratch, zeros, x.dtype(), x.size(1), 0.0)};
-}
-#endif
-
 }  // namespace
 
 void batch_norm_forward_train(Context& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias, double eps,
@@ -207,27 +123,25 @@ void batch_norm_forward_train(Context& ctx, const Tensor& x, const Tensor& weigh
   constexpr std::string_view op = "batch_norm_forward_train";
   check_forward_train(op, ctx, x, weight, bias, eps, momentum, y, save_mean, save_invstd, running_mean, running_var,
                       num_batches_tracked);
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    if (x.numel() > 0) {  // no channels: nothing to normalise
-      const ScaleBias sb = scale_bias_or_constants(ctx, x, weight, bias);
-      cuda::batch_norm_forward_train(
-          ctx.cudnn(),
-          forward_train_args(x, sb.scale, sb.bias, eps, momentum, y, save_mean, save_invstd, running_mean, running_var),
-          ctx.device().index());
-    }
-    if (num_batches_tracked.defined()) {
-      cuda::increment_counter(num_batches_tracked.data<int64_t>(), ctx.device().index(), ctx.stream().native_handle());
-    }
-    return;
-  }
-#endif
-  dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
-    cpu::batch_norm_forward_train(x.data<T>(), data_or_null<T>(weight), data_or_null<T>(bias), x.size(0), x.size(1),
-                                  x.size(2) * x.size(3), eps, momentum, y.data<T>(), save_mean.data<T>(),
-                                  save_invstd.data<T>(), data_or_null<T>(running_mean), data_or_null<T>(running_var));
-  });
-  if (num_batches_tracked.defined()) ++*num_batches_tracked.data<int64_t>();
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
+          cpu::batch_norm_forward_train(x.data<T>(), data_or_null<T>(weight), data_or_null<T>(bias), x.size(0),
+                                        x.size(1), x.size(2) * x.size(3), eps, momentum, y.data<T>(),
+                                        save_mean.data<T>(), save_invstd.data<T>(), data_or_null<T>(running_mean),
+                                        data_or_null<T>(running_var));
+        });
+        if (num_batches_tracked.defined()) ++*num_batches_tracked.data<int64_t>();
+      },
+      [&](auto& cuda_ctx) {
+        if (x.numel() > 0) {  // no channels: nothing to normalise
+          const ScaleBias sb = scale_bias_or_constants(cuda_ctx, x, weight, bias);
+          cuda::batch_norm_forward_train(cuda_ctx, forward_train_args(x, sb.scale, sb.bias, eps, momentum, y, save_mean,
+                                                                      save_invstd, running_mean, running_var));
+        }
+        if (num_batches_tracked.defined()) cuda::increment_counter(cuda_ctx, num_batches_tracked.data<int64_t>());
+      });
 }
 
 void batch_norm_forward_eval(Context& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias,
@@ -239,19 +153,21 @@ void batch_norm_forward_eval(Context& ctx, const Tensor& x, const Tensor& weight
   check_channel(op, ctx, nx, {"var", var});
   check_eps(op, eps);
   if (x.numel() == 0) return;
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    const ScaleBias sb = scale_bias_or_constants(ctx, x, weight, bias);
-    return cuda::batch_norm_forward_eval(ctx.cudnn(), x.dtype(), dims_of(x), x.data_ptr(), sb.scale, sb.bias,
-                                         mean.data_ptr(), var.data_ptr(), eps, y.data_ptr(), ctx.device().index());
-  }
-#endif
-  dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
-    std::vector<double> mu = channel_values<T>(mean), invstd = channel_values<T>(var);
-    for (double& v : invstd) v = 1.0 / std::sqrt(v + eps);
-    cpu::batch_norm_normalize(x.data<T>(), data_or_null<T>(weight), data_or_null<T>(bias), x.size(0), x.size(1),
-                              x.size(2) * x.size(3), mu, invstd, y.data<T>());
-  });
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
+          std::vector<double> mu = channel_values<T>(mean), invstd = channel_values<T>(var);
+          for (double& v : invstd) v = 1.0 / std::sqrt(v + eps);
+          cpu::batch_norm_normalize(x.data<T>(), data_or_null<T>(weight), data_or_null<T>(bias), x.size(0), x.size(1),
+                                    x.size(2) * x.size(3), mu, invstd, y.data<T>());
+        });
+      },
+      [&](auto& cuda_ctx) {
+        const ScaleBias sb = scale_bias_or_constants(cuda_ctx, x, weight, bias);
+        cuda::batch_norm_forward_eval(cuda_ctx, x.dtype(), dims_of(x), x.data_ptr(), sb.scale, sb.bias, mean.data_ptr(),
+                                      var.data_ptr(), eps, y.data_ptr());
+      });
 }
 
 namespace {
@@ -283,29 +199,29 @@ void batch_norm_backward_train(Context& ctx, const Tensor& x, const Tensor& dy, 
   check_backward(op, ctx, x, dy, weight, {"save_mean", save_mean}, {"save_invstd", save_invstd}, eps, dx, weight_grad,
                  bias_grad);
   if (x.numel() == 0 || (!dx.defined() && !weight_grad.defined())) return;
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    Scratch scratch;
-    const int ones = scratch.plan(!weight.defined(), channel_bytes(x));
-    const int dx_scratch = scratch.plan(!dx.defined(), x.nbytes());
-    const int dw_scratch = scratch.plan(!weight_grad.defined(), channel_bytes(x));
-    const int db_scratch = scratch.plan(!bias_grad.defined(), channel_bytes(x));
-    scratch.acquire(ctx);
-    return cuda::batch_norm_backward_train(
-        ctx.cudnn(),
-        backward_train_args(x, dy, channel_or_constant(ctx, weight, scratch, ones, x.dtype(), x.size(1), 1.0),
-                            save_mean, save_invstd, eps, dx.defined() ? dx.data_ptr() : scratch.get(dx_scratch),
-                            weight_grad.defined() ? weight_grad.data_ptr() : scratch.get(dw_scratch),
-                            bias_grad.defined() ? bias_grad.data_ptr() : scratch.get(db_scratch),
-                            weight_grad.defined()),
-        ctx.device().index());
-  }
-#endif
-  dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
-    cpu::batch_norm_backward(x.data<T>(), dy.data<T>(), data_or_null<T>(weight), x.size(0), x.size(1),
-                             x.size(2) * x.size(3), channel_values<T>(save_mean), channel_values<T>(save_invstd), true,
-                             data_or_null<T>(dx), data_or_null<T>(weight_grad), data_or_null<T>(bias_grad));
-  });
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
+          cpu::batch_norm_backward(x.data<T>(), dy.data<T>(), data_or_null<T>(weight), x.size(0), x.size(1),
+                                   x.size(2) * x.size(3), channel_values<T>(save_mean), channel_values<T>(save_invstd),
+                                   true, data_or_null<T>(dx), data_or_null<T>(weight_grad), data_or_null<T>(bias_grad));
+        });
+      },
+      [&](auto& cuda_ctx) {
+        Scratch scratch;
+        const int ones = scratch.plan(!weight.defined(), channel_bytes(x));
+        const int dx_scratch = scratch.plan(!dx.defined(), x.nbytes());
+        const int dw_scratch = scratch.plan(!weight_grad.defined(), channel_bytes(x));
+        const int db_scratch = scratch.plan(!bias_grad.defined(), channel_bytes(x));
+        scratch.acquire(cuda_ctx);
+        cuda::batch_norm_backward_train(
+            cuda_ctx, backward_train_args(
+                          x, dy, channel_or_constant(cuda_ctx, weight, scratch, ones, x.dtype(), x.size(1), 1.0),
+                          save_mean, save_invstd, eps, dx.defined() ? dx.data_ptr() : scratch.get(dx_scratch),
+                          weight_grad.defined() ? weight_grad.data_ptr() : scratch.get(dw_scratch),
+                          bias_grad.defined() ? bias_grad.data_ptr() : scratch.get(db_scratch), weight_grad.defined()));
+      });
 }
 
 void batch_norm_backward_eval(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& weight, const Tensor& mean,
@@ -314,21 +230,22 @@ void batch_norm_backward_eval(Context& ctx, const Tensor& x, const Tensor& dy, c
   constexpr std::string_view op = "batch_norm_backward_eval";
   check_backward(op, ctx, x, dy, weight, {"mean", mean}, {"var", var}, eps, dx, weight_grad, bias_grad);
   if (x.numel() == 0 || (!dx.defined() && !weight_grad.defined())) return;
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::batch_norm_backward_eval(x.dtype(), dims_of(x), x.data_ptr(), dy.data_ptr(), pointer_or_null(weight),
-                                          mean.data_ptr(), var.data_ptr(), eps, pointer_or_null(dx),
-                                          pointer_or_null(weight_grad), pointer_or_null(bias_grad),
-                                          ctx.device().index(), ctx.stream().native_handle());
-  }
-#endif
-  dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
-    std::vector<double> invstd = channel_values<T>(var);
-    for (double& v : invstd) v = 1.0 / std::sqrt(v + eps);
-    cpu::batch_norm_backward(x.data<T>(), dy.data<T>(), data_or_null<T>(weight), x.size(0), x.size(1),
-                             x.size(2) * x.size(3), channel_values<T>(mean), invstd, false, data_or_null<T>(dx),
-                             data_or_null<T>(weight_grad), data_or_null<T>(bias_grad));
-  });
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
+          std::vector<double> invstd = channel_values<T>(var);
+          for (double& v : invstd) v = 1.0 / std::sqrt(v + eps);
+          cpu::batch_norm_backward(x.data<T>(), dy.data<T>(), data_or_null<T>(weight), x.size(0), x.size(1),
+                                   x.size(2) * x.size(3), channel_values<T>(mean), invstd, false, data_or_null<T>(dx),
+                                   data_or_null<T>(weight_grad), data_or_null<T>(bias_grad));
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::batch_norm_backward_eval(cuda_ctx, x.dtype(), dims_of(x), x.data_ptr(), dy.data_ptr(),
+                                       pointer_or_null(weight), mean.data_ptr(), var.data_ptr(), eps,
+                                       pointer_or_null(dx), pointer_or_null(weight_grad), pointer_or_null(bias_grad));
+      });
 }
 
 std::function<void()> batch_norm_library_call(Context& ctx, BatchNormPass pass, const BatchNormTensors& t, double eps,
@@ -350,23 +267,18 @@ std::function<void()> batch_norm_library_call(Context& ctx, BatchNormPass pass, 
     require({{"weight", t.weight}, {"dx", t.dx}, {"weight_grad", t.weight_grad}, {"bias_grad", t.bias_grad}});
   }
   BATON_CHECK(t.x.numel() > 0, op, ": an empty input makes no library call");
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    if (pass == BatchNormPass::forward_train) {
-      return cuda::batch_norm_forward_train_call(
-          ctx.cudnn(),
-          forward_train_args(t.x, t.weight.data_ptr(), t.bias.data_ptr(), eps, momentum, t.y, t.save_mean,
-                             t.save_invstd, t.running_mean, t.running_var),
-          ctx.device().index());
-    }
-    return cuda::batch_norm_backward_train_call(
-        ctx.cudnn(),
-        backward_train_args(t.x, t.dy, t.weight.data_ptr(), t.save_mean, t.save_invstd, eps, t.dx.data_ptr(),
-                            t.weight_grad.data_ptr(), t.bias_grad.data_ptr(), true),
-        ctx.device().index());
-  }
-#endif
-  return {};
+  return on_device(
+      op, ctx, [] { return std::function<void()>{}; },
+      [&](auto& cuda_ctx) {
+        if (pass == BatchNormPass::forward_train) {
+          return cuda::batch_norm_forward_train_call(
+              cuda_ctx, forward_train_args(t.x, t.weight.data_ptr(), t.bias.data_ptr(), eps, momentum, t.y, t.save_mean,
+                                           t.save_invstd, t.running_mean, t.running_var));
+        }
+        return cuda::batch_norm_backward_train_call(
+            cuda_ctx, backward_train_args(t.x, t.dy, t.weight.data_ptr(), t.save_mean, t.save_invstd, eps,
+                                          t.dx.data_ptr(), t.weight_grad.data_ptr(), t.bias_grad.data_ptr(), true));
+      });
 }
 
 }  // namespace baton::kernels

@@ -6,14 +6,11 @@
 #include <string_view>
 
 #include "kernels/cpu/batch_norm_cpu.h"
-#include "kernels/dispatch.h"
-#include "kernels/op_checks.h"
-#include "runtime/core/build_config.h"
-
-#if BATON_HAVE_CUDA
 #include "kernels/cuda/batch_norm_cuda.h"
 #include "kernels/cuda/batch_norm_statistics_cuda.h"
-#endif
+#include "kernels/device_dispatch.h"
+#include "kernels/dispatch.h"
+#include "kernels/op_checks.h"
 
 namespace baton::kernels {
 namespace {
@@ -43,29 +40,30 @@ void batch_norm_statistics(Context& ctx, const Tensor& x, const Tensor& mean, co
   BATON_CHECK(batch * hw > 0 || channels == 0, op, ": input of shape ", x.shape().str(),
               " has no values per channel (the statistics are undefined)");
   if (channels == 0) return;
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::batch_norm_statistics(x.dtype(), {x.size(0), x.size(1), x.size(2), x.size(3)}, x.data_ptr(),
-                                       mean.data_ptr(), var.data_ptr(), ctx.device().index(),
-                                       ctx.stream().native_handle());
-  }
-#endif
-  dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
-    const T* p = x.data<T>();
-    const double count = static_cast<double>(batch * hw);
-    for (int64_t c = 0; c < channels; ++c) {
-      double sum = 0.0;
-      cpu::for_each_in_channel(batch, channels, hw, c, [&](int64_t i) { sum += static_cast<double>(p[i]); });
-      const double mu = sum / count;
-      double squares = 0.0;
-      cpu::for_each_in_channel(batch, channels, hw, c, [&](int64_t i) {
-        const double d = static_cast<double>(p[i]) - mu;
-        squares += d * d;
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
+          const T* p = x.data<T>();
+          const double count = static_cast<double>(batch * hw);
+          for (int64_t c = 0; c < channels; ++c) {
+            double sum = 0.0;
+            cpu::for_each_in_channel(batch, channels, hw, c, [&](int64_t i) { sum += static_cast<double>(p[i]); });
+            const double mu = sum / count;
+            double squares = 0.0;
+            cpu::for_each_in_channel(batch, channels, hw, c, [&](int64_t i) {
+              const double d = static_cast<double>(p[i]) - mu;
+              squares += d * d;
+            });
+            mean.data<T>()[c] = static_cast<T>(mu);
+            var.data<T>()[c] = static_cast<T>(squares / count);
+          }
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::batch_norm_statistics(cuda_ctx, x.dtype(), {x.size(0), x.size(1), x.size(2), x.size(3)}, x.data_ptr(),
+                                    mean.data_ptr(), var.data_ptr());
       });
-      mean.data<T>()[c] = static_cast<T>(mu);
-      var.data<T>()[c] = static_cast<T>(squares / count);
-    }
-  });
 }
 
 void batch_norm_merge_statistics(Context& ctx, int64_t count, const Tensor& mean, const Tensor& var,
@@ -79,32 +77,33 @@ void batch_norm_merge_statistics(Context& ctx, int64_t count, const Tensor& mean
               ", expected count >= 0 and batch_count >= 1");
   const int64_t channels = mean.numel();
   if (channels == 0) return;
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::batch_norm_merge_statistics(mean.dtype(), channels, count, mean.data_ptr(), var.data_ptr(),
-                                             batch_count, batch_mean.data_ptr(), batch_var.data_ptr(),
-                                             ctx.device().index(), ctx.stream().native_handle());
-  }
-#endif
-  dispatch_f32_f64(op, mean.dtype(), [&]<typename T>() {
-    T* m = mean.data<T>();
-    T* v = var.data<T>();
-    const T* bm = batch_mean.data<T>();
-    const T* bv = batch_var.data<T>();
-    const double a = static_cast<double>(count), b = static_cast<double>(batch_count), n = a + b;
-    for (int64_t c = 0; c < channels; ++c) {
-      if (count == 0) {
-        m[c] = bm[c];
-        v[c] = bv[c];
-        continue;
-      }
-      const double delta = static_cast<double>(bm[c]) - static_cast<double>(m[c]);
-      const double merged_var =
-          (a * static_cast<double>(v[c]) + b * static_cast<double>(bv[c]) + delta * delta * a * b / n) / n;
-      m[c] = static_cast<T>(static_cast<double>(m[c]) + delta * b / n);
-      v[c] = static_cast<T>(merged_var);
-    }
-  });
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_f32_f64(op, mean.dtype(), [&]<typename T>() {
+          T* m = mean.data<T>();
+          T* v = var.data<T>();
+          const T* bm = batch_mean.data<T>();
+          const T* bv = batch_var.data<T>();
+          const double a = static_cast<double>(count), b = static_cast<double>(batch_count), n = a + b;
+          for (int64_t c = 0; c < channels; ++c) {
+            if (count == 0) {
+              m[c] = bm[c];
+              v[c] = bv[c];
+              continue;
+            }
+            const double delta = static_cast<double>(bm[c]) - static_cast<double>(m[c]);
+            const double merged_var =
+                (a * static_cast<double>(v[c]) + b * static_cast<double>(bv[c]) + delta * delta * a * b / n) / n;
+            m[c] = static_cast<T>(static_cast<double>(m[c]) + delta * b / n);
+            v[c] = static_cast<T>(merged_var);
+          }
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::batch_norm_merge_statistics(cuda_ctx, mean.dtype(), channels, count, mean.data_ptr(), var.data_ptr(),
+                                          batch_count, batch_mean.data_ptr(), batch_var.data_ptr());
+      });
 }
 
 void batch_norm_commit_statistics(Context& ctx, int64_t count, const Tensor& mean, const Tensor& var, double momentum,
@@ -124,33 +123,32 @@ void batch_norm_commit_statistics(Context& ctx, int64_t count, const Tensor& mea
                 num_batches_tracked.shape().str(), ", expected an i64 scalar (shape [])");
   }
   const int64_t channels = mean.numel();
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    if (channels > 0) {
-      cuda::batch_norm_commit_statistics(mean.dtype(), channels, count, mean.data_ptr(), var.data_ptr(), momentum,
-                                         running_mean.data_ptr(), running_var.data_ptr(), ctx.device().index(),
-                                         ctx.stream().native_handle());
-    }
-    if (num_batches_tracked.defined()) {
-      cuda::increment_counter(num_batches_tracked.data<int64_t>(), ctx.device().index(), ctx.stream().native_handle());
-    }
-    return;
-  }
-#endif
-  dispatch_f32_f64(op, mean.dtype(), [&]<typename T>() {
-    const T* m = mean.data<T>();
-    const T* v = var.data<T>();
-    T* rm = running_mean.data<T>();
-    T* rv = running_var.data<T>();
-    const double n = static_cast<double>(count);
-    for (int64_t c = 0; c < channels; ++c) {
-      // The expressions of cpu::batch_norm_forward_train: one micro-batch gives the same bits.
-      const double var_c = static_cast<double>(v[c]);
-      rm[c] = static_cast<T>((1.0 - momentum) * static_cast<double>(rm[c]) + momentum * static_cast<double>(m[c]));
-      rv[c] = static_cast<T>((1.0 - momentum) * static_cast<double>(rv[c]) + momentum * var_c * n / (n - 1.0));
-    }
-  });
-  if (num_batches_tracked.defined()) ++*num_batches_tracked.data<int64_t>();
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_f32_f64(op, mean.dtype(), [&]<typename T>() {
+          const T* m = mean.data<T>();
+          const T* v = var.data<T>();
+          T* rm = running_mean.data<T>();
+          T* rv = running_var.data<T>();
+          const double n = static_cast<double>(count);
+          for (int64_t c = 0; c < channels; ++c) {
+            // The expressions of cpu::batch_norm_forward_train: one micro-batch gives the same bits.
+            const double var_c = static_cast<double>(v[c]);
+            rm[c] =
+                static_cast<T>((1.0 - momentum) * static_cast<double>(rm[c]) + momentum * static_cast<double>(m[c]));
+            rv[c] = static_cast<T>((1.0 - momentum) * static_cast<double>(rv[c]) + momentum * var_c * n / (n - 1.0));
+          }
+        });
+        if (num_batches_tracked.defined()) ++*num_batches_tracked.data<int64_t>();
+      },
+      [&](auto& cuda_ctx) {
+        if (channels > 0) {
+          cuda::batch_norm_commit_statistics(cuda_ctx, mean.dtype(), channels, count, mean.data_ptr(), var.data_ptr(),
+                                             momentum, running_mean.data_ptr(), running_var.data_ptr());
+        }
+        if (num_batches_tracked.defined()) cuda::increment_counter(cuda_ctx, num_batches_tracked.data<int64_t>());
+      });
 }
 
 }  // namespace baton::kernels

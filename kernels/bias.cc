@@ -6,15 +6,12 @@
 #include <string_view>
 
 #include "kernels/cpu/bias_cpu.h"
+#include "kernels/cuda/bias_cuda.h"
+#include "kernels/device_dispatch.h"
 #include "kernels/dispatch.h"
 #include "kernels/elementwise.h"
 #include "kernels/op_checks.h"
 #include "kernels/reduce.h"
-#include "runtime/core/build_config.h"
-
-#if BATON_HAVE_CUDA
-#include "kernels/cuda/bias_cuda.h"
-#endif
 
 namespace baton::kernels {
 namespace {
@@ -41,14 +38,15 @@ void bias_add(Context& ctx, const Tensor& bias, const Tensor& out) {
   constexpr std::string_view op = "bias_add";
   check_bias(op, ctx, {"out", out}, {"bias", bias});
   const int64_t batch = out.size(0), channels = out.size(1), inner = inner_size(out);
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::bias_add(out.dtype(), bias.data_ptr(), batch, channels, inner, out.data_ptr(), ctx.device().index(),
-                          ctx.stream().native_handle());
-  }
-#endif
-  dispatch_floating(op, out.dtype(),
-                    [&]<typename T>() { cpu::bias_add(bias.data<T>(), batch, channels, inner, out.data<T>()); });
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_floating(op, out.dtype(),
+                          [&]<typename T>() { cpu::bias_add(bias.data<T>(), batch, channels, inner, out.data<T>()); });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::bias_add(cuda_ctx, out.dtype(), bias.data_ptr(), batch, channels, inner, out.data_ptr());
+      });
 }
 
 void bias_grad(Context& ctx, const Tensor& dy, const Tensor& db) {

@@ -5,12 +5,9 @@
 #include <string_view>
 
 #include "kernels/cpu/concat_cpu.h"
-#include "kernels/op_checks.h"
-#include "runtime/core/build_config.h"
-
-#if BATON_HAVE_CUDA
 #include "kernels/cuda/concat_cuda.h"
-#endif
+#include "kernels/device_dispatch.h"
+#include "kernels/op_checks.h"
 
 namespace baton::kernels {
 namespace {
@@ -56,17 +53,9 @@ void copy_channels(std::string_view op, Context& ctx, const Tensor& whole, int64
   const void* src = to_whole ? part_bytes : whole_bytes;
   void* dst = to_whole ? static_cast<void*>(whole_bytes) : part_bytes;
   const int64_t src_pitch = to_whole ? part_pitch : whole_pitch, dst_pitch = to_whole ? whole_pitch : part_pitch;
-  if (ctx.device().is_cpu()) {
-    cpu::copy_rows(src, src_pitch, dst, dst_pitch, whole.size(0), part_pitch);
-    return;
-  }
-#if BATON_HAVE_CUDA
-  static_cast<void>(op);  // named in the CPU-only build's error
-  cuda::copy_rows(src, src_pitch, dst, dst_pitch, whole.size(0), part_pitch, ctx.device().index(),
-                  ctx.stream().native_handle());
-#else
-  BATON_FAIL(op, ": ", ctx.device().str(), " needs a CUDA build of baton");
-#endif
+  on_device(
+      op, ctx, [&] { cpu::copy_rows(src, src_pitch, dst, dst_pitch, whole.size(0), part_pitch); },
+      [&](auto& cuda_ctx) { cuda::copy_rows(cuda_ctx, src, src_pitch, dst, dst_pitch, whole.size(0), part_pitch); });
 }
 
 // Checks every part against the whole and that their channels add up to the whole's, then copies

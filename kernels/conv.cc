@@ -9,12 +9,9 @@
 
 #include "kernels/bias.h"
 #include "kernels/cpu/conv_cpu.h"
-#include "kernels/op_checks.h"
-#include "runtime/core/build_config.h"
-
-#if BATON_HAVE_CUDA
 #include "kernels/cuda/conv_cuda.h"
-#endif
+#include "kernels/device_dispatch.h"
+#include "kernels/op_checks.h"
 
 namespace baton::kernels {
 namespace {
@@ -108,7 +105,6 @@ void run_cpu(Context& ctx, Conv2dPass pass, const Tensor& x, const Tensor& w, co
   }
 }
 
-#if BATON_HAVE_CUDA
 cuda::ConvArgs conv_args(Conv2dPass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dParams& p) {
   return {.pass = pass,
           .dtype = x.dtype(),
@@ -120,18 +116,18 @@ cuda::ConvArgs conv_args(Conv2dPass pass, const Tensor& x, const Tensor& w, cons
           .w_data = w.data_ptr(),
           .y_data = y.data_ptr()};
 }
-#endif
 
 // Runs one checked pass on the context's device; x, w, y as in cuda::ConvArgs.
-void run_pass(Context& ctx, Conv2dPass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dParams& p) {
+void run_pass(std::string_view op, Context& ctx, Conv2dPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
+              const Conv2dParams& p) {
   if (x.size(0) == 0) return;  // an empty batch: no output elements, no gradient contribution
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::conv2d(ctx, conv_args(pass, x, w, y, p));
-  }
-#endif
-  if (x.dtype() == DType::f64) return run_cpu<double>(ctx, pass, x, w, y, p);
-  run_cpu<float>(ctx, pass, x, w, y, p);
+  on_device(
+      op, ctx,
+      [&] {
+        if (x.dtype() == DType::f64) return run_cpu<double>(ctx, pass, x, w, y, p);
+        run_cpu<float>(ctx, pass, x, w, y, p);
+      },
+      [&](auto& cuda_ctx) { cuda::conv2d(cuda_ctx, conv_args(pass, x, w, y, p)); });
 }
 
 }  // namespace
@@ -150,20 +146,22 @@ void conv2d_forward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor
     BATON_CHECK(bias.shape() == Shape{w.size(0)}, op, ": argument 'bias' has shape ", bias.shape().str(),
                 ", expected [", w.size(0), "] (the filter's output channels)");
   }
-  run_pass(ctx, Conv2dPass::forward, x, w, y, params);
+  run_pass(op, ctx, Conv2dPass::forward, x, w, y, params);
   if (bias.defined()) bias_add(ctx, bias, y);
 }
 
 void conv2d_backward_data(Context& ctx, const Tensor& dy, const Tensor& w, const Conv2dParams& params,
                           const Tensor& dx) {
-  check_conv("conv2d_backward_data", ctx, {"dx", dx}, {"w", w}, {"dy", dy}, params);
-  run_pass(ctx, Conv2dPass::backward_data, dx, w, dy, params);
+  constexpr std::string_view op = "conv2d_backward_data";
+  check_conv(op, ctx, {"dx", dx}, {"w", w}, {"dy", dy}, params);
+  run_pass(op, ctx, Conv2dPass::backward_data, dx, w, dy, params);
 }
 
 void conv2d_backward_filter(Context& ctx, const Tensor& x, const Tensor& dy, const Conv2dParams& params,
                             const Tensor& dw) {
-  check_conv("conv2d_backward_filter", ctx, {"x", x}, {"dw", dw}, {"dy", dy}, params);
-  run_pass(ctx, Conv2dPass::backward_filter, x, dw, dy, params);
+  constexpr std::string_view op = "conv2d_backward_filter";
+  check_conv(op, ctx, {"x", x}, {"dw", dw}, {"dy", dy}, params);
+  run_pass(op, ctx, Conv2dPass::backward_filter, x, dw, dy, params);
 }
 
 void conv2d_backward_bias(Context& ctx, const Tensor& dy, const Tensor& db) {
@@ -176,13 +174,9 @@ std::function<void()> conv2d_library_call(Context& ctx, Conv2dPass pass, const T
                                           const Tensor& y, const Conv2dParams& params) {
   check_conv("conv2d_library_call", ctx, {"x", x}, {"w", w}, {"y", y}, params);
   BATON_CHECK(x.size(0) > 0, "conv2d_library_call: an empty batch makes no library call");
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::conv2d_library_call(ctx, conv_args(pass, x, w, y, params));
-  }
-#endif
-  static_cast<void>(pass);
-  return {};
+  return on_device(
+      "conv2d_library_call", ctx, [] { return std::function<void()>{}; },
+      [&](auto& cuda_ctx) { return cuda::conv2d_library_call(cuda_ctx, conv_args(pass, x, w, y, params)); });
 }
 
 }  // namespace baton::kernels

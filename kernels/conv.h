@@ -24,19 +24,11 @@
 #include <functional>
 #include <optional>
 
+#include "kernels/conv_types.h"
 #include "runtime/core/context.h"
 #include "runtime/core/tensor.h"
 
 namespace baton::kernels {
-
-struct Conv2dParams {
-  std::array<int64_t, 2> stride{1, 1};    // >= 1
-  std::array<int64_t, 2> padding{0, 0};   // >= 0, zeros on both sides
-  std::array<int64_t, 2> dilation{1, 1};  // >= 1
-  int64_t groups = 1;                     // divides C and K
-
-  bool operator==(const Conv2dParams&) const = default;
-};
 
 // [N, K, P, Q] for input shape x and filter shape w; throws baton::Error naming the problem (a rank
 // other than 4, channels that do not match C / groups, groups not dividing C or K, a stride or
@@ -55,18 +47,6 @@ void conv2d_backward_filter(Context& ctx, const Tensor& x, const Tensor& dy, con
                             const Tensor& dw);
 // db[k] += Σ over n, p, q of dy[n, k, p, q] (accumulated; see kernels::bias_grad).
 void conv2d_backward_bias(Context& ctx, const Tensor& dy, const Tensor& db);
-
-// The three convolutions cuDNN implements.
-enum class Conv2dPass { forward, backward_data, backward_filter };
-
-// The algorithm the CUDA path uses for a problem, as measured and cached.
-struct Conv2dAlgorithm {
-  int algo = 0;               // cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t
-  int math_type = 0;          // cudnnMathType_t it runs with (CUDNN_FMA_MATH = 3: no tensor cores)
-  bool deterministic = true;  // cuDNN reports it as deterministic
-  size_t workspace_bytes = 0;
-  float measured_ms = 0;  // cuDNN's measurement when it was chosen
-};
 
 // The cached algorithm for a pass over these shapes, or nothing when conv2d_* has not yet run it
 // with the same settings (ctx's device, allow_tf32, deterministic and workspace limit) on 16-byte

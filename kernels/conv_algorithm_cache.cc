@@ -4,6 +4,8 @@
 #include <map>
 #include <mutex>
 
+#include "kernels/conv.h"
+
 namespace baton::kernels {
 namespace {
 

@@ -10,8 +10,9 @@
 #include <functional>
 #include <optional>
 
-#include "kernels/conv.h"
+#include "kernels/conv_types.h"
 #include "runtime/core/context.h"
+#include "runtime/core/dtype.h"
 #include "runtime/core/shape.h"
 
 namespace baton::kernels {

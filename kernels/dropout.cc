@@ -4,14 +4,11 @@
 #include <string_view>
 
 #include "kernels/cpu/dropout_cpu.h"
+#include "kernels/cuda/dropout_cuda.h"
+#include "kernels/device_dispatch.h"
 #include "kernels/dispatch.h"
 #include "kernels/dropout_math.h"
 #include "kernels/op_checks.h"
-#include "runtime/core/build_config.h"
-
-#if BATON_HAVE_CUDA
-#include "kernels/cuda/dropout_cuda.h"
-#endif
 
 namespace baton::kernels {
 namespace {
@@ -29,17 +26,16 @@ void dropout(std::string_view op, Context& ctx, const NamedTensor& in, double p,
   }
   const uint32_t threshold = dropout_threshold(p);
   const double scale = 1.0 / (1.0 - p);
-  if (ctx.device().is_cpu()) {
-    dispatch_floating(op, x.dtype(),
-                      [&]<typename T>() { cpu::dropout(x.data<T>(), threshold, scale, seed, y.data<T>(), y.numel()); });
-    return;
-  }
-#if BATON_HAVE_CUDA
-  cuda::dropout(x.dtype(), x.data_ptr(), threshold, scale, seed, y.data_ptr(), y.numel(), ctx.device().index(),
-                ctx.stream().native_handle());
-#else
-  BATON_FAIL(op, ": ", ctx.device().str(), " needs a CUDA build of baton");
-#endif
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_floating(op, x.dtype(), [&]<typename T>() {
+          cpu::dropout(x.data<T>(), threshold, scale, seed, y.data<T>(), y.numel());
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::dropout(cuda_ctx, x.dtype(), x.data_ptr(), threshold, scale, seed, y.data_ptr(), y.numel());
+      });
 }
 
 }  // namespace

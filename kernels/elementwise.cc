@@ -4,21 +4,13 @@
 #include <string_view>
 
 #include "kernels/cpu/elementwise_cpu.h"
+#include "kernels/cuda/elementwise_cuda.h"
+#include "kernels/device_dispatch.h"
 #include "kernels/dispatch.h"
 #include "kernels/op_checks.h"
-#include "runtime/core/build_config.h"
-
-#if BATON_HAVE_CUDA
-#include "kernels/cuda/elementwise_cuda.h"
-#endif
 
 namespace baton::kernels {
 namespace {
-
-#if BATON_HAVE_CUDA
-int device_index(const Context& ctx) { return ctx.device().index(); }
-void* stream_of(const Context& ctx) { return ctx.stream().native_handle(); }
-#endif
 
 // src -> out as bytes on the context's stream (a device-to-device copy on CUDA); nothing in place.
 void copy_checked(const Context& ctx, const Tensor& src, const Tensor& out) {
@@ -31,17 +23,18 @@ enum class Arith { add, sub, mul };
 // out = a (+ - *) b.
 void arith(std::string_view op, Arith kind, Context& ctx, const Tensor& a, const Tensor& b, const Tensor& out) {
   check_pointwise(op, ctx, {{"a", a}, {"b", b}}, {"out", out});
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    const auto launch = kind == Arith::add ? cuda::add : kind == Arith::sub ? cuda::sub : cuda::mul;
-    return launch(a.dtype(), a.data_ptr(), b.data_ptr(), out.data_ptr(), out.numel(), device_index(ctx),
-                  stream_of(ctx));
-  }
-#endif
-  dispatch_floating(op, a.dtype(), [&]<typename T>() {
-    const auto run = kind == Arith::add ? cpu::add<T> : kind == Arith::sub ? cpu::sub<T> : cpu::mul<T>;
-    run(a.data<T>(), b.data<T>(), out.data<T>(), out.numel());
-  });
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_floating(op, a.dtype(), [&]<typename T>() {
+          const auto run = kind == Arith::add ? cpu::add<T> : kind == Arith::sub ? cpu::sub<T> : cpu::mul<T>;
+          run(a.data<T>(), b.data<T>(), out.data<T>(), out.numel());
+        });
+      },
+      [&](auto& cuda_ctx) {
+        const auto launch = kind == Arith::add ? cuda::add : kind == Arith::sub ? cuda::sub : cuda::mul;
+        launch(cuda_ctx, a.dtype(), a.data_ptr(), b.data_ptr(), out.data_ptr(), out.numel());
+      });
 }
 
 }  // namespace
@@ -58,62 +51,67 @@ void mul(Context& ctx, const Tensor& a, const Tensor& b, const Tensor& out) {
 
 void scale(Context& ctx, const Tensor& x, double alpha, const Tensor& out) {
   check_pointwise("scale", ctx, {{"x", x}}, {"out", out});
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::scale(x.dtype(), x.data_ptr(), alpha, out.data_ptr(), out.numel(), device_index(ctx), stream_of(ctx));
-  }
-#endif
-  dispatch_floating("scale", x.dtype(),
-                    [&]<typename T>() { cpu::scale(x.data<T>(), alpha, out.data<T>(), out.numel()); });
+  on_device(
+      "scale", ctx,
+      [&] {
+        dispatch_floating("scale", x.dtype(),
+                          [&]<typename T>() { cpu::scale(x.data<T>(), alpha, out.data<T>(), out.numel()); });
+      },
+      [&](auto& cuda_ctx) { cuda::scale(cuda_ctx, x.dtype(), x.data_ptr(), alpha, out.data_ptr(), out.numel()); });
 }
 
 void axpy(Context& ctx, double alpha, const Tensor& x, const Tensor& y) {
   check_pointwise("axpy", ctx, {{"x", x}, {"y", y}}, {"y", y});
   // y = alpha·x + 1·y: multiplying by 1 is exact, so axpby computes axpy.
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::axpby(x.dtype(), alpha, x.data_ptr(), 1.0, y.data_ptr(), y.data_ptr(), y.numel(), device_index(ctx),
-                       stream_of(ctx));
-  }
-#endif
-  dispatch_floating("axpy", x.dtype(),
-                    [&]<typename T>() { cpu::axpby(alpha, x.data<T>(), 1.0, y.data<T>(), y.data<T>(), y.numel()); });
+  on_device(
+      "axpy", ctx,
+      [&] {
+        dispatch_floating("axpy", x.dtype(), [&]<typename T>() {
+          cpu::axpby(alpha, x.data<T>(), 1.0, y.data<T>(), y.data<T>(), y.numel());
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::axpby(cuda_ctx, x.dtype(), alpha, x.data_ptr(), 1.0, y.data_ptr(), y.data_ptr(), y.numel());
+      });
 }
 
 void axpby(Context& ctx, double alpha, const Tensor& x, double beta, const Tensor& y, const Tensor& out) {
   check_pointwise("axpby", ctx, {{"x", x}, {"y", y}}, {"out", out});
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::axpby(x.dtype(), alpha, x.data_ptr(), beta, y.data_ptr(), out.data_ptr(), out.numel(),
-                       device_index(ctx), stream_of(ctx));
-  }
-#endif
-  dispatch_floating("axpby", x.dtype(), [&]<typename T>() {
-    cpu::axpby(alpha, x.data<T>(), beta, y.data<T>(), out.data<T>(), out.numel());
-  });
+  on_device(
+      "axpby", ctx,
+      [&] {
+        dispatch_floating("axpby", x.dtype(), [&]<typename T>() {
+          cpu::axpby(alpha, x.data<T>(), beta, y.data<T>(), out.data<T>(), out.numel());
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::axpby(cuda_ctx, x.dtype(), alpha, x.data_ptr(), beta, y.data_ptr(), out.data_ptr(), out.numel());
+      });
 }
 
 void relu_forward(Context& ctx, const Tensor& x, const Tensor& out) {
   check_pointwise("relu_forward", ctx, {{"x", x}}, {"out", out});
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::relu_forward(x.dtype(), x.data_ptr(), out.data_ptr(), out.numel(), device_index(ctx), stream_of(ctx));
-  }
-#endif
-  dispatch_floating("relu_forward", x.dtype(),
-                    [&]<typename T>() { cpu::relu_forward(x.data<T>(), out.data<T>(), out.numel()); });
+  on_device(
+      "relu_forward", ctx,
+      [&] {
+        dispatch_floating("relu_forward", x.dtype(),
+                          [&]<typename T>() { cpu::relu_forward(x.data<T>(), out.data<T>(), out.numel()); });
+      },
+      [&](auto& cuda_ctx) { cuda::relu_forward(cuda_ctx, x.dtype(), x.data_ptr(), out.data_ptr(), out.numel()); });
 }
 
 void relu_backward(Context& ctx, const Tensor& y, const Tensor& dy, const Tensor& dx) {
   check_pointwise("relu_backward", ctx, {{"y", y}, {"dy", dy}}, {"dx", dx});
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::relu_backward(y.dtype(), y.data_ptr(), dy.data_ptr(), dx.data_ptr(), dx.numel(), device_index(ctx),
-                               stream_of(ctx));
-  }
-#endif
-  dispatch_floating("relu_backward", y.dtype(),
-                    [&]<typename T>() { cpu::relu_backward(y.data<T>(), dy.data<T>(), dx.data<T>(), dx.numel()); });
+  on_device(
+      "relu_backward", ctx,
+      [&] {
+        dispatch_floating("relu_backward", y.dtype(), [&]<typename T>() {
+          cpu::relu_backward(y.data<T>(), dy.data<T>(), dx.data<T>(), dx.numel());
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::relu_backward(cuda_ctx, y.dtype(), y.data_ptr(), dy.data_ptr(), dx.data_ptr(), dx.numel());
+      });
 }
 
 void fill(Context& ctx, const Tensor& out, double value) {
@@ -137,15 +135,17 @@ void cast(Context& ctx, const Tensor& src, const Tensor& out) {
   check_floating("cast", {"out", out});
   check_overlap("cast", {"out", out}, {{"src", src}}, Overlap::exact_or_none);
   if (src.dtype() == out.dtype()) return copy_checked(ctx, src, out);
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::cast(src.dtype(), src.data_ptr(), out.dtype(), out.data_ptr(), out.numel(), device_index(ctx),
-                      stream_of(ctx));
-  }
-#endif
-  dispatch_floating("cast", src.dtype(), [&]<typename S>() {
-    dispatch_floating("cast", out.dtype(), [&]<typename D>() { cpu::cast(src.data<S>(), out.data<D>(), out.numel()); });
-  });
+  on_device(
+      "cast", ctx,
+      [&] {
+        dispatch_floating("cast", src.dtype(), [&]<typename S>() {
+          dispatch_floating("cast", out.dtype(),
+                            [&]<typename D>() { cpu::cast(src.data<S>(), out.data<D>(), out.numel()); });
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::cast(cuda_ctx, src.dtype(), src.data_ptr(), out.dtype(), out.data_ptr(), out.numel());
+      });
 }
 
 }  // namespace baton::kernels

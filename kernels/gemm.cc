@@ -6,13 +6,10 @@
 #include <string_view>
 
 #include "kernels/cpu/gemm_cpu.h"
+#include "kernels/cuda/gemm_cuda.h"
+#include "kernels/device_dispatch.h"
 #include "kernels/elementwise.h"
 #include "kernels/op_checks.h"
-#include "runtime/core/build_config.h"
-
-#if BATON_HAVE_CUDA
-#include "kernels/cuda/gemm_cuda.h"
-#endif
 
 namespace baton::kernels {
 namespace {
@@ -49,7 +46,6 @@ GemmSizes check_matmul(const Context& ctx, const Tensor& a, const Tensor& b, con
   return {m, n, k};
 }
 
-#if BATON_HAVE_CUDA
 cuda::GemmArgs gemm_args(const Tensor& a, const Tensor& b, const Tensor& out, bool transpose_a, bool transpose_b,
                          double alpha, double beta, const GemmSizes& s) {
   for (const int64_t d : {s.m, s.n, s.k}) {
@@ -67,7 +63,6 @@ cuda::GemmArgs gemm_args(const Tensor& a, const Tensor& b, const Tensor& out, bo
           .b = b.data_ptr(),
           .c = out.data_ptr()};
 }
-#endif
 
 }  // namespace
 
@@ -79,35 +74,29 @@ void matmul(Context& ctx, const Tensor& a, const Tensor& b, const Tensor& out, b
     if (beta == 0) return fill(ctx, out, 0.0);
     return scale(ctx, out, beta, out);
   }
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::gemm(ctx.cublas(), ctx.allow_tf32(), gemm_args(a, b, out, transpose_a, transpose_b, alpha, beta, s),
-                      ctx.device().index());
-  }
-#endif
-  if (a.dtype() == DType::f64) {
-    cpu::gemm<double>(transpose_a, transpose_b, s.m, s.n, s.k, alpha, a.data<double>(), b.data<double>(), beta,
-                      out.data<double>());
-  } else {
-    cpu::gemm<float>(transpose_a, transpose_b, s.m, s.n, s.k, static_cast<float>(alpha), a.data<float>(),
-                     b.data<float>(), static_cast<float>(beta), out.data<float>());
-  }
+  on_device(
+      kOp, ctx,
+      [&] {
+        if (a.dtype() == DType::f64) {
+          cpu::gemm<double>(transpose_a, transpose_b, s.m, s.n, s.k, alpha, a.data<double>(), b.data<double>(), beta,
+                            out.data<double>());
+        } else {
+          cpu::gemm<float>(transpose_a, transpose_b, s.m, s.n, s.k, static_cast<float>(alpha), a.data<float>(),
+                           b.data<float>(), static_cast<float>(beta), out.data<float>());
+        }
+      },
+      [&](auto& cuda_ctx) { cuda::gemm(cuda_ctx, gemm_args(a, b, out, transpose_a, transpose_b, alpha, beta, s)); });
 }
 
 std::function<void()> matmul_library_call(Context& ctx, const Tensor& a, const Tensor& b, const Tensor& out,
                                           bool transpose_a, bool transpose_b, double alpha, double beta) {
   const GemmSizes s = check_matmul(ctx, a, b, out, transpose_a, transpose_b);
   BATON_CHECK(s.m > 0 && s.n > 0 && s.k > 0, kOp, ": a library call needs non-empty matrices");
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::gemm_library_call(ctx.cublas(), ctx.allow_tf32(),
-                                   gemm_args(a, b, out, transpose_a, transpose_b, alpha, beta, s),
-                                   ctx.device().index());
-  }
-#endif
-  static_cast<void>(alpha);
-  static_cast<void>(beta);
-  return {};
+  return on_device(
+      kOp, ctx, [] { return std::function<void()>{}; },
+      [&](auto& cuda_ctx) {
+        return cuda::gemm_library_call(cuda_ctx, gemm_args(a, b, out, transpose_a, transpose_b, alpha, beta, s));
+      });
 }
 
 }  // namespace baton::kernels

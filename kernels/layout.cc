@@ -5,12 +5,9 @@
 #include <string_view>
 
 #include "kernels/cpu/layout_cpu.h"
-#include "kernels/op_checks.h"
-#include "runtime/core/build_config.h"
-
-#if BATON_HAVE_CUDA
 #include "kernels/cuda/layout_cuda.h"
-#endif
+#include "kernels/device_dispatch.h"
+#include "kernels/op_checks.h"
 
 namespace baton::kernels {
 namespace {
@@ -24,16 +21,12 @@ void transpose_op(std::string_view op, Context& ctx, const Tensor& x, const Tens
   BATON_CHECK(out.shape() == expected, op, ": argument 'out' has shape ", out.shape().str(), ", expected ",
               expected.str());
   const int64_t batches = x.size(0);
-  if (ctx.device().is_cpu()) {
-    cpu::batched_transpose(x.data_ptr(), dtype_size(x.dtype()), batches, rows, cols, out.data_ptr());
-    return;
-  }
-#if BATON_HAVE_CUDA
-  cuda::batched_transpose(x.data_ptr(), dtype_size(x.dtype()), batches, rows, cols, out.data_ptr(),
-                          ctx.device().index(), ctx.stream().native_handle());
-#else
-  BATON_FAIL(op, ": ", ctx.device().str(), " needs a CUDA build of baton");
-#endif
+  on_device(
+      op, ctx,
+      [&] { cpu::batched_transpose(x.data_ptr(), dtype_size(x.dtype()), batches, rows, cols, out.data_ptr()); },
+      [&](auto& cuda_ctx) {
+        cuda::batched_transpose(cuda_ctx, x.data_ptr(), dtype_size(x.dtype()), batches, rows, cols, out.data_ptr());
+      });
 }
 
 }  // namespace

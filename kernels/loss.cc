@@ -6,13 +6,10 @@
 #include <string_view>
 
 #include "kernels/cpu/loss_cpu.h"
+#include "kernels/cuda/loss_cuda.h"
+#include "kernels/device_dispatch.h"
 #include "kernels/dispatch.h"
 #include "kernels/op_checks.h"
-#include "runtime/core/build_config.h"
-
-#if BATON_HAVE_CUDA
-#include "kernels/cuda/loss_cuda.h"
-#endif
 
 namespace baton::kernels {
 namespace {
@@ -45,20 +42,18 @@ void check_smoothing(std::string_view op, double label_smoothing) {
 // Every label in [0, classes): on the host for CPU tensors; on CUDA a kernel counts the bad labels and
 // the stream is synchronised to read the count (see kernels/loss.h).
 void check_label_values(std::string_view op, Context& ctx, const Tensor& labels, RowsClasses rc) {
-  int64_t bad = 0, first_row = 0, first_value = 0;
-  if (ctx.device().is_cpu()) {
-    bad = dispatch_labels(labels.dtype(), [&]<typename L>() {
-      return cpu::count_bad_labels(labels.data<L>(), rc.rows, rc.classes, first_row, first_value);
-    });
-  } else {
-#if BATON_HAVE_CUDA
-    bad = cuda::count_bad_labels(labels.data_ptr(), labels.dtype(), rc.rows, rc.classes,
-                                 ctx.workspace(cuda::label_check_workspace_bytes()), first_row, first_value,
-                                 ctx.device().index(), ctx.stream().native_handle());
-#else
-    BATON_FAIL(op, ": ", ctx.device().str(), " needs a CUDA build of baton");
-#endif
-  }
+  int64_t first_row = 0, first_value = 0;
+  const int64_t bad = on_device(
+      op, ctx,
+      [&] {
+        return dispatch_labels(labels.dtype(), [&]<typename L>() {
+          return cpu::count_bad_labels(labels.data<L>(), rc.rows, rc.classes, first_row, first_value);
+        });
+      },
+      [&](auto& cuda_ctx) {
+        return cuda::count_bad_labels(cuda_ctx, labels.data_ptr(), labels.dtype(), rc.rows, rc.classes,
+                                      cuda_ctx.workspace(cuda::label_check_workspace_bytes()), first_row, first_value);
+      });
   BATON_CHECK(bad == 0, op, ": argument 'labels' has ", bad, " value(s) outside [0, ", rc.classes, "), the first is ",
               first_value, " at row ", first_row);
 }
@@ -77,22 +72,23 @@ void softmax_cross_entropy_forward(Context& ctx, const Tensor& logits, const Ten
   check_dtype_in(op, {"loss_out", loss_out}, {logits.dtype() == DType::f64 ? DType::f64 : DType::f32});
   check_label_values(op, ctx, labels, rc);
 
-  if (ctx.device().is_cpu()) {
-    dispatch_floating(op, logits.dtype(), [&]<typename T>() {
-      dispatch_labels(labels.dtype(), [&]<typename L>() {
-        const double loss = cpu::softmax_cross_entropy_forward(logits.data<T>(), labels.data<L>(), rc.rows, rc.classes,
-                                                               label_smoothing, probs_out.data<T>());
-        loss_out.data<cpu::Acc<T>>()[0] = static_cast<cpu::Acc<T>>(loss);
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_floating(op, logits.dtype(), [&]<typename T>() {
+          dispatch_labels(labels.dtype(), [&]<typename L>() {
+            const double loss = cpu::softmax_cross_entropy_forward(logits.data<T>(), labels.data<L>(), rc.rows,
+                                                                   rc.classes, label_smoothing, probs_out.data<T>());
+            loss_out.data<cpu::Acc<T>>()[0] = static_cast<cpu::Acc<T>>(loss);
+          });
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::softmax_cross_entropy_forward(
+            cuda_ctx, logits.data_ptr(), logits.dtype(), labels.data_ptr(), labels.dtype(), rc.rows, rc.classes,
+            label_smoothing, loss_out.data_ptr(), probs_out.data_ptr(),
+            cuda_ctx.workspace(cuda::softmax_cross_entropy_forward_workspace_bytes(rc.rows)));
       });
-    });
-    return;
-  }
-#if BATON_HAVE_CUDA
-  cuda::softmax_cross_entropy_forward(logits.data_ptr(), logits.dtype(), labels.data_ptr(), labels.dtype(), rc.rows,
-                                      rc.classes, label_smoothing, loss_out.data_ptr(), probs_out.data_ptr(),
-                                      ctx.workspace(cuda::softmax_cross_entropy_forward_workspace_bytes(rc.rows)),
-                                      ctx.device().index(), ctx.stream().native_handle());
-#endif
 }
 
 void softmax_cross_entropy_backward(Context& ctx, const Tensor& probs, const Tensor& labels, double label_smoothing,
@@ -106,20 +102,21 @@ void softmax_cross_entropy_backward(Context& ctx, const Tensor& probs, const Ten
   check_same_dtype(op, {{"probs", probs}, {"dlogits", dlogits}});
   check_label_values(op, ctx, labels, rc);
 
-  if (ctx.device().is_cpu()) {
-    dispatch_floating(op, probs.dtype(), [&]<typename T>() {
-      dispatch_labels(labels.dtype(), [&]<typename L>() {
-        cpu::softmax_cross_entropy_backward(probs.data<T>(), labels.data<L>(), rc.rows, rc.classes, label_smoothing,
-                                            grad_scale, dlogits.data<T>());
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_floating(op, probs.dtype(), [&]<typename T>() {
+          dispatch_labels(labels.dtype(), [&]<typename L>() {
+            cpu::softmax_cross_entropy_backward(probs.data<T>(), labels.data<L>(), rc.rows, rc.classes, label_smoothing,
+                                                grad_scale, dlogits.data<T>());
+          });
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::softmax_cross_entropy_backward(cuda_ctx, probs.data_ptr(), probs.dtype(), labels.data_ptr(),
+                                             labels.dtype(), rc.rows, rc.classes, label_smoothing, grad_scale,
+                                             dlogits.data_ptr());
       });
-    });
-    return;
-  }
-#if BATON_HAVE_CUDA
-  cuda::softmax_cross_entropy_backward(probs.data_ptr(), probs.dtype(), labels.data_ptr(), labels.dtype(), rc.rows,
-                                       rc.classes, label_smoothing, grad_scale, dlogits.data_ptr(),
-                                       ctx.device().index(), ctx.stream().native_handle());
-#endif
 }
 
 void topk_correct(Context& ctx, const Tensor& logits, const Tensor& labels, int k, const Tensor& count_out) {
@@ -132,18 +129,20 @@ void topk_correct(Context& ctx, const Tensor& logits, const Tensor& labels, int 
   check_dtype_in(op, {"count_out", count_out}, {DType::i64});
   check_label_values(op, ctx, labels, rc);
 
-  if (ctx.device().is_cpu()) {
-    dispatch_floating(op, logits.dtype(), [&]<typename T>() {
-      dispatch_labels(labels.dtype(), [&]<typename L>() {
-        count_out.data<int64_t>()[0] = cpu::topk_correct(logits.data<T>(), labels.data<L>(), rc.rows, rc.classes, k);
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_floating(op, logits.dtype(), [&]<typename T>() {
+          dispatch_labels(labels.dtype(), [&]<typename L>() {
+            count_out.data<int64_t>()[0] =
+                cpu::topk_correct(logits.data<T>(), labels.data<L>(), rc.rows, rc.classes, k);
+          });
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::topk_correct(cuda_ctx, logits.data_ptr(), logits.dtype(), labels.data_ptr(), labels.dtype(), rc.rows,
+                           rc.classes, k, static_cast<int64_t*>(count_out.data_ptr()));
       });
-    });
-    return;
-  }
-#if BATON_HAVE_CUDA
-  cuda::topk_correct(logits.data_ptr(), logits.dtype(), labels.data_ptr(), labels.dtype(), rc.rows, rc.classes, k,
-                     static_cast<int64_t*>(count_out.data_ptr()), ctx.device().index(), ctx.stream().native_handle());
-#endif
 }
 
 }  // namespace baton::kernels

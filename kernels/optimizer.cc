@@ -5,14 +5,11 @@
 #include <string_view>
 
 #include "kernels/cpu/optimizer_cpu.h"
+#include "kernels/cuda/optimizer_cuda.h"
+#include "kernels/device_dispatch.h"
 #include "kernels/dispatch.h"
 #include "kernels/op_checks.h"
 #include "kernels/optimizer_math.h"
-#include "runtime/core/build_config.h"
-
-#if BATON_HAVE_CUDA
-#include "kernels/cuda/optimizer_cuda.h"
-#endif
 
 namespace baton::kernels {
 namespace {
@@ -52,25 +49,24 @@ void sgd_step(Context& ctx, const Tensor& params, const Tensor& grads, const Ten
   }
   const int64_t n = params.numel();
 
-  if (ctx.device().is_cpu()) {
-    dispatch_f32_f64(op, params.dtype(), [&]<typename T>() {
-      const SgdUpdate<T> update = make_sgd_update<T>(p);
-      if (has_momentum) {
-        T* const buffers[] = {params.data<T>(), grads.data<T>(), momentum_buf.data<T>()};
-        cpu::fused_update(buffers, n, update);
-      } else {
-        T* const buffers[] = {params.data<T>(), grads.data<T>()};
-        cpu::fused_update(buffers, n, update);
-      }
-    });
-    return;
-  }
-#if BATON_HAVE_CUDA
-  cuda::sgd_step(params.data_ptr(), grads.data_ptr(), has_momentum ? momentum_buf.data_ptr() : nullptr, params.dtype(),
-                 n, p, ctx.device().index(), ctx.stream().native_handle());
-#else
-  BATON_FAIL(op, ": ", ctx.device().str(), " needs a CUDA build of baton");
-#endif
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_f32_f64(op, params.dtype(), [&]<typename T>() {
+          const SgdUpdate<T> update = make_sgd_update<T>(p);
+          if (has_momentum) {
+            T* const buffers[] = {params.data<T>(), grads.data<T>(), momentum_buf.data<T>()};
+            cpu::fused_update(buffers, n, update);
+          } else {
+            T* const buffers[] = {params.data<T>(), grads.data<T>()};
+            cpu::fused_update(buffers, n, update);
+          }
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::sgd_step(cuda_ctx, params.data_ptr(), grads.data_ptr(), has_momentum ? momentum_buf.data_ptr() : nullptr,
+                       params.dtype(), n, p);
+      });
 }
 
 void adamw_step(Context& ctx, const Tensor& params, const Tensor& grads, const Tensor& exp_avg,
@@ -85,19 +81,18 @@ void adamw_step(Context& ctx, const Tensor& params, const Tensor& grads, const T
   check_buffers(op, ctx, {{"params", params}, {"grads", grads}, {"exp_avg", exp_avg}, {"exp_avg_sq", exp_avg_sq}});
   const int64_t n = params.numel();
 
-  if (ctx.device().is_cpu()) {
-    dispatch_f32_f64(op, params.dtype(), [&]<typename T>() {
-      T* const buffers[] = {params.data<T>(), grads.data<T>(), exp_avg.data<T>(), exp_avg_sq.data<T>()};
-      cpu::fused_update(buffers, n, make_adamw_update<T>(p));
-    });
-    return;
-  }
-#if BATON_HAVE_CUDA
-  cuda::adamw_step(params.data_ptr(), grads.data_ptr(), exp_avg.data_ptr(), exp_avg_sq.data_ptr(), params.dtype(), n, p,
-                   ctx.device().index(), ctx.stream().native_handle());
-#else
-  BATON_FAIL(op, ": ", ctx.device().str(), " needs a CUDA build of baton");
-#endif
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_f32_f64(op, params.dtype(), [&]<typename T>() {
+          T* const buffers[] = {params.data<T>(), grads.data<T>(), exp_avg.data<T>(), exp_avg_sq.data<T>()};
+          cpu::fused_update(buffers, n, make_adamw_update<T>(p));
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::adamw_step(cuda_ctx, params.data_ptr(), grads.data_ptr(), exp_avg.data_ptr(), exp_avg_sq.data_ptr(),
+                         params.dtype(), n, p);
+      });
 }
 
 }  // namespace baton::kernels

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/optimizer.h"
+#include "kernels/optimizer_types.h"
 #include "runtime/core/host_device.h"
 
 namespace baton::kernels {

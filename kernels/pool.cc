@@ -8,14 +8,11 @@
 #include <string_view>
 
 #include "kernels/cpu/pool_cpu.h"
+#include "kernels/cuda/pool_cuda.h"
+#include "kernels/device_dispatch.h"
 #include "kernels/dispatch.h"
 #include "kernels/op_checks.h"
 #include "kernels/pool_math.h"
-#include "runtime/core/build_config.h"
-
-#if BATON_HAVE_CUDA
-#include "kernels/cuda/pool_cuda.h"
-#endif
 
 namespace baton::kernels {
 namespace {
@@ -70,11 +67,6 @@ void check_no_dilation(std::string_view op, const Pool2dGeometry& g) {
 
 int64_t planes_of(const Tensor& t) { return t.size(0) * t.size(1); }
 
-#if BATON_HAVE_CUDA
-int device_index(const Context& ctx) { return ctx.device().index(); }
-void* stream_of(const Context& ctx) { return ctx.stream().native_handle(); }
-#endif
-
 // Calls fn.template operator()<I>() with I the C++ type of an index dtype (i32 or i64, checked before).
 template <typename Fn>
 void dispatch_index(DType dtype, Fn&& fn) {
@@ -125,17 +117,19 @@ void max_pool2d_forward(Context& ctx, const Tensor& x, const Pool2dGeometry& g, 
   check_same_dtype(op, {{"x", x}, {"y", y}});
   const PoolPlane p = check_pool_shapes(op, {"x", x}, {"y", y}, g);
   check_indices(op, indices, y.shape(), p);
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::max_pool2d_forward(x.dtype(), indices.dtype(), x.data_ptr(), planes_of(x), p, y.data_ptr(),
-                                    indices.data_ptr(), device_index(ctx), stream_of(ctx));
-  }
-#endif
-  dispatch_floating(op, x.dtype(), [&]<typename T>() {
-    dispatch_index(indices.dtype(), [&]<typename I>() {
-      cpu::max_pool2d_forward(x.data<T>(), planes_of(x), p, y.data<T>(), indices.data<I>());
-    });
-  });
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_floating(op, x.dtype(), [&]<typename T>() {
+          dispatch_index(indices.dtype(), [&]<typename I>() {
+            cpu::max_pool2d_forward(x.data<T>(), planes_of(x), p, y.data<T>(), indices.data<I>());
+          });
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::max_pool2d_forward(cuda_ctx, x.dtype(), indices.dtype(), x.data_ptr(), planes_of(x), p, y.data_ptr(),
+                                 indices.data_ptr());
+      });
 }
 
 void max_pool2d_backward(Context& ctx, const Tensor& dy, const Tensor& indices, const Pool2dGeometry& g,
@@ -146,17 +140,19 @@ void max_pool2d_backward(Context& ctx, const Tensor& dy, const Tensor& indices, 
   check_same_dtype(op, {{"dx", dx}, {"dy", dy}});
   const PoolPlane p = check_pool_shapes(op, {"dx", dx}, {"dy", dy}, g);
   check_indices(op, indices, dy.shape(), p);
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::max_pool2d_backward(dx.dtype(), indices.dtype(), dy.data_ptr(), indices.data_ptr(), planes_of(dx), p,
-                                     dx.data_ptr(), device_index(ctx), stream_of(ctx));
-  }
-#endif
-  dispatch_floating(op, dx.dtype(), [&]<typename T>() {
-    dispatch_index(indices.dtype(), [&]<typename I>() {
-      cpu::max_pool2d_backward(dy.data<T>(), indices.data<I>(), planes_of(dx), p, dx.data<T>());
-    });
-  });
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_floating(op, dx.dtype(), [&]<typename T>() {
+          dispatch_index(indices.dtype(), [&]<typename I>() {
+            cpu::max_pool2d_backward(dy.data<T>(), indices.data<I>(), planes_of(dx), p, dx.data<T>());
+          });
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::max_pool2d_backward(cuda_ctx, dx.dtype(), indices.dtype(), dy.data_ptr(), indices.data_ptr(),
+                                  planes_of(dx), p, dx.data_ptr());
+      });
 }
 
 void avg_pool2d_forward(Context& ctx, const Tensor& x, const Pool2dGeometry& g, bool count_include_pad,
@@ -167,15 +163,16 @@ void avg_pool2d_forward(Context& ctx, const Tensor& x, const Pool2dGeometry& g, 
   check_same_dtype(op, {{"x", x}, {"y", y}});
   check_no_dilation(op, g);
   const PoolPlane p = check_pool_shapes(op, {"x", x}, {"y", y}, g);
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::avg_pool2d_forward(x.dtype(), x.data_ptr(), planes_of(x), p, count_include_pad, y.data_ptr(),
-                                    device_index(ctx), stream_of(ctx));
-  }
-#endif
-  dispatch_floating(op, x.dtype(), [&]<typename T>() {
-    cpu::avg_pool2d_forward(x.data<T>(), planes_of(x), p, count_include_pad, y.data<T>());
-  });
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_floating(op, x.dtype(), [&]<typename T>() {
+          cpu::avg_pool2d_forward(x.data<T>(), planes_of(x), p, count_include_pad, y.data<T>());
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::avg_pool2d_forward(cuda_ctx, x.dtype(), x.data_ptr(), planes_of(x), p, count_include_pad, y.data_ptr());
+      });
 }
 
 void avg_pool2d_backward(Context& ctx, const Tensor& dy, const Pool2dGeometry& g, bool count_include_pad,
@@ -186,15 +183,17 @@ void avg_pool2d_backward(Context& ctx, const Tensor& dy, const Pool2dGeometry& g
   check_same_dtype(op, {{"dx", dx}, {"dy", dy}});
   check_no_dilation(op, g);
   const PoolPlane p = check_pool_shapes(op, {"dx", dx}, {"dy", dy}, g);
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::avg_pool2d_backward(dx.dtype(), dy.data_ptr(), planes_of(dx), p, count_include_pad, dx.data_ptr(),
-                                     device_index(ctx), stream_of(ctx));
-  }
-#endif
-  dispatch_floating(op, dx.dtype(), [&]<typename T>() {
-    cpu::avg_pool2d_backward(dy.data<T>(), planes_of(dx), p, count_include_pad, dx.data<T>());
-  });
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_floating(op, dx.dtype(), [&]<typename T>() {
+          cpu::avg_pool2d_backward(dy.data<T>(), planes_of(dx), p, count_include_pad, dx.data<T>());
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::avg_pool2d_backward(cuda_ctx, dx.dtype(), dy.data_ptr(), planes_of(dx), p, count_include_pad,
+                                  dx.data_ptr());
+      });
 }
 
 namespace {
@@ -220,29 +219,32 @@ void global_avg_pool2d_forward(Context& ctx, const Tensor& x, const Tensor& y) {
   constexpr std::string_view op = "global_avg_pool2d_forward";
   check_global(op, ctx, {"x", x}, {"y", y});
   const int64_t hw = x.size(2) * x.size(3);
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::global_avg_pool2d_forward(x.dtype(), x.data_ptr(), planes_of(x), hw, y.data_ptr(), device_index(ctx),
-                                           stream_of(ctx));
-  }
-#endif
-  dispatch_floating(op, x.dtype(),
-                    [&]<typename T>() { cpu::global_avg_pool2d_forward(x.data<T>(), planes_of(x), hw, y.data<T>()); });
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_floating(op, x.dtype(), [&]<typename T>() {
+          cpu::global_avg_pool2d_forward(x.data<T>(), planes_of(x), hw, y.data<T>());
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::global_avg_pool2d_forward(cuda_ctx, x.dtype(), x.data_ptr(), planes_of(x), hw, y.data_ptr());
+      });
 }
 
 void global_avg_pool2d_backward(Context& ctx, const Tensor& dy, const Tensor& dx) {
   constexpr std::string_view op = "global_avg_pool2d_backward";
   check_global(op, ctx, {"dx", dx}, {"dy", dy});
   const int64_t hw = dx.size(2) * dx.size(3);
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::global_avg_pool2d_backward(dx.dtype(), dy.data_ptr(), planes_of(dx), hw, dx.data_ptr(),
-                                            device_index(ctx), stream_of(ctx));
-  }
-#endif
-  dispatch_floating(op, dx.dtype(), [&]<typename T>() {
-    cpu::global_avg_pool2d_backward(dy.data<T>(), planes_of(dx), hw, dx.data<T>());
-  });
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_floating(op, dx.dtype(), [&]<typename T>() {
+          cpu::global_avg_pool2d_backward(dy.data<T>(), planes_of(dx), hw, dx.data<T>());
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::global_avg_pool2d_backward(cuda_ctx, dx.dtype(), dy.data_ptr(), planes_of(dx), hw, dx.data_ptr());
+      });
 }
 
 namespace {
@@ -277,29 +279,32 @@ void adaptive_avg_pool2d_forward(Context& ctx, const Tensor& x, const Tensor& y)
   constexpr std::string_view op = "adaptive_avg_pool2d_forward";
   const PoolPlane p = check_adaptive(op, ctx, {"x", x}, {"y", y});
   if (is_global(p)) return global_avg_pool2d_forward(ctx, x, y);
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::adaptive_avg_pool2d_forward(x.dtype(), x.data_ptr(), planes_of(x), p, y.data_ptr(), device_index(ctx),
-                                             stream_of(ctx));
-  }
-#endif
-  dispatch_floating(op, x.dtype(),
-                    [&]<typename T>() { cpu::adaptive_avg_pool2d_forward(x.data<T>(), planes_of(x), p, y.data<T>()); });
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_floating(op, x.dtype(), [&]<typename T>() {
+          cpu::adaptive_avg_pool2d_forward(x.data<T>(), planes_of(x), p, y.data<T>());
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::adaptive_avg_pool2d_forward(cuda_ctx, x.dtype(), x.data_ptr(), planes_of(x), p, y.data_ptr());
+      });
 }
 
 void adaptive_avg_pool2d_backward(Context& ctx, const Tensor& dy, const Tensor& dx) {
   constexpr std::string_view op = "adaptive_avg_pool2d_backward";
   const PoolPlane p = check_adaptive(op, ctx, {"dx", dx}, {"dy", dy});
   if (is_global(p)) return global_avg_pool2d_backward(ctx, dy, dx);
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    return cuda::adaptive_avg_pool2d_backward(dx.dtype(), dy.data_ptr(), planes_of(dx), p, dx.data_ptr(),
-                                              device_index(ctx), stream_of(ctx));
-  }
-#endif
-  dispatch_floating(op, dx.dtype(), [&]<typename T>() {
-    cpu::adaptive_avg_pool2d_backward(dy.data<T>(), planes_of(dx), p, dx.data<T>());
-  });
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_floating(op, dx.dtype(), [&]<typename T>() {
+          cpu::adaptive_avg_pool2d_backward(dy.data<T>(), planes_of(dx), p, dx.data<T>());
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::adaptive_avg_pool2d_backward(cuda_ctx, dx.dtype(), dy.data_ptr(), planes_of(dx), p, dx.data_ptr());
+      });
 }
 
 }  // namespace baton::kernels

@@ -7,13 +7,10 @@
 #include <string_view>
 
 #include "kernels/cpu/random_cpu.h"
+#include "kernels/cuda/random_cuda.h"
+#include "kernels/device_dispatch.h"
 #include "kernels/dispatch.h"
 #include "kernels/op_checks.h"
-#include "runtime/core/build_config.h"
-
-#if BATON_HAVE_CUDA
-#include "kernels/cuda/random_cuda.h"
-#endif
 
 namespace baton::kernels {
 namespace {
@@ -31,18 +28,16 @@ void check_fill(std::string_view op, const Context& ctx, const Tensor& out, uint
 // Fills out on the context's device (arguments checked).
 void fill(std::string_view op, Context& ctx, const Tensor& out, Distribution distribution, uint64_t seed,
           uint64_t offset, double a, double b) {
-  if (ctx.device().is_cpu()) {
-    dispatch_floating(op, out.dtype(), [&]<typename T>() {
-      cpu::random_fill(distribution, out.data<T>(), out.numel(), seed, offset, a, b);
-    });
-    return;
-  }
-#if BATON_HAVE_CUDA
-  cuda::random_fill(out.data_ptr(), out.dtype(), out.numel(), distribution, seed, offset, a, b, ctx.device().index(),
-                    ctx.stream().native_handle());
-#else
-  BATON_FAIL(op, ": ", ctx.device().str(), " needs a CUDA build of baton");
-#endif
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_floating(op, out.dtype(), [&]<typename T>() {
+          cpu::random_fill(distribution, out.data<T>(), out.numel(), seed, offset, a, b);
+        });
+      },
+      [&](auto& cuda_ctx) {
+        cuda::random_fill(cuda_ctx, out.data_ptr(), out.dtype(), out.numel(), distribution, seed, offset, a, b);
+      });
 }
 
 }  // namespace

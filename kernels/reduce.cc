@@ -5,13 +5,10 @@
 #include <string_view>
 
 #include "kernels/cpu/reduce_cpu.h"
+#include "kernels/cuda/reduce_cuda.h"
+#include "kernels/device_dispatch.h"
 #include "kernels/dispatch.h"
 #include "kernels/op_checks.h"
-#include "runtime/core/build_config.h"
-
-#if BATON_HAVE_CUDA
-#include "kernels/cuda/reduce_cuda.h"
-#endif
 
 namespace baton::kernels {
 namespace {
@@ -58,28 +55,29 @@ void reduce(Context& ctx, const Tensor& x, Reduction reduction, const Tensor& ou
   const int64_t n = x.numel();
   BATON_CHECK(n > 0 || (reduction != Reduction::mean && reduction != Reduction::max), op,
               ": argument 'x' is empty (shape ", x.shape().str(), "); the ", op, " of no elements is undefined");
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    void* workspace = ctx.workspace(cuda::reduce_workspace_bytes(x.dtype(), n));
-    return cuda::reduce(reduction, x.dtype(), x.data_ptr(), n, out.data_ptr(), workspace, ctx.device().index(),
-                        ctx.stream().native_handle());
-  }
-#endif
-  dispatch_floating(op, x.dtype(), [&]<typename T>() {
-    const T* xs = x.data<T>();
-    switch (reduction) {
-      case Reduction::sum:
-        return store_result<T>(cpu::sum(xs, n), out);
-      case Reduction::mean:
-        return store_result<T>(cpu::sum(xs, n) / static_cast<double>(n), out);
-      case Reduction::max:
-        return store_result<T>(cpu::max(xs, n), out);
-      case Reduction::sum_squares:
-        return store_result<T>(cpu::sum_squares(xs, n), out);
-      case Reduction::l2_norm:
-        return store_result<T>(std::sqrt(cpu::sum_squares(xs, n)), out);
-    }
-  });
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_floating(op, x.dtype(), [&]<typename T>() {
+          const T* xs = x.data<T>();
+          switch (reduction) {
+            case Reduction::sum:
+              return store_result<T>(cpu::sum(xs, n), out);
+            case Reduction::mean:
+              return store_result<T>(cpu::sum(xs, n) / static_cast<double>(n), out);
+            case Reduction::max:
+              return store_result<T>(cpu::max(xs, n), out);
+            case Reduction::sum_squares:
+              return store_result<T>(cpu::sum_squares(xs, n), out);
+            case Reduction::l2_norm:
+              return store_result<T>(std::sqrt(cpu::sum_squares(xs, n)), out);
+          }
+        });
+      },
+      [&](auto& cuda_ctx) {
+        void* workspace = cuda_ctx.workspace(cuda::reduce_workspace_bytes(x.dtype(), n));
+        cuda::reduce(cuda_ctx, reduction, x.dtype(), x.data_ptr(), n, out.data_ptr(), workspace);
+      });
 }
 
 void sum(Context& ctx, const Tensor& x, const Tensor& out) { reduce(ctx, x, Reduction::sum, out); }
@@ -103,16 +101,17 @@ void channel_reduce(std::string_view op, Context& ctx, const Tensor& x, const Te
   BATON_CHECK(out.shape() == Shape{channels}, op, ": argument 'out' has shape ", out.shape().str(), ", expected [",
               channels, "] (the channels of 'x', shape ", x.shape().str(), ")");
   const void* y_data = y != nullptr ? y->data_ptr() : nullptr;
-#if BATON_HAVE_CUDA
-  if (ctx.device().is_cuda()) {
-    void* workspace = ctx.workspace(cuda::channel_workspace_bytes(x.dtype(), batch, channels, hw));
-    return cuda::channel_reduce(x.dtype(), x.data_ptr(), y_data, batch, channels, hw, out.data_ptr(), workspace,
-                                ctx.device().index(), ctx.stream().native_handle());
-  }
-#endif
-  dispatch_floating(op, x.dtype(), [&]<typename T>() {
-    cpu::channel_dot(x.data<T>(), static_cast<const T*>(y_data), batch, channels, hw, out.data<cpu::Acc<T>>());
-  });
+  on_device(
+      op, ctx,
+      [&] {
+        dispatch_floating(op, x.dtype(), [&]<typename T>() {
+          cpu::channel_dot(x.data<T>(), static_cast<const T*>(y_data), batch, channels, hw, out.data<cpu::Acc<T>>());
+        });
+      },
+      [&](auto& cuda_ctx) {
+        void* workspace = cuda_ctx.workspace(cuda::channel_workspace_bytes(x.dtype(), batch, channels, hw));
+        cuda::channel_reduce(cuda_ctx, x.dtype(), x.data_ptr(), y_data, batch, channels, hw, out.data_ptr(), workspace);
+      });
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "kernels/reduce_types.h"
 #include "runtime/core/context.h"
 #include "runtime/core/tensor.h"
 
@@ -15,15 +16,6 @@ namespace baton::kernels {
 
 // The dtype of a reduction's result for inputs of `input` (f64 -> f64, f32/f16/bf16 -> f32).
 DType reduction_dtype(DType input);
-
-// What a whole-tensor reduction computes.
-enum class Reduction : uint8_t {
-  sum,          // Σ x (0 for an empty tensor)
-  mean,         // Σ x / numel (an empty tensor is an error)
-  max,          // the largest element; NaN if any element is NaN (an empty tensor is an error)
-  sum_squares,  // Σ x² (0 for an empty tensor)
-  l2_norm,      // sqrt(Σ x²)
-};
 
 // out (shape [], one element) = the reduction of every element of x (any shape).
 void reduce(Context& ctx, const Tensor& x, Reduction reduction, const Tensor& out);

@@ -48,47 +48,43 @@ struct ScaleByScalarOp {
 };
 
 template <template <typename> class Op, typename... Pointers>
-void unary_or_binary(const char* kernel_name, DType dtype, void* out, int64_t n, int device_index, void* stream,
-                     Pointers... in) {
+void unary_or_binary(const Context& ctx, const char* kernel_name, DType dtype, void* out, int64_t n, Pointers... in) {
   dispatch_floating(kernel_name, dtype, [&]<typename T>() {
-    launch_pointwise(kernel_name, device_index, stream, n, Op<T>{}, static_cast<T*>(out), static_cast<const T*>(in)...);
+    launch_pointwise(kernel_name, ctx, n, Op<T>{}, static_cast<T*>(out), static_cast<const T*>(in)...);
   });
 }
 
 }  // namespace
 
-void activation_forward(Activation activation, DType dtype, const void* x, void* out, int64_t n, int device_index,
-                        void* stream) {
+void activation_forward(Context& ctx, Activation activation, DType dtype, const void* x, void* out, int64_t n) {
   switch (activation) {
     case Activation::relu6:
-      return unary_or_binary<Relu6Op>("relu6_forward_kernel", dtype, out, n, device_index, stream, x);
+      return unary_or_binary<Relu6Op>(ctx, "relu6_forward_kernel", dtype, out, n, x);
     case Activation::sigmoid:
-      return unary_or_binary<SigmoidOp>("sigmoid_forward_kernel", dtype, out, n, device_index, stream, x);
+      return unary_or_binary<SigmoidOp>(ctx, "sigmoid_forward_kernel", dtype, out, n, x);
     case Activation::tanh:
-      return unary_or_binary<TanhOp>("tanh_forward_kernel", dtype, out, n, device_index, stream, x);
+      return unary_or_binary<TanhOp>(ctx, "tanh_forward_kernel", dtype, out, n, x);
   }
 }
 
-void activation_backward(Activation activation, DType dtype, const void* saved, const void* dy, void* dx, int64_t n,
-                         int device_index, void* stream) {
+void activation_backward(Context& ctx, Activation activation, DType dtype, const void* saved, const void* dy, void* dx,
+                         int64_t n) {
   switch (activation) {
     case Activation::relu6:
-      return unary_or_binary<Relu6BackwardOp>("relu6_backward_kernel", dtype, dx, n, device_index, stream, saved, dy);
+      return unary_or_binary<Relu6BackwardOp>(ctx, "relu6_backward_kernel", dtype, dx, n, saved, dy);
     case Activation::sigmoid:
-      return unary_or_binary<SigmoidBackwardOp>("sigmoid_backward_kernel", dtype, dx, n, device_index, stream, saved,
-                                                dy);
+      return unary_or_binary<SigmoidBackwardOp>(ctx, "sigmoid_backward_kernel", dtype, dx, n, saved, dy);
     case Activation::tanh:
-      return unary_or_binary<TanhBackwardOp>("tanh_backward_kernel", dtype, dx, n, device_index, stream, saved, dy);
+      return unary_or_binary<TanhBackwardOp>(ctx, "tanh_backward_kernel", dtype, dx, n, saved, dy);
   }
 }
 
-void scale_by_scalar(DType dtype, const void* x, DType scalar_dtype, const void* scalar, double alpha, void* out,
-                     int64_t n, int device_index, void* stream) {
+void scale_by_scalar(Context& ctx, DType dtype, const void* x, DType scalar_dtype, const void* scalar, double alpha,
+                     void* out, int64_t n) {
   dispatch_floating("scale_by_scalar", dtype, [&]<typename T>() {
     const auto launch = [&]<typename S>() {
-      launch_pointwise("scale_by_scalar_kernel", device_index, stream, n,
-                       ScaleByScalarOp<T, S>{static_cast<const S*>(scalar), alpha}, static_cast<T*>(out),
-                       static_cast<const T*>(x));
+      launch_pointwise("scale_by_scalar_kernel", ctx, n, ScaleByScalarOp<T, S>{static_cast<const S*>(scalar), alpha},
+                       static_cast<T*>(out), static_cast<const T*>(x));
     };
     dispatch_f32_f64("scale_by_scalar", scalar_dtype, launch);  // checked: f32 or f64
   });

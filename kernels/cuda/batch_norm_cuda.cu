@@ -11,6 +11,7 @@
 
 #include "kernels/cuda/batch_norm_cuda.h"
 #include "kernels/cuda/cudnn_descriptors.h"
+#include "kernels/cuda/launch_context.h"
 #include "kernels/cuda/scalar.cuh"
 #include "kernels/cuda/vec.cuh"
 #include "kernels/dispatch.h"
@@ -60,14 +61,15 @@ template <typename Args>
 using Pass = void (*)(cudnnHandle_t, const BatchNormDescriptors&, const Args&);
 
 template <typename Args>
-void run_pass(Pass<Args> pass, cudnnHandle_t handle, const Args& args, int device_index) {
-  CudaDeviceGuard guard(device_index);
-  pass(handle, BatchNormDescriptors(args.dtype, args.dims), args);
+void run_pass(Pass<Args> pass, Context& ctx, const Args& args) {
+  CudaDeviceGuard guard(ctx.device().index());
+  pass(ctx.cudnn(), BatchNormDescriptors(args.dtype, args.dims), args);
 }
 
 template <typename Args>
-std::function<void()> bare_pass(Pass<Args> pass, cudnnHandle_t handle, const Args& args, int device_index) {
-  CudaDeviceGuard guard(device_index);
+std::function<void()> bare_pass(Pass<Args> pass, Context& ctx, const Args& args) {
+  CudaDeviceGuard guard(ctx.device().index());
+  cudnnHandle_t handle = ctx.cudnn();
   auto desc = std::make_shared<const BatchNormDescriptors>(args.dtype, args.dims);
   return [pass, handle, desc, args] { pass(handle, *desc, args); };
 }
@@ -153,19 +155,18 @@ __global__ void increment_kernel(int64_t* counter) { *counter += 1; }
 
 }  // namespace
 
-void batch_norm_forward_train(cudnnContext* handle, const BatchNormForwardTrainArgs& args, int device_index) {
-  run_pass(forward_train, handle, args, device_index);
+void batch_norm_forward_train(Context& ctx, const BatchNormForwardTrainArgs& args) {
+  run_pass(forward_train, ctx, args);
 }
 
-std::function<void()> batch_norm_forward_train_call(cudnnContext* handle, const BatchNormForwardTrainArgs& args,
-                                                    int device_index) {
-  return bare_pass(forward_train, handle, args, device_index);
+std::function<void()> batch_norm_forward_train_call(Context& ctx, const BatchNormForwardTrainArgs& args) {
+  return bare_pass(forward_train, ctx, args);
 }
 
-void batch_norm_forward_eval(cudnnContext* handle, DType dtype, const BatchNormDims& dims, const void* x,
-                             const void* weight, const void* bias, const void* mean, const void* var, double eps,
-                             void* y, int device_index) {
-  CudaDeviceGuard guard(device_index);
+void batch_norm_forward_eval(Context& ctx, DType dtype, const BatchNormDims& dims, const void* x, const void* weight,
+                             const void* bias, const void* mean, const void* var, double eps, void* y) {
+  CudaDeviceGuard guard(ctx.device().index());
+  cudnnHandle_t handle = ctx.cudnn();
   const BatchNormDescriptors desc(dtype, dims);
   const ScalingFactor one(dtype, 1.0), zero(dtype, 0.0);
   BATON_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(handle, kMode, one.get(), zero.get(), desc.x.get(), x,
@@ -173,22 +174,21 @@ void batch_norm_forward_eval(cudnnContext* handle, DType dtype, const BatchNormD
                                                             var, eps));
 }
 
-void batch_norm_backward_train(cudnnContext* handle, const BatchNormBackwardTrainArgs& args, int device_index) {
-  run_pass(backward_train, handle, args, device_index);
+void batch_norm_backward_train(Context& ctx, const BatchNormBackwardTrainArgs& args) {
+  run_pass(backward_train, ctx, args);
 }
 
-std::function<void()> batch_norm_backward_train_call(cudnnContext* handle, const BatchNormBackwardTrainArgs& args,
-                                                     int device_index) {
-  return bare_pass(backward_train, handle, args, device_index);
+std::function<void()> batch_norm_backward_train_call(Context& ctx, const BatchNormBackwardTrainArgs& args) {
+  return bare_pass(backward_train, ctx, args);
 }
 
-void batch_norm_backward_eval(DType dtype, const BatchNormDims& dims, const void* x, const void* dy, const void* weight,
-                              const void* mean, const void* var, double eps, void* dx, void* weight_grad,
-                              void* bias_grad, int device_index, void* stream) {
+void batch_norm_backward_eval(Context& ctx, DType dtype, const BatchNormDims& dims, const void* x, const void* dy,
+                              const void* weight, const void* mean, const void* var, double eps, void* dx,
+                              void* weight_grad, void* bias_grad) {
   const int64_t n = dims.n * dims.c * dims.h * dims.w;
   if (n == 0) return;
-  CudaDeviceGuard guard(device_index);
-  auto s = static_cast<cudaStream_t>(stream);
+  CudaDeviceGuard guard(ctx.device().index());
+  auto s = cuda_stream(ctx);
   dispatch_f32_f64("batch_norm_backward_eval", dtype, [&]<typename T>() {
     const auto e = static_cast<Acc<T>>(eps);
     if (weight_grad != nullptr || bias_grad != nullptr) {
@@ -214,9 +214,9 @@ void batch_norm_backward_eval(DType dtype, const BatchNormDims& dims, const void
   });
 }
 
-void increment_counter(int64_t* counter, int device_index, void* stream) {
-  CudaDeviceGuard guard(device_index);
-  auto s = static_cast<cudaStream_t>(stream);
+void increment_counter(Context& ctx, int64_t* counter) {
+  CudaDeviceGuard guard(ctx.device().index());
+  auto s = cuda_stream(ctx);
   increment_kernel<<<1, 1, 0, s>>>(counter);
   BATON_KERNEL_CHECK(s, "increment_kernel");
 }

@@ -1,7 +1,7 @@
-// CUDA launchers of the batch-norm ops (kernels/cuda/batch_norm_cuda.cu). Plain C++: device pointers
-// to elements of `dtype` (f32 or f64), x laid out as NCHW `dims`, per-channel tensors of dims.c
-// elements. The cuDNN launchers run on the stream `handle` is bound to (Context::cudnn); the others
-// take the cudaStream_t as void*. Arguments are checked by kernels/batch_norm.cc, which also
+// CUDA launchers of the batch-norm ops (kernels/cuda/batch_norm_cuda.cu). Plain C++: the Context
+// first (its device and stream; the cuDNN launchers use its cuDNN handle, bound to that stream),
+// device pointers to elements of `dtype` (f32 or f64), x laid out as NCHW `dims`, per-channel
+// tensors of dims.c elements. Arguments are checked by kernels/batch_norm.cc, which also
 // supplies every pointer the cuDNN calls need (ones / zeros for an absent γ / β, scratch for
 // unwanted outputs) from Context::workspace.
 #pragma once
@@ -9,9 +9,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "runtime/core/context.h"
 #include "runtime/core/dtype.h"
-
-struct cudnnContext;  // cudnnHandle_t is cudnnContext*
 
 namespace baton::kernels::cuda {
 
@@ -55,29 +54,26 @@ struct BatchNormBackwardTrainArgs {
 };
 
 // The cuDNN calls, descriptors made for each call.
-void batch_norm_forward_train(cudnnContext* handle, const BatchNormForwardTrainArgs& args, int device_index);
-void batch_norm_backward_train(cudnnContext* handle, const BatchNormBackwardTrainArgs& args, int device_index);
+void batch_norm_forward_train(Context& ctx, const BatchNormForwardTrainArgs& args);
+void batch_norm_backward_train(Context& ctx, const BatchNormBackwardTrainArgs& args);
 
 // The same calls, bare: descriptors made now, each call of the result issues only the cuDNN call
 // (kernels::batch_norm_library_call). The pointers must stay valid while the result is used.
-std::function<void()> batch_norm_forward_train_call(cudnnContext* handle, const BatchNormForwardTrainArgs& args,
-                                                    int device_index);
-std::function<void()> batch_norm_backward_train_call(cudnnContext* handle, const BatchNormBackwardTrainArgs& args,
-                                                     int device_index);
+std::function<void()> batch_norm_forward_train_call(Context& ctx, const BatchNormForwardTrainArgs& args);
+std::function<void()> batch_norm_backward_train_call(Context& ctx, const BatchNormBackwardTrainArgs& args);
 
 // cudnnBatchNormalizationForwardInference: y from the given mean and variance.
-void batch_norm_forward_eval(cudnnContext* handle, DType dtype, const BatchNormDims& dims, const void* x,
-                             const void* weight, const void* bias, const void* mean, const void* var, double eps,
-                             void* y, int device_index);
+void batch_norm_forward_eval(Context& ctx, DType dtype, const BatchNormDims& dims, const void* x, const void* weight,
+                             const void* bias, const void* mean, const void* var, double eps, void* y);
 
 // Frozen statistics, baton's kernels: dx = dy·γ·invstd (skipped when dx is null); weight_grad +=
 // Σ dy·(x − mean)·invstd and bias_grad += Σ dy (skipped when null; one block per channel, fixed
 // reduction order). weight null: γ = 1.
-void batch_norm_backward_eval(DType dtype, const BatchNormDims& dims, const void* x, const void* dy, const void* weight,
-                              const void* mean, const void* var, double eps, void* dx, void* weight_grad,
-                              void* bias_grad, int device_index, void* stream);
+void batch_norm_backward_eval(Context& ctx, DType dtype, const BatchNormDims& dims, const void* x, const void* dy,
+                              const void* weight, const void* mean, const void* var, double eps, void* dx,
+                              void* weight_grad, void* bias_grad);
 
 // *counter += 1 (an i64 on the device).
-void increment_counter(int64_t* counter, int device_index, void* stream);
+void increment_counter(Context& ctx, int64_t* counter);
 
 }  // namespace baton::kernels::cuda

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/batch_norm_statistics_cuda.h"
+#include "kernels/cuda/launch_context.h"
 #include "kernels/cuda/scalar.cuh"
 #include "kernels/cuda/vec.cuh"
 #include "kernels/dispatch.h"
@@ -98,11 +99,10 @@ __global__ void commit_kernel(int64_t channels, double count, const T* __restric
 
 }  // namespace
 
-void batch_norm_statistics(DType dtype, const BatchNormDims& dims, const void* x, void* mean, void* var,
-                           int device_index, void* stream) {
+void batch_norm_statistics(Context& ctx, DType dtype, const BatchNormDims& dims, const void* x, void* mean, void* var) {
   if (dims.c == 0) return;
-  CudaDeviceGuard guard(device_index);
-  auto s = static_cast<cudaStream_t>(stream);
+  CudaDeviceGuard guard(ctx.device().index());
+  auto s = cuda_stream(ctx);
   dispatch_f32_f64("batch_norm_statistics", dtype, [&]<typename T>() {
     const auto blocks = static_cast<unsigned>(dims.c < detail::kMaxBlocks ? dims.c : detail::kMaxBlocks);
     statistics_kernel<<<blocks, kThreads, 0, s>>>(static_cast<const T*>(x), dims, static_cast<T*>(mean),
@@ -111,12 +111,11 @@ void batch_norm_statistics(DType dtype, const BatchNormDims& dims, const void* x
   });
 }
 
-void batch_norm_merge_statistics(DType dtype, int64_t channels, int64_t count, void* mean, void* var,
-                                 int64_t batch_count, const void* batch_mean, const void* batch_var, int device_index,
-                                 void* stream) {
+void batch_norm_merge_statistics(Context& ctx, DType dtype, int64_t channels, int64_t count, void* mean, void* var,
+                                 int64_t batch_count, const void* batch_mean, const void* batch_var) {
   if (channels == 0) return;
-  CudaDeviceGuard guard(device_index);
-  auto s = static_cast<cudaStream_t>(stream);
+  CudaDeviceGuard guard(ctx.device().index());
+  auto s = cuda_stream(ctx);
   dispatch_f32_f64("batch_norm_merge_statistics", dtype, [&]<typename T>() {
     merge_kernel<<<detail::grid_for(channels), detail::kBlockSize, 0, s>>>(
         channels, static_cast<double>(count), static_cast<T*>(mean), static_cast<T*>(var),
@@ -125,12 +124,11 @@ void batch_norm_merge_statistics(DType dtype, int64_t channels, int64_t count, v
   });
 }
 
-void batch_norm_commit_statistics(DType dtype, int64_t channels, int64_t count, const void* mean, const void* var,
-                                  double momentum, void* running_mean, void* running_var, int device_index,
-                                  void* stream) {
+void batch_norm_commit_statistics(Context& ctx, DType dtype, int64_t channels, int64_t count, const void* mean,
+                                  const void* var, double momentum, void* running_mean, void* running_var) {
   if (channels == 0) return;
-  CudaDeviceGuard guard(device_index);
-  auto s = static_cast<cudaStream_t>(stream);
+  CudaDeviceGuard guard(ctx.device().index());
+  auto s = cuda_stream(ctx);
   dispatch_f32_f64("batch_norm_commit_statistics", dtype, [&]<typename T>() {
     commit_kernel<<<detail::grid_for(channels), detail::kBlockSize, 0, s>>>(
         channels, static_cast<double>(count), static_cast<const T*>(mean), static_cast<const T*>(var), momentum,

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/bias_cuda.h"
+#include "kernels/cuda/launch_context.h"
 #include "kernels/cuda/scalar.cuh"
 #include "kernels/cuda/vec.cuh"
 #include "runtime/core/cuda/cuda_check.h"
@@ -38,12 +39,11 @@ __global__ void bias_add_kernel(const T* __restrict__ bias, int64_t channels, in
 
 }  // namespace
 
-void bias_add(DType dtype, const void* bias, int64_t batch, int64_t channels, int64_t inner, void* out,
-              int device_index, void* stream) {
+void bias_add(Context& ctx, DType dtype, const void* bias, int64_t batch, int64_t channels, int64_t inner, void* out) {
   const int64_t n = batch * channels * inner;
   if (n == 0) return;
-  CudaDeviceGuard guard(device_index);
-  const auto s = static_cast<cudaStream_t>(stream);
+  CudaDeviceGuard guard(ctx.device().index());
+  const auto s = cuda_stream(ctx);
   dispatch_floating("bias_add", dtype, [&]<typename T>() {
     const auto* b = static_cast<const T*>(bias);
     auto* o = static_cast<T*>(out);

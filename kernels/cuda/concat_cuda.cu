@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/concat_cuda.h"
+#include "kernels/cuda/launch_context.h"
 #include "kernels/cuda/vec.cuh"
 #include "runtime/core/cuda/cuda_check.h"
 #include "runtime/core/cuda/launch.h"
@@ -36,11 +37,11 @@ void launch(const void* src, int64_t src_pitch, void* dst, int64_t dst_pitch, in
 
 }  // namespace
 
-void copy_rows(const void* src, int64_t src_pitch, void* dst, int64_t dst_pitch, int64_t rows, int64_t row_bytes,
-               int device_index, void* stream_ptr) {
+void copy_rows(Context& ctx, const void* src, int64_t src_pitch, void* dst, int64_t dst_pitch, int64_t rows,
+               int64_t row_bytes) {
   if (rows == 0 || row_bytes == 0) return;
-  CudaDeviceGuard guard(device_index);
-  const auto stream = static_cast<cudaStream_t>(stream_ptr);
+  CudaDeviceGuard guard(ctx.device().index());
+  const auto stream = cuda_stream(ctx);
   // Every address and length the kernel forms is a multiple of the unit.
   const auto bits = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) |
                     static_cast<uint64_t>(src_pitch | dst_pitch | row_bytes);

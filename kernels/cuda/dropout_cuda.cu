@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/dropout_cuda.h"
+#include "kernels/cuda/launch_context.h"
 #include "kernels/cuda/scalar.cuh"
 #include "kernels/cuda/vec.cuh"
 #include "kernels/dropout_math.h"
@@ -42,11 +43,11 @@ __global__ void dropout_kernel(const T* in, T* out, int64_t n, uint64_t seed, ui
 
 }  // namespace
 
-void dropout(DType dtype, const void* in, uint32_t threshold, double scale, uint64_t seed, void* out, int64_t n,
-             int device_index, void* stream_ptr) {
+void dropout(Context& ctx, DType dtype, const void* in, uint32_t threshold, double scale, uint64_t seed, void* out,
+             int64_t n) {
   if (n == 0) return;
-  CudaDeviceGuard guard(device_index);
-  const auto stream = static_cast<cudaStream_t>(stream_ptr);
+  CudaDeviceGuard guard(ctx.device().index());
+  const auto stream = cuda_stream(ctx);
   const unsigned grid = detail::grid_for((n + kLanes - 1) / kLanes);
   dispatch_floating("dropout", dtype, [&]<typename T>() {
     const auto* src = static_cast<const T*>(in);

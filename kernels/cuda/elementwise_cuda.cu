@@ -73,60 +73,57 @@ struct CastOp {
 };
 
 template <template <typename> class Op>
-void binary(const char* op, const char* kernel_name, DType dtype, const void* a, const void* b, void* out, int64_t n,
-            int device_index, void* stream) {
+void binary(const Context& ctx, const char* op, const char* kernel_name, DType dtype, const void* a, const void* b,
+            void* out, int64_t n) {
   dispatch_floating(op, dtype, [&]<typename T>() {
-    launch_pointwise(kernel_name, device_index, stream, n, Op<T>{}, static_cast<T*>(out), static_cast<const T*>(a),
+    launch_pointwise(kernel_name, ctx, n, Op<T>{}, static_cast<T*>(out), static_cast<const T*>(a),
                      static_cast<const T*>(b));
   });
 }
 
 }  // namespace
 
-void add(DType dtype, const void* a, const void* b, void* out, int64_t n, int device_index, void* stream) {
-  binary<AddOp>("add", "add_kernel", dtype, a, b, out, n, device_index, stream);
+void add(Context& ctx, DType dtype, const void* a, const void* b, void* out, int64_t n) {
+  binary<AddOp>(ctx, "add", "add_kernel", dtype, a, b, out, n);
 }
 
-void sub(DType dtype, const void* a, const void* b, void* out, int64_t n, int device_index, void* stream) {
-  binary<SubOp>("sub", "sub_kernel", dtype, a, b, out, n, device_index, stream);
+void sub(Context& ctx, DType dtype, const void* a, const void* b, void* out, int64_t n) {
+  binary<SubOp>(ctx, "sub", "sub_kernel", dtype, a, b, out, n);
 }
 
-void mul(DType dtype, const void* a, const void* b, void* out, int64_t n, int device_index, void* stream) {
-  binary<MulOp>("mul", "mul_kernel", dtype, a, b, out, n, device_index, stream);
+void mul(Context& ctx, DType dtype, const void* a, const void* b, void* out, int64_t n) {
+  binary<MulOp>(ctx, "mul", "mul_kernel", dtype, a, b, out, n);
 }
 
-void relu_backward(DType dtype, const void* y, const void* dy, void* dx, int64_t n, int device_index, void* stream) {
-  binary<ReluBackwardOp>("relu_backward", "relu_backward_kernel", dtype, y, dy, dx, n, device_index, stream);
+void relu_backward(Context& ctx, DType dtype, const void* y, const void* dy, void* dx, int64_t n) {
+  binary<ReluBackwardOp>(ctx, "relu_backward", "relu_backward_kernel", dtype, y, dy, dx, n);
 }
 
-void scale(DType dtype, const void* x, double alpha, void* out, int64_t n, int device_index, void* stream) {
+void scale(Context& ctx, DType dtype, const void* x, double alpha, void* out, int64_t n) {
   dispatch_floating("scale", dtype, [&]<typename T>() {
-    launch_pointwise("scale_kernel", device_index, stream, n, ScaleOp<T>{static_cast<Acc<T>>(alpha)},
-                     static_cast<T*>(out), static_cast<const T*>(x));
-  });
-}
-
-void axpby(DType dtype, double alpha, const void* x, double beta, const void* y, void* out, int64_t n, int device_index,
-           void* stream) {
-  dispatch_floating("axpby", dtype, [&]<typename T>() {
-    const AxpbyOp<T> op{static_cast<Acc<T>>(alpha), static_cast<Acc<T>>(beta)};
-    launch_pointwise("axpby_kernel", device_index, stream, n, op, static_cast<T*>(out), static_cast<const T*>(x),
-                     static_cast<const T*>(y));
-  });
-}
-
-void relu_forward(DType dtype, const void* x, void* out, int64_t n, int device_index, void* stream) {
-  dispatch_floating("relu_forward", dtype, [&]<typename T>() {
-    launch_pointwise("relu_forward_kernel", device_index, stream, n, ReluForwardOp<T>{}, static_cast<T*>(out),
+    launch_pointwise("scale_kernel", ctx, n, ScaleOp<T>{static_cast<Acc<T>>(alpha)}, static_cast<T*>(out),
                      static_cast<const T*>(x));
   });
 }
 
-void cast(DType src_dtype, const void* src, DType out_dtype, void* out, int64_t n, int device_index, void* stream) {
+void axpby(Context& ctx, DType dtype, double alpha, const void* x, double beta, const void* y, void* out, int64_t n) {
+  dispatch_floating("axpby", dtype, [&]<typename T>() {
+    const AxpbyOp<T> op{static_cast<Acc<T>>(alpha), static_cast<Acc<T>>(beta)};
+    launch_pointwise("axpby_kernel", ctx, n, op, static_cast<T*>(out), static_cast<const T*>(x),
+                     static_cast<const T*>(y));
+  });
+}
+
+void relu_forward(Context& ctx, DType dtype, const void* x, void* out, int64_t n) {
+  dispatch_floating("relu_forward", dtype, [&]<typename T>() {
+    launch_pointwise("relu_forward_kernel", ctx, n, ReluForwardOp<T>{}, static_cast<T*>(out), static_cast<const T*>(x));
+  });
+}
+
+void cast(Context& ctx, DType src_dtype, const void* src, DType out_dtype, void* out, int64_t n) {
   dispatch_floating("cast", src_dtype, [&]<typename S>() {
     dispatch_floating("cast", out_dtype, [&]<typename D>() {
-      launch_pointwise("cast_kernel", device_index, stream, n, CastOp<D, S>{}, static_cast<D*>(out),
-                       static_cast<const S*>(src));
+      launch_pointwise("cast_kernel", ctx, n, CastOp<D, S>{}, static_cast<D*>(out), static_cast<const S*>(src));
     });
   });
 }

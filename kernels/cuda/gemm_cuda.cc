@@ -62,17 +62,18 @@ void set_modes(cublasHandle_t handle, bool allow_tf32) {
 
 }  // namespace
 
-void gemm(cublasContext* handle, bool allow_tf32, const GemmArgs& args, int device_index) {
-  CudaDeviceGuard guard(device_index);
-  set_modes(handle, allow_tf32);
-  GemmCall(allow_tf32, args).issue(handle);
+void gemm(Context& ctx, const GemmArgs& args) {
+  CudaDeviceGuard guard(ctx.device().index());
+  cublasHandle_t handle = ctx.cublas();
+  set_modes(handle, ctx.allow_tf32());
+  GemmCall(ctx.allow_tf32(), args).issue(handle);
 }
 
-std::function<void()> gemm_library_call(cublasContext* handle, bool allow_tf32, const GemmArgs& args,
-                                        int device_index) {
-  CudaDeviceGuard guard(device_index);
-  set_modes(handle, allow_tf32);
-  return [handle, call = GemmCall(allow_tf32, args)] { call.issue(handle); };
+std::function<void()> gemm_library_call(Context& ctx, const GemmArgs& args) {
+  CudaDeviceGuard guard(ctx.device().index());
+  cublasHandle_t handle = ctx.cublas();
+  set_modes(handle, ctx.allow_tf32());
+  return [handle, call = GemmCall(ctx.allow_tf32(), args)] { call.issue(handle); };
 }
 
 }  // namespace baton::kernels::cuda

@@ -1,14 +1,13 @@
 // cuBLAS launcher of the matrix product (kernels/gemm.h), in kernels/cuda/gemm_cuda.cc. Plain C++:
-// raw device pointers, sizes, DType, the cuBLAS handle (bound to the caller's stream) and the device
-// index. Arguments are checked by the caller (kernels/gemm.cc): f32 or f64, M, N, K in [1, 2^31).
+// the Context (its cuBLAS handle, bound to its stream, and its TF32 policy), raw device pointers,
+// sizes, DType. Arguments are checked by the caller (kernels/gemm.cc): f32 or f64, M, N, K in [1, 2^31).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 
+#include "runtime/core/context.h"
 #include "runtime/core/dtype.h"
-
-struct cublasContext;
 
 namespace baton::kernels::cuda {
 
@@ -23,11 +22,11 @@ struct GemmArgs {
   void* c = nullptr;
 };
 
-// Sets the handle's math mode (TF32 tensor cores only when allow_tf32) and host pointer mode, then
-// issues one cublasGemmEx.
-void gemm(cublasContext* handle, bool allow_tf32, const GemmArgs& args, int device_index);
+// Sets the math mode of ctx's cuBLAS handle (TF32 tensor cores only when ctx.allow_tf32()) and the
+// host pointer mode, then issues one cublasGemmEx on ctx's stream.
+void gemm(Context& ctx, const GemmArgs& args);
 
 // The same cublasGemmEx, with the modes set once now: each call of the result issues only the GEMM.
-std::function<void()> gemm_library_call(cublasContext* handle, bool allow_tf32, const GemmArgs& args, int device_index);
+std::function<void()> gemm_library_call(Context& ctx, const GemmArgs& args);
 
 }  // namespace baton::kernels::cuda

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "kernels/cuda/launch_context.h"
 #include "kernels/cuda/layout_cuda.h"
 #include "runtime/core/cuda/cuda_check.h"
 
@@ -56,11 +57,11 @@ void launch_transpose(const void* in, int64_t batches, int64_t rows, int64_t col
 
 }  // namespace
 
-void batched_transpose(const void* in, size_t element_size, int64_t batches, int64_t rows, int64_t cols, void* out,
-                       int device_index, void* stream_ptr) {
+void batched_transpose(Context& ctx, const void* in, size_t element_size, int64_t batches, int64_t rows, int64_t cols,
+                       void* out) {
   if (batches == 0 || rows == 0 || cols == 0) return;
-  CudaDeviceGuard guard(device_index);
-  auto stream = static_cast<cudaStream_t>(stream_ptr);
+  CudaDeviceGuard guard(ctx.device().index());
+  auto stream = cuda_stream(ctx);
   switch (element_size) {
     case 1:
       return launch_transpose<uint8_t>(in, batches, rows, cols, out, stream);

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #include <math_constants.h>
 
+#include "kernels/cuda/launch_context.h"
 #include "kernels/cuda/loss_cuda.h"
 #include "kernels/cuda/scalar.cuh"
 #include "kernels/cuda/vec.cuh"
@@ -196,10 +197,10 @@ unsigned row_grid(int64_t rows, int rows_per_block) {
 
 size_t label_check_workspace_bytes() { return 3 * sizeof(int64_t); }
 
-int64_t count_bad_labels(const void* labels, DType label_dtype, int64_t rows, int64_t classes, void* workspace,
-                         int64_t& first_row, int64_t& first_value, int device_index, void* stream_ptr) {
-  CudaDeviceGuard guard(device_index);
-  auto stream = static_cast<cudaStream_t>(stream_ptr);
+int64_t count_bad_labels(Context& ctx, const void* labels, DType label_dtype, int64_t rows, int64_t classes,
+                         void* workspace, int64_t& first_row, int64_t& first_value) {
+  CudaDeviceGuard guard(ctx.device().index());
+  auto stream = cuda_stream(ctx);
   auto* result = static_cast<int64_t*>(workspace);
   dispatch_labels(label_dtype, [&]<typename L>() {
     check_labels_kernel<L><<<1, kSingleBlockThreads, 0, stream>>>(static_cast<const L*>(labels), rows, classes, result);
@@ -217,11 +218,11 @@ size_t softmax_cross_entropy_forward_workspace_bytes(int64_t rows) {
   return static_cast<size_t>(rows) * sizeof(double);
 }
 
-void softmax_cross_entropy_forward(const void* logits, DType dtype, const void* labels, DType label_dtype, int64_t rows,
-                                   int64_t classes, double smoothing, void* loss_out, void* probs_out, void* workspace,
-                                   int device_index, void* stream_ptr) {
-  CudaDeviceGuard guard(device_index);
-  auto stream = static_cast<cudaStream_t>(stream_ptr);
+void softmax_cross_entropy_forward(Context& ctx, const void* logits, DType dtype, const void* labels, DType label_dtype,
+                                   int64_t rows, int64_t classes, double smoothing, void* loss_out, void* probs_out,
+                                   void* workspace) {
+  CudaDeviceGuard guard(ctx.device().index());
+  auto stream = cuda_stream(ctx);
   auto* row_loss = static_cast<double*>(workspace);
   dispatch_floating("softmax_cross_entropy_forward", dtype, [&]<typename T>() {
     using A = Acc<T>;
@@ -246,11 +247,10 @@ void softmax_cross_entropy_forward(const void* logits, DType dtype, const void* 
   });
 }
 
-void softmax_cross_entropy_backward(const void* probs, DType dtype, const void* labels, DType label_dtype, int64_t rows,
-                                    int64_t classes, double smoothing, double grad_scale, void* dlogits,
-                                    int device_index, void* stream_ptr) {
-  CudaDeviceGuard guard(device_index);
-  auto stream = static_cast<cudaStream_t>(stream_ptr);
+void softmax_cross_entropy_backward(Context& ctx, const void* probs, DType dtype, const void* labels, DType label_dtype,
+                                    int64_t rows, int64_t classes, double smoothing, double grad_scale, void* dlogits) {
+  CudaDeviceGuard guard(ctx.device().index());
+  auto stream = cuda_stream(ctx);
   const int64_t n = rows * classes;
   dispatch_floating("softmax_cross_entropy_backward", dtype, [&]<typename T>() {
     using A = Acc<T>;
@@ -274,10 +274,10 @@ void softmax_cross_entropy_backward(const void* probs, DType dtype, const void* 
   });
 }
 
-void topk_correct(const void* logits, DType dtype, const void* labels, DType label_dtype, int64_t rows, int64_t classes,
-                  int k, int64_t* count_out, int device_index, void* stream_ptr) {
-  CudaDeviceGuard guard(device_index);
-  auto stream = static_cast<cudaStream_t>(stream_ptr);
+void topk_correct(Context& ctx, const void* logits, DType dtype, const void* labels, DType label_dtype, int64_t rows,
+                  int64_t classes, int k, int64_t* count_out) {
+  CudaDeviceGuard guard(ctx.device().index());
+  auto stream = cuda_stream(ctx);
   BATON_CUDA_CHECK(cudaMemsetAsync(count_out, 0, sizeof(int64_t), stream));
   auto* count = reinterpret_cast<unsigned long long*>(count_out);
   dispatch_floating("topk_correct", dtype, [&]<typename T>() {

@@ -1,10 +1,11 @@
 // CUDA launchers of the loss ops (kernels/loss.h). Plain C++: raw device pointers, counts, dtypes,
-// the device index and the cudaStream_t as void*. Arguments are checked by kernels/loss.cc.
+// the Context first (work on its device and stream). Arguments are checked by kernels/loss.cc.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "runtime/core/context.h"
 #include "runtime/core/dtype.h"
 
 namespace baton::kernels::cuda {
@@ -14,20 +15,19 @@ size_t label_check_workspace_bytes();
 // Counts the labels (i32 or i64) outside [0, classes) with one kernel on the stream, then copies
 // the result to the host and synchronises the stream. Returns the count; when it is not zero,
 // first_row and first_value describe the first bad label.
-int64_t count_bad_labels(const void* labels, DType label_dtype, int64_t rows, int64_t classes, void* workspace,
-                         int64_t& first_row, int64_t& first_value, int device_index, void* stream);
+int64_t count_bad_labels(Context& ctx, const void* labels, DType label_dtype, int64_t rows, int64_t classes,
+                         void* workspace, int64_t& first_row, int64_t& first_value);
 
 // Device memory the forward pass needs (passed as `workspace`): one double per row.
 size_t softmax_cross_entropy_forward_workspace_bytes(int64_t rows);
 // logits and probs_out: [rows, classes] of `dtype`; loss_out: one f32 (f64 for f64 logits).
-void softmax_cross_entropy_forward(const void* logits, DType dtype, const void* labels, DType label_dtype, int64_t rows,
-                                   int64_t classes, double smoothing, void* loss_out, void* probs_out, void* workspace,
-                                   int device_index, void* stream);
-void softmax_cross_entropy_backward(const void* probs, DType dtype, const void* labels, DType label_dtype, int64_t rows,
-                                    int64_t classes, double smoothing, double grad_scale, void* dlogits,
-                                    int device_index, void* stream);
+void softmax_cross_entropy_forward(Context& ctx, const void* logits, DType dtype, const void* labels, DType label_dtype,
+                                   int64_t rows, int64_t classes, double smoothing, void* loss_out, void* probs_out,
+                                   void* workspace);
+void softmax_cross_entropy_backward(Context& ctx, const void* probs, DType dtype, const void* labels, DType label_dtype,
+                                    int64_t rows, int64_t classes, double smoothing, double grad_scale, void* dlogits);
 // count_out: one i64 in device memory.
-void topk_correct(const void* logits, DType dtype, const void* labels, DType label_dtype, int64_t rows, int64_t classes,
-                  int k, int64_t* count_out, int device_index, void* stream);
+void topk_correct(Context& ctx, const void* logits, DType dtype, const void* labels, DType label_dtype, int64_t rows,
+                  int64_t classes, int k, int64_t* count_out);
 
 }  // namespace baton::kernels::cuda

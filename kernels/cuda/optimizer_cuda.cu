@@ -4,6 +4,7 @@
 // scalar accesses, otherwise); a scalar tail covers the last n % W elements.
 #include <cuda_runtime.h>
 
+#include "kernels/cuda/launch_context.h"
 #include "kernels/cuda/optimizer_cuda.h"
 #include "kernels/cuda/vec.cuh"
 #include "kernels/dispatch.h"
@@ -70,11 +71,11 @@ void launch_fused_update(const Buffers<T, K>& buffers, int64_t n, const Update& 
 
 }  // namespace
 
-void sgd_step(void* params, const void* grads, void* momentum_buf, DType dtype, int64_t n, const SgdParams& p,
-              int device_index, void* stream_ptr) {
+void sgd_step(Context& ctx, void* params, const void* grads, void* momentum_buf, DType dtype, int64_t n,
+              const SgdParams& p) {
   if (n == 0) return;
-  CudaDeviceGuard guard(device_index);
-  auto stream = static_cast<cudaStream_t>(stream_ptr);
+  CudaDeviceGuard guard(ctx.device().index());
+  auto stream = cuda_stream(ctx);
   dispatch_f32_f64("sgd_step", dtype, [&]<typename T>() {
     const SgdUpdate<T> update = make_sgd_update<T>(p);
     auto* param = static_cast<T*>(params);
@@ -87,11 +88,11 @@ void sgd_step(void* params, const void* grads, void* momentum_buf, DType dtype, 
   });
 }
 
-void adamw_step(void* params, const void* grads, void* exp_avg, void* exp_avg_sq, DType dtype, int64_t n,
-                const AdamWParams& p, int device_index, void* stream_ptr) {
+void adamw_step(Context& ctx, void* params, const void* grads, void* exp_avg, void* exp_avg_sq, DType dtype, int64_t n,
+                const AdamWParams& p) {
   if (n == 0) return;
-  CudaDeviceGuard guard(device_index);
-  auto stream = static_cast<cudaStream_t>(stream_ptr);
+  CudaDeviceGuard guard(ctx.device().index());
+  auto stream = cuda_stream(ctx);
   dispatch_f32_f64("adamw_step", dtype, [&]<typename T>() {
     auto* grad = static_cast<T*>(const_cast<void*>(grads));  // read only (kGradBuffer)
     launch_fused_update(

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/cuda/launch_context.h"
 #include "kernels/cuda/scalar.cuh"
 #include "kernels/cuda/vec.cuh"
 #include "runtime/core/cuda/cuda_check.h"
@@ -49,13 +50,12 @@ __global__ void pointwise_kernel(int64_t n, Op op, Out* out, const In*... in) {
   for (int64_t i = done + grid_thread(); i < n; i += grid_threads()) out[i] = f(in[i]...);
 }
 
-// Launches pointwise_kernel on `stream` of device `device_index` (nothing for n == 0).
+// Launches pointwise_kernel on ctx's stream and device (nothing for n == 0).
 template <typename Op, typename Out, typename... In>
-void launch_pointwise(const char* kernel_name, int device_index, void* stream, int64_t n, Op op, Out* out,
-                      const In*... in) {
+void launch_pointwise(const char* kernel_name, const Context& ctx, int64_t n, Op op, Out* out, const In*... in) {
   if (n == 0) return;
-  CudaDeviceGuard guard(device_index);
-  const auto s = static_cast<cudaStream_t>(stream);
+  CudaDeviceGuard guard(ctx.device().index());
+  const auto s = cuda_stream(ctx);
   constexpr int V = std::max({kVecWidth<Out>, kVecWidth<In>...});  // one pack of the narrowest type
   if (aligned16(out) && (aligned16(in) && ...)) {
     pointwise_kernel<true, V><<<detail::grid_for(n / V), detail::kBlockSize, 0, s>>>(n, op, out, in...);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/launch_context.h"
 #include "kernels/cuda/pool_cuda.h"
 #include "kernels/cuda/scalar.cuh"
 #include "kernels/cuda/vec.cuh"
@@ -125,12 +126,12 @@ void dispatch_index(DType index_dtype, Fn&& fn) {
 
 }  // namespace
 
-void max_pool2d_forward(DType dtype, DType index_dtype, const void* x, int64_t planes, const PoolPlane& plane, void* y,
-                        void* indices, int device_index, void* stream) {
+void max_pool2d_forward(Context& ctx, DType dtype, DType index_dtype, const void* x, int64_t planes,
+                        const PoolPlane& plane, void* y, void* indices) {
   const int64_t n = planes * plane.out_h * plane.out_w;
   if (n == 0) return;
-  CudaDeviceGuard guard(device_index);
-  auto s = static_cast<cudaStream_t>(stream);
+  CudaDeviceGuard guard(ctx.device().index());
+  auto s = cuda_stream(ctx);
   dispatch_floating("max_pool2d_forward", dtype, [&]<typename T>() {
     dispatch_index(index_dtype, [&]<typename I>() {
       max_pool_forward_kernel<<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(
@@ -140,12 +141,12 @@ void max_pool2d_forward(DType dtype, DType index_dtype, const void* x, int64_t p
   });
 }
 
-void max_pool2d_backward(DType dtype, DType index_dtype, const void* dy, const void* indices, int64_t planes,
-                         const PoolPlane& plane, void* dx, int device_index, void* stream) {
+void max_pool2d_backward(Context& ctx, DType dtype, DType index_dtype, const void* dy, const void* indices,
+                         int64_t planes, const PoolPlane& plane, void* dx) {
   const int64_t n = planes * plane.in_h * plane.in_w;
   if (n == 0) return;
-  CudaDeviceGuard guard(device_index);
-  auto s = static_cast<cudaStream_t>(stream);
+  CudaDeviceGuard guard(ctx.device().index());
+  auto s = cuda_stream(ctx);
   dispatch_floating("max_pool2d_backward", dtype, [&]<typename T>() {
     dispatch_index(index_dtype, [&]<typename I>() {
       max_pool_backward_kernel<<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(
@@ -155,12 +156,12 @@ void max_pool2d_backward(DType dtype, DType index_dtype, const void* dy, const v
   });
 }
 
-void avg_pool2d_forward(DType dtype, const void* x, int64_t planes, const PoolPlane& plane, bool count_include_pad,
-                        void* y, int device_index, void* stream) {
+void avg_pool2d_forward(Context& ctx, DType dtype, const void* x, int64_t planes, const PoolPlane& plane,
+                        bool count_include_pad, void* y) {
   const int64_t n = planes * plane.out_h * plane.out_w;
   if (n == 0) return;
-  CudaDeviceGuard guard(device_index);
-  auto s = static_cast<cudaStream_t>(stream);
+  CudaDeviceGuard guard(ctx.device().index());
+  auto s = cuda_stream(ctx);
   dispatch_floating("avg_pool2d_forward", dtype, [&]<typename T>() {
     avg_pool_forward_kernel<<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(static_cast<const T*>(x), planes, plane,
                                                                                count_include_pad, static_cast<T*>(y));
@@ -168,12 +169,12 @@ void avg_pool2d_forward(DType dtype, const void* x, int64_t planes, const PoolPl
   });
 }
 
-void avg_pool2d_backward(DType dtype, const void* dy, int64_t planes, const PoolPlane& plane, bool count_include_pad,
-                         void* dx, int device_index, void* stream) {
+void avg_pool2d_backward(Context& ctx, DType dtype, const void* dy, int64_t planes, const PoolPlane& plane,
+                         bool count_include_pad, void* dx) {
   const int64_t n = planes * plane.in_h * plane.in_w;
   if (n == 0) return;
-  CudaDeviceGuard guard(device_index);
-  auto s = static_cast<cudaStream_t>(stream);
+  CudaDeviceGuard guard(ctx.device().index());
+  auto s = cuda_stream(ctx);
   dispatch_floating("avg_pool2d_backward", dtype, [&]<typename T>() {
     avg_pool_backward_kernel<<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(
         static_cast<const T*>(dy), planes, plane, count_include_pad, static_cast<T*>(dx));
@@ -181,11 +182,10 @@ void avg_pool2d_backward(DType dtype, const void* dy, int64_t planes, const Pool
   });
 }
 
-void global_avg_pool2d_forward(DType dtype, const void* x, int64_t planes, int64_t hw, void* y, int device_index,
-                               void* stream) {
+void global_avg_pool2d_forward(Context& ctx, DType dtype, const void* x, int64_t planes, int64_t hw, void* y) {
   if (planes == 0) return;
-  CudaDeviceGuard guard(device_index);
-  auto s = static_cast<cudaStream_t>(stream);
+  CudaDeviceGuard guard(ctx.device().index());
+  auto s = cuda_stream(ctx);
   dispatch_floating("global_avg_pool2d_forward", dtype, [&]<typename T>() {
     global_avg_forward_kernel<<<detail::grid_for(planes * 32), detail::kBlockSize, 0, s>>>(
         static_cast<const T*>(x), planes, hw, static_cast<T*>(y));
@@ -193,12 +193,11 @@ void global_avg_pool2d_forward(DType dtype, const void* x, int64_t planes, int64
   });
 }
 
-void global_avg_pool2d_backward(DType dtype, const void* dy, int64_t planes, int64_t hw, void* dx, int device_index,
-                                void* stream) {
+void global_avg_pool2d_backward(Context& ctx, DType dtype, const void* dy, int64_t planes, int64_t hw, void* dx) {
   const int64_t n = planes * hw;
   if (n == 0) return;
-  CudaDeviceGuard guard(device_index);
-  auto s = static_cast<cudaStream_t>(stream);
+  CudaDeviceGuard guard(ctx.device().index());
+  auto s = cuda_stream(ctx);
   dispatch_floating("global_avg_pool2d_backward", dtype, [&]<typename T>() {
     if (aligned16(dx)) {
       constexpr int W = kVecWidth<T>;
@@ -212,12 +211,12 @@ void global_avg_pool2d_backward(DType dtype, const void* dy, int64_t planes, int
   });
 }
 
-void adaptive_avg_pool2d_forward(DType dtype, const void* x, int64_t planes, const PoolPlane& plane, void* y,
-                                 int device_index, void* stream) {
+void adaptive_avg_pool2d_forward(Context& ctx, DType dtype, const void* x, int64_t planes, const PoolPlane& plane,
+                                 void* y) {
   const int64_t n = planes * plane.out_h * plane.out_w;
   if (n == 0) return;
-  CudaDeviceGuard guard(device_index);
-  auto s = static_cast<cudaStream_t>(stream);
+  CudaDeviceGuard guard(ctx.device().index());
+  auto s = cuda_stream(ctx);
   dispatch_floating("adaptive_avg_pool2d_forward", dtype, [&]<typename T>() {
     adaptive_avg_forward_kernel<<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(static_cast<const T*>(x), planes,
                                                                                    plane, static_cast<T*>(y));
@@ -225,12 +224,12 @@ void adaptive_avg_pool2d_forward(DType dtype, const void* x, int64_t planes, con
   });
 }
 
-void adaptive_avg_pool2d_backward(DType dtype, const void* dy, int64_t planes, const PoolPlane& plane, void* dx,
-                                  int device_index, void* stream) {
+void adaptive_avg_pool2d_backward(Context& ctx, DType dtype, const void* dy, int64_t planes, const PoolPlane& plane,
+                                  void* dx) {
   const int64_t n = planes * plane.in_h * plane.in_w;
   if (n == 0) return;
-  CudaDeviceGuard guard(device_index);
-  auto s = static_cast<cudaStream_t>(stream);
+  CudaDeviceGuard guard(ctx.device().index());
+  auto s = cuda_stream(ctx);
   dispatch_floating("adaptive_avg_pool2d_backward", dtype, [&]<typename T>() {
     adaptive_avg_backward_kernel<<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(static_cast<const T*>(dy), planes,
                                                                                     plane, static_cast<T*>(dx));

@@ -8,6 +8,7 @@
 
 #include <type_traits>
 
+#include "kernels/cuda/launch_context.h"
 #include "kernels/cuda/random_cuda.h"
 #include "kernels/cuda/scalar.cuh"
 #include "kernels/cuda/vec.cuh"
@@ -54,11 +55,11 @@ __global__ void random_kernel(T* __restrict__ out, uint64_t offset, uint64_t las
 
 }  // namespace
 
-void random_fill(void* out, DType dtype, int64_t n, Distribution distribution, uint64_t seed, uint64_t offset, double a,
-                 double b, int device_index, void* stream_ptr) {
+void random_fill(Context& ctx, void* out, DType dtype, int64_t n, Distribution distribution, uint64_t seed,
+                 uint64_t offset, double a, double b) {
   if (n == 0) return;
-  CudaDeviceGuard guard(device_index);
-  auto stream = static_cast<cudaStream_t>(stream_ptr);
+  CudaDeviceGuard guard(ctx.device().index());
+  auto stream = cuda_stream(ctx);
   const uint64_t last = offset + static_cast<uint64_t>(n - 1);
   const unsigned grid = detail::grid_for(static_cast<int64_t>(last / kLanes - offset / kLanes + 1));
   dispatch_floating("random_fill", dtype, [&]<typename T>() {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cuda/launch_context.h"
 #include "kernels/cuda/reduce_cuda.h"
 #include "kernels/cuda/scalar.cuh"
 #include "kernels/cuda/vec.cuh"
@@ -207,10 +208,9 @@ size_t reduce_workspace_bytes(DType dtype, int64_t n) {
   return static_cast<size_t>(partial_count(n)) * acc_size(dtype);
 }
 
-void reduce(Reduction reduction, DType dtype, const void* x, int64_t n, void* out, void* workspace, int device_index,
-            void* stream) {
-  CudaDeviceGuard guard(device_index);
-  const auto s = static_cast<cudaStream_t>(stream);
+void reduce(Context& ctx, Reduction reduction, DType dtype, const void* x, int64_t n, void* out, void* workspace) {
+  CudaDeviceGuard guard(ctx.device().index());
+  const auto s = cuda_stream(ctx);
   dispatch_floating("reduce", dtype, [&]<typename T>() {
     using A = Acc<T>;
     const auto* xs = static_cast<const T*>(x);
@@ -236,11 +236,11 @@ size_t channel_workspace_bytes(DType dtype, int64_t batch, int64_t channels, int
   return static_cast<size_t>(channel_plan(batch, columns).slices * columns) * acc_size(dtype);
 }
 
-void channel_reduce(DType dtype, const void* x, const void* y, int64_t batch, int64_t channels, int64_t hw, void* out,
-                    void* workspace, int device_index, void* stream) {
+void channel_reduce(Context& ctx, DType dtype, const void* x, const void* y, int64_t batch, int64_t channels,
+                    int64_t hw, void* out, void* workspace) {
   if (channels == 0) return;
-  CudaDeviceGuard guard(device_index);
-  const auto s = static_cast<cudaStream_t>(stream);
+  CudaDeviceGuard guard(ctx.device().index());
+  const auto s = cuda_stream(ctx);
   dispatch_floating("channel_reduce", dtype, [&]<typename T>() {
     using A = Acc<T>;
     const auto* xs = static_cast<const T*>(x);
