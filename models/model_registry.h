@@ -28,7 +28,7 @@ struct ModelOptions {
   // The drop probability of every Dropout layer (VGG, AlexNet, MobileNetV2), in [0, 1): unset keeps
   // torchvision's (0.5, 0.5, 0.2); 0 switches dropout off (the layers stay, as the identity, so node
   // names do not change). Models without dropout ignore it.
-  std::optional<double> dropout;
+  std::optional<double> dropout = std::nullopt;
 };
 
 struct ModelInfo {
