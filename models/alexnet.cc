@@ -19,8 +19,8 @@ Graph build_alexnet(const ModelOptions& o) {
   x = g.relu(g.conv2d(x, {.out_channels = 256, .kernel = 3, .padding = 1}, "features.10"), "features.11");
   x = g.max_pool2d(x, {.kernel = 3, .stride = 2}, "features.12");
   x = g.flatten(g.adaptive_avg_pool2d(x, "avgpool", 6), "flatten");
-  x = g.relu(g.linear(g.dropout(x, 0.5, "classifier.0"), 4096, "classifier.1"), "classifier.2");
-  x = g.relu(g.linear(g.dropout(x, 0.5, "classifier.3"), 4096, "classifier.4"), "classifier.5");
+  x = g.relu(g.linear(g.dropout(x, dropout_probability(o, 0.5), "classifier.0"), 4096, "classifier.1"), "classifier.2");
+  x = g.relu(g.linear(g.dropout(x, dropout_probability(o, 0.5), "classifier.3"), 4096, "classifier.4"), "classifier.5");
   return finish_classifier(g, g.linear(x, o.num_classes, "classifier.6"), o);
 }
 

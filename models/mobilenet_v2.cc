@@ -66,7 +66,7 @@ Graph build_mobilenet_v2(const ModelOptions& o) {
     }
   }
   x = conv_bn_relu6(g, x, 1280, 1, 1, 1, "features." + std::to_string(index));
-  x = g.dropout(g.flatten(g.adaptive_avg_pool2d(x, "avgpool"), "flatten"), 0.2, "classifier.0");
+  x = g.dropout(g.flatten(g.adaptive_avg_pool2d(x, "avgpool"), "flatten"), dropout_probability(o, 0.2), "classifier.0");
   const layers::WeightInit linear_init{.weight = Initializer::normal(0, 0.01), .bias = Initializer::constant(0)};
   return finish_classifier(g, g.linear(x, o.num_classes, "classifier.1", true, linear_init), o);
 }

@@ -6,7 +6,7 @@
 namespace baton::models {
 
 ValueId declare_inputs(layers::GraphBuilder& g, const ModelOptions& o, Task task) {
-  const ValueId x = g.input("x", Shape{o.batch_size, o.in_channels, o.image_size, o.image_size}, DType::f32);
+  const ValueId x = g.input("x", Shape{o.batch_size, o.in_channels, o.image_size, o.image_size}, o.dtype);
   if (task == Task::classification && o.with_loss) g.input("labels", Shape{o.batch_size}, DType::i64);
   return x;
 }
@@ -24,6 +24,8 @@ Graph finish_reconstruction(layers::GraphBuilder& g, ValueId reconstruction, Val
   g.output(reconstruction);
   return g.build();
 }
+
+double dropout_probability(const ModelOptions& o, double torchvision_p) { return o.dropout.value_or(torchvision_p); }
 
 Initializer kaiming_normal_fan_out(int64_t out_channels, const layers::Pair& kernel) {
   const auto fan_out = static_cast<double>(out_channels * kernel.h * kernel.w);

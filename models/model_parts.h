@@ -9,7 +9,7 @@
 
 namespace baton::models {
 
-// Declares "x" [batch, in_channels, image_size, image_size] f32 and, for classification with a
+// Declares "x" [batch, in_channels, image_size, image_size] of options.dtype and, for classification with a
 // loss, "labels" [batch] i64; returns x.
 ValueId declare_inputs(layers::GraphBuilder& g, const ModelOptions& options, Task task);
 
@@ -19,6 +19,9 @@ Graph finish_classifier(layers::GraphBuilder& g, ValueId logits, const ModelOpti
 // The same with {MSELoss(reconstruction, target) named "loss", reconstruction}.
 Graph finish_reconstruction(layers::GraphBuilder& g, ValueId reconstruction, ValueId target,
                             const ModelOptions& options);
+
+// options.dropout when set, else `torchvision_p` (the model's own drop probability).
+double dropout_probability(const ModelOptions& options, double torchvision_p);
 
 // torchvision's kaiming_normal_(mode="fan_out", nonlinearity="relu") of a convolution weight
 // [out, in / groups, kh, kw]: N(0, sqrt(2 / fan_out)) with fan_out = out·kh·kw (groups do not

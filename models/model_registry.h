@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,14 @@ struct ModelOptions {
   int64_t image_size = 224;  // square inputs: image_size x image_size
   bool with_loss = true;
   double label_smoothing = 0;  // of the classification loss, in [0, 1]
+  // The element type of input "x", of every activation and output, and of the parameters (a
+  // ParamStore for the graph takes parameter_dtype(graph), runtime/train/graph_contract.h): f32 or
+  // f64. The labels stay i64.
+  DType dtype = DType::f32;
+  // The drop probability of every Dropout layer (VGG, AlexNet, MobileNetV2), in [0, 1): unset keeps
+  // torchvision's (0.5, 0.5, 0.2); 0 switches dropout off (the layers stay, as the identity, so node
+  // names do not change). Models without dropout ignore it.
+  std::optional<double> dropout = std::nullopt;
 };
 
 struct ModelInfo {
@@ -37,12 +46,13 @@ const ModelInfo& model_info(const std::string& name);
 // ModelOptions with the model's default image size and number of classes (batch 1, 3 channels).
 ModelOptions default_options(const std::string& name);
 
-// Builds the named model. Graph inputs: "x" [batch, in_channels, image_size, image_size] f32 and,
-// for classification with_loss, "labels" [batch] i64. With with_loss the graph outputs are exactly
+// Builds the named model. Graph inputs: "x" [batch, in_channels, image_size, image_size] of
+// options.dtype and, for classification with_loss, "labels" [batch] i64. With with_loss the graph outputs are exactly
 // {loss (a scalar: SoftmaxCrossEntropy, or MSELoss against the flattened x for reconstruction), the
 // prediction (logits [batch, classes] or the reconstruction [batch, in_channels·image_size²])} in
 // that order; without, just the prediction. Errors: an unknown name (listing the models), an option
-// out of range (naming it), an image too small for the model (naming the node).
+// out of range or a dtype other than f32 and f64 (naming the option), an image too small for the
+// model (naming the node).
 Graph build_model(const std::string& name, const ModelOptions& options);
 
 const char* task_name(Task task);  // "classification", "reconstruction"

@@ -52,8 +52,10 @@ Graph build_vgg(int depth, bool batch_norm, const ModelOptions& o) {
   }
   x = g.flatten(g.adaptive_avg_pool2d(x, "avgpool", 7), "flatten");
   const layers::WeightInit linear_init{.weight = Initializer::normal(0, 0.01), .bias = Initializer::constant(0)};
-  x = g.dropout(g.relu(g.linear(x, 4096, "classifier.0", true, linear_init), "classifier.1"), 0.5, "classifier.2");
-  x = g.dropout(g.relu(g.linear(x, 4096, "classifier.3", true, linear_init), "classifier.4"), 0.5, "classifier.5");
+  x = g.dropout(g.relu(g.linear(x, 4096, "classifier.0", true, linear_init), "classifier.1"),
+                dropout_probability(o, 0.5), "classifier.2");
+  x = g.dropout(g.relu(g.linear(x, 4096, "classifier.3", true, linear_init), "classifier.4"),
+                dropout_probability(o, 0.5), "classifier.5");
   return finish_classifier(g, g.linear(x, o.num_classes, "classifier.6", true, linear_init), o);
 }
 

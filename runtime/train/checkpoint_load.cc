@@ -25,14 +25,53 @@ std::vector<ExpectedTensor> expected(NamedTensors named, size_t optional_from = 
 
 using Problems = std::vector<std::pair<std::string, std::string>>;
 
-void add_mismatches(Problems& problems, const SafetensorsFile& file, const std::vector<ExpectedTensor>& expected) {
-  for (std::string& line : tensor_mismatches(file, expected)) problems.emplace_back(file.path(), std::move(line));
+// Problems of one load: the lines of the listing, and the floating tensors whose dtype alone differs.
+struct LoadProblems {
+  Problems listed;
+  Problems dtype_lines;  // one line per group of dtype differences, for the listing
+  std::vector<DTypeDifference> dtypes;
+};
+
+void add_mismatches(LoadProblems& problems, const SafetensorsFile& file, const std::vector<ExpectedTensor>& expected,
+                    DTypeRule rule) {
+  TensorMismatches found = tensor_mismatches(file, expected, rule);
+  for (std::string& line : found.lines) problems.listed.emplace_back(file.path(), std::move(line));
+  for (DTypeDifference& d : found.dtypes) {
+    problems.dtype_lines.emplace_back(file.path(), describe(d));
+    problems.dtypes.push_back(std::move(d));
+  }
+}
+
+// "62 tensors as f32 where the model has f64" (several groups joined with "and").
+std::string dtype_summary(const std::vector<DTypeDifference>& dtypes) {
+  std::vector<DTypeDifference> merged;  // the model and optimizer files' groups together
+  for (const DTypeDifference& d : dtypes) merge_dtype_difference(merged, d);
+  std::string out;
+  for (const DTypeDifference& d : merged) {
+    out += (out.empty() ? "" : " and ") + std::to_string(d.count) + (d.count == 1 ? " tensor as " : " tensors as ") +
+           std::string(dtype_name(d.file)) + " where the model has " + std::string(dtype_name(d.model));
+  }
+  return out;
+}
+
+// A checkpoint that differs from the model in floating dtypes alone is refused in one sentence;
+// with other differences, every difference is listed.
+void check_checkpoint_matches(const std::string& dir, const LoadProblems& problems) {
+  if (problems.listed.empty() && !problems.dtypes.empty()) {
+    BATON_FAIL("cannot resume from checkpoint '", dir, "': it holds ", dtype_summary(problems.dtypes),
+               " (resuming restores the exact state, so it needs the model's dtype; start from the converted weights "
+               "of its model.safetensors with --weights / load_weights instead)");
+  }
+  Problems all = problems.listed;
+  all.insert(all.end(), problems.dtype_lines.begin(), problems.dtype_lines.end());
+  check_no_mismatches("checkpoint '" + dir + "'", all);
 }
 
 // The optimizer file against the optimiser and the model file: same type, same step.
-void add_optimizer_problems(Problems& problems, const SafetensorsFile& file, const Optimizer& optimizer,
+void add_optimizer_problems(LoadProblems& load_problems, const SafetensorsFile& file, const Optimizer& optimizer,
                             const CheckpointState& state) {
   check_checkpoint_format(file);
+  Problems& problems = load_problems.listed;
   const std::string& type = file.metadata("optimizer");
   if (type != optimizer.type()) {
     problems.emplace_back(
@@ -60,8 +99,8 @@ CheckpointState CheckpointManager::load(const std::string& dir, const std::vecto
   const SafetensorsFile model_file((base / kModelFileName).string());
   const CheckpointState state = read_checkpoint_state(model_file);
   const std::vector<ExpectedTensor> model = expected(model_tensors(shards));
-  Problems problems;
-  add_mismatches(problems, model_file, model);
+  LoadProblems problems;
+  add_mismatches(problems, model_file, model, DTypeRule::exact);
 
   std::optional<SafetensorsFile> optimizer_file;
   std::vector<ExpectedTensor> optimizer_state;
@@ -69,18 +108,18 @@ CheckpointState CheckpointManager::load(const std::string& dir, const std::vecto
     optimizer_file.emplace((base / kOptimizerFileName).string());
     add_optimizer_problems(problems, *optimizer_file, *first_optimizer, state);
     optimizer_state = expected(optimizer_tensors(shards));
-    add_mismatches(problems, *optimizer_file, optimizer_state);
+    add_mismatches(problems, *optimizer_file, optimizer_state, DTypeRule::exact);
   }
-  check_no_mismatches("checkpoint '" + dir + "'", problems);
+  check_checkpoint_matches(dir, problems);
 
   // Nothing may still be reading the destinations; the copies finish before read_expected returns.
   if (shards.size() > 1) {
     for (const CheckpointShard& shard : shards) shard.ctx->synchronize();
   }
-  const Stream& stream = shards[0].ctx->stream();
-  read_expected(model_file, model, stream);
+  Context& ctx = *shards[0].ctx;
+  read_expected(model_file, model, ctx);
   if (first_optimizer != nullptr) {
-    read_expected(*optimizer_file, optimizer_state, stream);
+    read_expected(*optimizer_file, optimizer_state, ctx);
     const int64_t steps = metadata_int(*optimizer_file, "optimizer_steps");
     for (const CheckpointShard& shard : shards) shard.optimizer->set_steps(steps);
   }
@@ -91,10 +130,10 @@ void load_weights(const std::string& safetensors_path, ParamStore& params, Conte
   const SafetensorsFile file(safetensors_path);
   const std::vector<ExpectedTensor> model =
       expected(model_tensors(params), allow_missing_buffers ? params.params().size() : SIZE_MAX);
-  Problems problems;
-  add_mismatches(problems, file, model);
-  check_no_mismatches("weights '" + safetensors_path + "'", problems);
-  read_expected(file, model, ctx.stream());
+  LoadProblems problems;
+  add_mismatches(problems, file, model, DTypeRule::convert);
+  check_no_mismatches("weights '" + safetensors_path + "'", problems.listed);
+  read_expected(file, model, ctx);
 }
 
 }  // namespace baton

@@ -23,6 +23,15 @@ void check_trainable(const Graph& graph, std::string_view where) {
   for (ValueId v : graph.inputs()) check_input_name(graph.value(v).name, where);
 }
 
+DType parameter_dtype(const Graph& graph) {
+  BATON_CHECK(graph.has_value(kImageInput), "the model graph has no input named \"", kImageInput,
+              "\", whose dtype its parameters take");
+  const DType dtype = graph.value(graph.value_id(kImageInput)).dtype;
+  BATON_CHECK(dtype == DType::f32 || dtype == DType::f64, "the model graph's input \"", kImageInput, "\" is ",
+              dtype_name(dtype), "; parameters are f32 or f64, and take that input's dtype");
+  return dtype;
+}
+
 bool has_labels(const Graph& graph) { return graph.has_value(kLabelInput); }
 
 std::vector<Tensor> batch_inputs(const Graph& graph, const std::vector<ValueId>& inputs, const data::Batch& batch) {

@@ -21,6 +21,10 @@ inline constexpr size_t kPredictionOutput = 1;             // graph output: the 
 // input "x", and no input besides "x" and "labels". `where` begins the message ("Trainer").
 void check_trainable(const Graph& graph, std::string_view where);
 
+// The element type of the graph's parameters: that of its input "x" (models::ModelOptions::dtype),
+// which must be f32 or f64 (else an error naming the dtype). A ParamStore for the graph takes it.
+DType parameter_dtype(const Graph& graph);
+
 // Whether the graph takes labels (classification: its prediction is scored top-1 and top-5).
 bool has_labels(const Graph& graph);
 

@@ -3,15 +3,28 @@
 
 #include <vector>
 
+#include "runtime/core/error.h"
 #include "runtime/train/evaluation.h"
 #include "runtime/train/graph_contract.h"
 
 namespace baton {
+namespace {
+
+// The engine's step and evaluation feed the loader's f32 images and read an f32 loss.
+DType trained_dtype(const Graph& graph) {
+  const DType dtype = parameter_dtype(graph);
+  BATON_CHECK(dtype == DType::f32, "SingleDeviceEngine: the model is ", dtype_name(dtype),
+              " (its input \"x\"); the training engines train f32 models (an ", dtype_name(dtype),
+              " model runs with a ParamStore and an Executor of its own)");
+  return dtype;
+}
+
+}  // namespace
 
 SingleDeviceEngine::SingleDeviceEngine(const Graph& graph, const TrainConfig& config, Device device)
     : graph_(graph),
       ctx_(device),
-      params_(graph, graph.topological_order(), DType::f32, ctx_),
+      params_(graph, graph.topological_order(), trained_dtype(graph), ctx_),
       executor_(graph, graph.topological_order(), params_),
       loss_at_(executor_output_index(executor_, loss_output(graph))) {
   ctx_.set_allow_tf32(config.tf32);

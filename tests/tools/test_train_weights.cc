@@ -1,6 +1,7 @@
 // `baton train --weights FILE` (or a config file's "weights"): fine-tuning from a safetensors file of
 // torchvision names starts at step 0 with the file's parameters, on one device or as a pipeline;
-// --weights with --resume, and a file that is not there, are clear errors.
+// a file of f64 weights is converted to the f32 model; --weights with --resume, and a file that is
+// not there, are clear errors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "kernels/elementwise.h"
 #include "runtime/core/context.h"
 #include "runtime/train/safetensors.h"
 #include "tests/tools/cli_test.h"
@@ -73,6 +75,36 @@ TEST_F(TrainWeights, ARunStartsAtStepZeroFromTheFileOnOneDeviceAndAsAPipeline) {
   const SafetensorsFile file(weights), seeded_file((dir_ / "seeded" / "step-00000001" / "model.safetensors").string());
   EXPECT_NE(file.read("conv1.weight", ctx.stream()).to_vector<float>(ctx.stream()),
             seeded_file.read("conv1.weight", ctx.stream()).to_vector<float>(ctx.stream()));
+}
+
+TEST_F(TrainWeights, Float64WeightsAreConvertedToTheFloat32Model) {
+  const std::string weights = make_weights();
+  // The same weights as f64 (the I64 counters as they are): f32 -> f64 -> f32 is exact.
+  Context ctx(Device::cpu());
+  const SafetensorsFile source(weights);
+  NamedTensors wide;
+  for (const std::string& name : source.names()) {
+    const Tensor t = source.read(name, ctx.stream());
+    if (t.dtype() != DType::f32) {
+      wide.emplace_back(name, t);
+      continue;
+    }
+    Tensor w = Tensor::empty(t.shape(), DType::f64, ctx);
+    kernels::cast(ctx, t, w);
+    wide.emplace_back(name, w);
+  }
+  const std::string wide_file = (dir_ / "wide.safetensors").string();
+  save_safetensors(wide_file, wide, {}, ctx.stream());
+  ASSERT_EQ(SafetensorsFile(wide_file).info("conv1.weight").dtype, DType::f64);
+
+  const CliResult single = run_baton(std::string(kOneStep) + kFrozen + " --weights " + wide_file +
+                                     " --checkpoint-dir " + (dir_ / "single").string());
+  ASSERT_EQ(single.exit_code, 0) << single.err;
+  expect_parameters_equal(weights, dir_ / "single" / "step-00000001");
+  const CliResult piped = run_baton(std::string(kOneStep) + kFrozen + " --weights " + wide_file +
+                                    " --stages 2 --micro-batches 2 --checkpoint-dir " + (dir_ / "piped").string());
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  expect_parameters_equal(weights, dir_ / "piped" / "step-00000001");
 }
 
 TEST_F(TrainWeights, WeightsWithResumeOrAMissingFileAreClearErrors) {

@@ -1,4 +1,5 @@
-# One object per installed header, containing only `#include "<header>"`, built against baton::baton.
+# One object per installed header, containing only `#include "<header>"`, built against baton::baton
+# and, in a CUDA build, baton::cuda (the CUDA headers: runtime/core/cuda/*.h, kernels/cuda/*.h).
 file(GLOB_RECURSE _headers RELATIVE "${baton_INCLUDE_DIR}" "${baton_INCLUDE_DIR}/*.h")
 list(LENGTH _headers _count)
 if(_count EQUAL 0)
@@ -14,3 +15,7 @@ foreach(_header IN LISTS _headers)
 endforeach()
 add_library(baton_header_check OBJECT ${_sources})
 target_link_libraries(baton_header_check PRIVATE baton::baton)
+if(baton_HAVE_CUDA)
+  find_package(baton REQUIRED COMPONENTS cuda)
+  target_link_libraries(baton_header_check PRIVATE baton::cuda)
+endif()

@@ -20,7 +20,9 @@ int main(int argc, char** argv) {
     const baton::Graph graph = baton::models::build_model(
         "resnet20", {.batch_size = 16, .num_classes = 10, .in_channels = 3, .image_size = 32});
     baton::check_trainable(graph, "weights-example");
-    baton::ParamStore params(graph, graph.topological_order(), baton::DType::f32, ctx);
+    // The parameters take the model's dtype (ModelOptions::dtype, f32 here); load_weights converts a
+    // file of another floating dtype to it.
+    baton::ParamStore params(graph, graph.topological_order(), baton::parameter_dtype(graph), ctx);
     params.initialize(ctx, 7);
     baton::save_weights(path, params, ctx);  // stands for torchvision weights saved with safetensors
     params.initialize(ctx, 0);
