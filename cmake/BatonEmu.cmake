@@ -2,6 +2,10 @@
 # baton_emu_rewrite_cuda_sources(<target> [<extra .cu>...]) replaces each .cu source of <target>
 # (and the extra ones given) with C++ rewritten by baton_emu_rewrite into the build folder, and the
 # .cuh files beside them with rewritten copies found first on the include path.
+# The emulator (tests/emu, added by tests/CMakeLists.txt) exists to run baton's gpu tests.
+if(NOT BATON_BUILD_TESTS)
+  message(FATAL_ERROR "BATON_CUDA=EMU builds the emulated GPU to run the tests: it needs BATON_BUILD_TESTS=ON")
+endif()
 set(BATON_EMU_GENERATED_DIR "${PROJECT_BINARY_DIR}/emu-generated")
 
 function(baton_emu_rewrite_one input output)
@@ -42,5 +46,10 @@ function(baton_emu_rewrite_cuda_sources target)
     endforeach()
   endforeach()
   set_property(TARGET ${target} PROPERTY SOURCES ${kept} ${generated})
+  # The rewritten sources get the warnings nvcc's host compiler gets in a CUDA build (-Wall -Wextra,
+  # cmake/BatonWarnings.cmake), not the stricter C++ set. kernels/cuda/vec.cuh's load_vec makes g++
+  # warn "used uninitialized" (issue 12, defect 14): a warning, not an error, until it is fixed.
+  set_source_files_properties(${generated} TARGET_DIRECTORY ${target} PROPERTIES
+    COMPILE_OPTIONS "-Wno-pedantic;-Wno-shadow;-Wno-cast-align;-Wno-error=uninitialized")
   target_include_directories(${target} BEFORE PRIVATE "${BATON_EMU_GENERATED_DIR}")
 endfunction()

@@ -4,6 +4,7 @@
 //       ::baton_emu::LaunchConfig(grid, block, shared, stream), <a lambda calling kernel>, args)
 //   __shared__ T name[N];          ->  static thread_local T name[N]; ::baton_emu::shared_static(...);
 //   extern __shared__ T name[];    ->  T* const name = static_cast<T*>(::baton_emu::shared_dynamic("name"));
+//   #pragma unroll [n]             ->  (an empty line: g++ does not know nvcc's pragma)
 // Comments, string and character literals are left alone. Usage: baton_emu_rewrite <in> <out>.
 #include <algorithm>
 #include <cctype>
@@ -195,10 +196,26 @@ size_t rewrite_shared(const std::string& s, size_t start, size_t at, bool is_ext
   return semicolon + 1;
 }
 
+// True when the line starting at `i` is `#pragma unroll [n]` (nvcc's; g++ would warn about it).
+bool is_pragma_unroll(const std::string& s, size_t i) {
+  if (i > 0 && s[i - 1] != '\n') return false;
+  size_t j = s.find_first_not_of(" \t", i);
+  if (j == std::string::npos || s[j] != '#') return false;
+  j = s.find_first_not_of(" \t", j + 1);
+  if (j == std::string::npos || s.compare(j, 6, "pragma") != 0) return false;
+  j = s.find_first_not_of(" \t", j + 6);
+  return j != std::string::npos && s.compare(j, 6, "unroll") == 0 && !is_identifier_char(s[j + 6]);
+}
+
 std::string rewrite(const std::string& s) {
   std::string out;
   size_t copied = 0;
   for (size_t i = 0; i < s.size();) {
+    if (is_pragma_unroll(s, i)) {  // an unrolling hint only: dropped, the line kept empty
+      out += s.substr(copied, i - copied);
+      copied = i = std::min(s.find('\n', i), s.size());
+      continue;
+    }
     const size_t skipped = skip_comment_or_literal(s, i);
     if (skipped != i) {
       i = skipped;
