@@ -75,3 +75,24 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = nullptr);
 cudaError_t cudaEventQuery(cudaEvent_t event);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
+
+// The C++ overloads of the toolkit's cuda_runtime.h for typed pointers.
+template <typename T>
+cudaError_t cudaMalloc(T** pointer, size_t bytes) {
+  return cudaMalloc(reinterpret_cast<void**>(pointer), bytes);
+}
+template <typename T>
+cudaError_t cudaMallocAsync(T** pointer, size_t bytes, cudaStream_t stream) {
+  return cudaMallocAsync(reinterpret_cast<void**>(pointer), bytes, stream);
+}
+template <typename T>
+cudaError_t cudaMallocHost(T** pointer, size_t bytes) {
+  return cudaMallocHost(reinterpret_cast<void**>(pointer), bytes);
+}
+template <typename T>
+cudaError_t cudaHostAlloc(T** pointer, size_t bytes, unsigned flags) {
+  return cudaHostAlloc(reinterpret_cast<void**>(pointer), bytes, flags);
+}
+inline cudaError_t cudaEventCreate(cudaEvent_t* event, unsigned flags) {
+  return cudaEventCreateWithFlags(event, flags);
+}

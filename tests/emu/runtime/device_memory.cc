@@ -12,7 +12,11 @@
 namespace baton_emu {
 namespace {
 
-constexpr size_t kAlignment = 256;
+constexpr size_t kAlignment = 256;  // what CUDA guarantees, and what the counters round to
+constexpr size_t kPage = 4096;      // each allocation owns whole pages of the arena
+
+size_t rounded_bytes(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+size_t span_bytes(size_t bytes) { return (bytes + kPage - 1) / kPage * kPage; }
 constexpr unsigned char kPoison = 0xFF;  // NaN in every float format, -1 in every integer
 
 struct Memory {
@@ -28,13 +32,12 @@ Memory& memory() {
   return m;
 }
 
-// Pages of [begin, end) of the arena open (read/write) or closed (no access).
-void protect(Arena& a, size_t begin, size_t end, bool open) {
-  constexpr size_t kPage = 4096;
-  begin = begin / kPage * kPage;
-  end = (end + kPage - 1) / kPage * kPage;
-  if (!settings().protect_device_memory || end <= begin) return;
-  if (mprotect(a.base + begin, end - begin, open ? PROT_READ | PROT_WRITE : PROT_NONE) != 0) {
+// The pages of an allocation open (read/write) or closed (no access). Only live allocations are
+// ever opened, so the cost of opening device memory is that of the live data, and freed memory
+// faults even in kernels.
+void protect(const char* begin, size_t bytes, bool open) {
+  if (!settings().protect_device_memory) return;
+  if (mprotect(const_cast<char*>(begin), span_bytes(bytes), open ? PROT_READ | PROT_WRITE : PROT_NONE) != 0) {
     fatal("mprotect of emulated device memory failed");
   }
 }
@@ -51,7 +54,6 @@ bool take_range(Arena& a, size_t bytes, size_t* offset) {
   }
   if (a.size - a.high_water < bytes) return false;
   *offset = a.high_water;
-  protect(a, a.high_water, a.high_water + bytes, memory().open_depth > 0);
   a.high_water += bytes;
   return true;
 }
@@ -111,9 +113,9 @@ Arena& arena(int device) {
 
 Allocation* allocate(int device, size_t bytes, bool from_pool) {
   Arena& a = arena(device);
-  const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  const size_t rounded = rounded_bytes(bytes);
   size_t offset = 0;
-  while (!take_range(a, rounded, &offset)) {
+  while (!take_range(a, span_bytes(bytes), &offset)) {
     if (a.quarantine.empty()) return nullptr;
     release_oldest_quarantined(a);
   }
@@ -121,11 +123,11 @@ Allocation* allocate(int device, size_t bytes, bool from_pool) {
   if (from_pool) {
     a.pool_used += rounded;
     a.pool_high = std::max(a.pool_high, a.pool_used);
+    a.pool_reserved = std::max(a.pool_reserved, a.pool_used);
   }
-  {
-    DeviceMemoryOpen open;
-    std::memset(a.base + offset, kPoison, rounded);
-  }
+  protect(a.base + offset, bytes, true);
+  std::memset(a.base + offset, kPoison, span_bytes(bytes));
+  if (memory().open_depth == 0) protect(a.base + offset, bytes, false);
   Allocation allocation;
   allocation.begin = a.base + offset;
   allocation.bytes = bytes;
@@ -137,20 +139,29 @@ Allocation* allocate(int device, size_t bytes, bool from_pool) {
 void release(Allocation& allocation, const std::string& how) {
   Memory& m = memory();
   Arena& a = arena(allocation.device);
-  const size_t rounded = (allocation.bytes + kAlignment - 1) / kAlignment * kAlignment;
+  const size_t rounded = rounded_bytes(allocation.bytes);
   const size_t offset = static_cast<size_t>(allocation.begin - a.base);
-  {
-    DeviceMemoryOpen open;
-    std::memset(a.base + offset, kPoison, rounded);
+  if (settings().protect_device_memory) {
+    // Closed for good (any later access faults) and given back to the host's memory.
+    protect(allocation.begin, allocation.bytes, false);
+    madvise(const_cast<char*>(allocation.begin), span_bytes(allocation.bytes), MADV_DONTNEED);
+  } else {
+    std::memset(a.base + offset, kPoison, span_bytes(allocation.bytes));
   }
   a.used -= rounded;
   if (allocation.from_pool) a.pool_used -= rounded;
   m.freed[allocation.begin] = {allocation.bytes, allocation.describe() + ", freed by " + how};
-  a.quarantine.emplace_back(offset, rounded);
-  a.quarantined += rounded;
+  a.quarantine.emplace_back(offset, span_bytes(allocation.bytes));
+  a.quarantined += span_bytes(allocation.bytes);
   const size_t limit = std::min<size_t>(size_t{256} << 20, a.size / 8);
   while (a.quarantined > limit) release_oldest_quarantined(a);
   m.live.erase(allocation.begin);
+}
+
+void release_pools_to_threshold() {
+  for (auto& a : memory().arenas) {
+    a->pool_reserved = std::max<size_t>(a->pool_used, std::min<uint64_t>(a->pool_reserved, a->release_threshold));
+  }
 }
 
 Allocation* allocation_at(const void* pointer) {
@@ -244,14 +255,14 @@ void check_device_access(StreamState& stream, const void* pointer, size_t bytes,
 DeviceMemoryOpen::DeviceMemoryOpen() {
   Memory& m = memory();
   if (m.open_depth++ == 0) {
-    for (auto& a : m.arenas) protect(*a, 0, a->high_water, true);
+    for (auto& [begin, allocation] : m.live) protect(begin, allocation.bytes, true);
   }
 }
 
 DeviceMemoryOpen::~DeviceMemoryOpen() {
   Memory& m = memory();
   if (--m.open_depth == 0) {
-    for (auto& a : m.arenas) protect(*a, 0, a->high_water, false);
+    for (auto& [begin, allocation] : m.live) protect(begin, allocation.bytes, false);
   }
 }
 

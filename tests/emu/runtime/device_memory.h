@@ -22,6 +22,7 @@ struct Arena {
   size_t used = 0;       // bytes of live allocations (rounded)
   size_t pool_used = 0;  // of which from the pool (cudaMallocAsync)
   size_t pool_high = 0;
+  size_t pool_reserved = 0;  // what the pool holds: its live allocations and freed memory it keeps
   uint64_t release_threshold = 0;
   std::set<int> pool_access;  // other devices granted access to this device's pool
 };

@@ -1,5 +1,6 @@
 // The memory calls of the emulated runtime: cudaMalloc/cudaFree, the stream-ordered pool
 // (cudaMallocAsync/cudaFreeAsync, attributes, access), pinned host memory and cudaMemGetInfo.
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -142,6 +143,8 @@ cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr, vo
       result = a.release_threshold;
       break;
     case cudaMemPoolAttrReservedMemCurrent:
+      result = a.pool_reserved;
+      break;
     case cudaMemPoolAttrUsedMemCurrent:
       result = a.pool_used;
       break;
@@ -159,10 +162,10 @@ cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr, vo
   return cudaSuccess;
 }
 
-// Freed pool memory is not kept reserved by the emulator, so there is nothing to trim.
-cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t) {
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t min_bytes_to_keep) {
   RuntimeLock lock(runtime_lock());
-  pool_device(pool, "cudaMemPoolTrimTo");
+  Arena& a = arena(pool_device(pool, "cudaMemPoolTrimTo"));
+  a.pool_reserved = std::max(a.pool_used, std::min(a.pool_reserved, min_bytes_to_keep));
   return cudaSuccess;
 }
 
@@ -219,6 +222,6 @@ cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
     return fail(cudaErrorInvalidValue, "cudaMemGetInfo", "null pointer");
   const Arena& a = arena(current_device_index());
   *total_bytes = a.size;
-  *free_bytes = a.size - a.used;
+  *free_bytes = a.size - (a.used - a.pool_used + a.pool_reserved);
   return cudaSuccess;
 }

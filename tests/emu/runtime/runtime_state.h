@@ -71,6 +71,8 @@ void begin_operation(StreamState& stream);
 // The host learnt that `clock`'s work finished (a synchronisation): later work is ordered after it.
 void host_synchronised(const Clock& clock);
 void synchronise_device(int device);
+// At a synchronisation each pool gives back what it holds beyond its release threshold, as CUDA's do.
+void release_pools_to_threshold();
 
 // The calling thread's current device.
 int current_device_index();

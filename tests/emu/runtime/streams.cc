@@ -120,7 +120,10 @@ void begin_operation(StreamState& stream) {
   ++stream.clock[stream.id];
 }
 
-void host_synchronised(const Clock& clock) { join(streams().host, clock); }
+void host_synchronised(const Clock& clock) {
+  join(streams().host, clock);
+  release_pools_to_threshold();
+}
 
 void synchronise_device(int device) {
   for (StreamState* stream : streams().all) {

@@ -1,7 +1,7 @@
 // The memory rules the emulator enforces: device memory is out of reach of host code, kernel
 // pointer arguments must be usable device or pinned memory, pool memory needs access rights on
 // other devices, frees must be ordered after every use, allocations after their cudaMallocAsync;
-// freed memory is poisoned; the capacity is BATON_EMU_MEMORY.
+// freed memory faults (or reads poison with BATON_EMU_PROTECT=0); the capacity is BATON_EMU_MEMORY.
 #include <cstring>
 
 #include "emu_test_support.h"
@@ -51,18 +51,35 @@ TEST_F(MemoryRulesDeathTest, FreedPointerAsKernelArgumentAborts) {
                "\\(cudaMallocAsync\\), freed by cudaFreeAsync on the legacy default stream of device 0");
 }
 
-TEST_F(MemoryRules, FreedMemoryIsPoisoned) {
+TEST_F(MemoryRulesDeathTest, KernelReadingFreedMemoryThroughAHiddenPointerAborts) {
   float* data = nullptr;
-  EMU_ASSERT_OK(cudaMallocAsync(reinterpret_cast<void**>(&data), 16 * sizeof(float), nullptr));
-  EMU_ASSERT_OK(cudaMemsetAsync(data, 0, 16 * sizeof(float), nullptr));
-  EMU_ASSERT_OK(cudaFreeAsync(data, nullptr));
+  ASSERT_EQ(cudaSuccess, cudaMallocAsync(reinterpret_cast<void**>(&data), 16 * sizeof(float), nullptr));
+  ASSERT_EQ(cudaSuccess, cudaFreeAsync(data, nullptr));
   DeviceBuffer<float> out(16);
-  EMU_ASSERT_OK(copy_hidden(Hidden{data}, out.get(), 16, nullptr));  // a use after free the launch cannot see
-  for (float v : out.download()) {
-    uint32_t bits;
-    std::memcpy(&bits, &v, 4);
-    EXPECT_EQ(0xFFFFFFFFu, bits);
-  }
+  // The launch cannot see the pointer inside the struct; the access itself faults.
+  EXPECT_DEATH(copy_hidden(Hidden{data}, out.get(), 16, nullptr),
+               "a kernel faulted at 0x[0-9a-f]+ in the device memory of device 0 outside every mapped allocation "
+               "\\(it points into allocation .* freed by cudaFreeAsync");
+}
+
+TEST(MemoryRulesUnprotectedDeathTest, FreedMemoryIsPoisonedWhenNotProtected) {
+  EXPECT_EXIT(
+      {
+        setenv("BATON_EMU_PROTECT", "0", 1);
+        float* data = nullptr;
+        if (cudaMallocAsync(reinterpret_cast<void**>(&data), 16 * sizeof(float), nullptr) != cudaSuccess) std::exit(2);
+        if (cudaMemsetAsync(data, 0, 16 * sizeof(float), nullptr) != cudaSuccess) std::exit(3);
+        if (cudaFreeAsync(data, nullptr) != cudaSuccess) std::exit(4);
+        DeviceBuffer<float> out(16);
+        if (copy_hidden(Hidden{data}, out.get(), 16, nullptr) != cudaSuccess) std::exit(5);
+        for (float v : out.download()) {
+          uint32_t bits;
+          std::memcpy(&bits, &v, 4);
+          if (bits != 0xFFFFFFFFu) std::exit(6);
+        }
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST_F(MemoryRulesDeathTest, PoolMemoryOfAnotherDeviceWithoutAccessAborts) {
