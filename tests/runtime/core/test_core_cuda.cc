@@ -1,8 +1,10 @@
 // Core runtime on CUDA devices: pool allocator and statistics, OOM message, streams and events,
 // copies host<->device, device<->device and peer, fill, contexts. Skipped without a GPU.
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <thread>
 
 #include "runtime/core/context.h"
 #include "runtime/core/memory_stats.h"
@@ -160,6 +162,23 @@ TEST(CudaContext, HandlesAreCreatedOnDemandAndBoundToTheStream) {
   EXPECT_EQ(ctx.workspace(1 << 10), w);
   EXPECT_NE(ctx.workspace(4 << 20), nullptr);
   EXPECT_GE(ctx.workspace_bytes(), size_t{4} << 20);
+}
+
+TEST(CudaContext, DestroyingAContextKeepsTheThreadsCurrentDevice) {
+  BATON_REQUIRE_GPU();
+  if (cuda_device_count() < 2) GTEST_SKIP() << "needs two GPUs; this machine has " << cuda_device_count();
+  int after = -1;
+  std::thread worker([&after] {  // a thread of its own: its current device is only what it sets
+    if (cudaSetDevice(0) != cudaSuccess) return;
+    {
+      Context ctx(Device::cuda(1));
+      ctx.cublas();
+      ctx.cudnn();
+    }
+    if (cudaGetDevice(&after) != cudaSuccess) after = -2;
+  });
+  worker.join();
+  EXPECT_EQ(after, 0) << "~Context left the thread on another device";
 }
 
 }  // namespace
