@@ -37,7 +37,11 @@ Stream Stream::create(Device device, StreamPriority priority) {
     CudaDeviceGuard guard(device.index());
     int least = 0, greatest = 0;  // numerically: greatest is the highest priority (a lower number)
     BATON_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    const int value = priority == StreamPriority::high ? greatest : (priority == StreamPriority::low ? least : 0);
+    // low is CUDA's default (the least priority); normal lies between, so that high (communication,
+    // copies) goes before normal work and normal before low.
+    const int value = priority == StreamPriority::high  ? greatest
+                      : priority == StreamPriority::low ? least
+                                                        : least + (greatest - least) / 2;
     cudaStream_t stream = nullptr;
     BATON_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, value));
     handle = stream;

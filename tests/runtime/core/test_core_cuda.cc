@@ -181,5 +181,23 @@ TEST(CudaContext, DestroyingAContextKeepsTheThreadsCurrentDevice) {
   EXPECT_EQ(after, 0) << "~Context left the thread on another device";
 }
 
+TEST(CudaStream, PrioritiesLowNormalHighAreDistinctCudaPriorities) {
+  BATON_REQUIRE_GPU();
+  int least = 0, greatest = 0;
+  ASSERT_EQ(cudaDeviceGetStreamPriorityRange(&least, &greatest), cudaSuccess);
+  if (least - greatest < 2) GTEST_SKIP() << "the device has fewer than 3 stream priorities";
+  auto cuda_priority = [](StreamPriority p) {
+    const Stream s = Stream::create(Device::cuda(0), p);
+    int value = 0;
+    EXPECT_EQ(cudaStreamGetPriority(static_cast<cudaStream_t>(s.native_handle()), &value), cudaSuccess);
+    return value;
+  };
+  // Numerically lower is higher priority.
+  EXPECT_EQ(cuda_priority(StreamPriority::low), least);
+  EXPECT_LT(cuda_priority(StreamPriority::normal), cuda_priority(StreamPriority::low));
+  EXPECT_LT(cuda_priority(StreamPriority::high), cuda_priority(StreamPriority::normal));
+  EXPECT_EQ(cuda_priority(StreamPriority::high), greatest);
+}
+
 }  // namespace
 }  // namespace baton
