@@ -1,6 +1,7 @@
 // Differences between a file's tensors and the expected ones, as lines of one error message.
 #include "runtime/train/tensor_matching.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "runtime/core/error.h"
@@ -57,10 +58,17 @@ void check_no_mismatches(const std::string& what, const std::vector<std::pair<st
   BATON_FAIL(message);
 }
 
-void read_expected(const SafetensorsFile& file, const std::vector<ExpectedTensor>& expected, const Stream& stream) {
+size_t largest_destination_bytes(const std::vector<ExpectedTensor>& expected) {
+  size_t largest = 0;
+  for (const ExpectedTensor& e : expected) largest = std::max(largest, e.destination.nbytes());
+  return largest;
+}
+
+void read_expected(const SafetensorsFile& file, const std::vector<ExpectedTensor>& expected, const Stream& stream,
+                   HostStaging& staging) {
   try {
     for (const ExpectedTensor& e : expected) {
-      if (file.contains(e.name)) file.read_into(e.name, e.destination, stream);
+      if (file.contains(e.name)) file.read_into(e.name, e.destination, stream, staging);
     }
   } catch (Error& e) {
     // Only a read fault (the file changing underneath, a disk error) gets here after validation.

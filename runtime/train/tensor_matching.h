@@ -23,7 +23,10 @@ std::vector<std::string> tensor_mismatches(const SafetensorsFile& file, const st
 // `what` says what was being loaded ("checkpoint 'runs/a/step-00000100'").
 void check_no_mismatches(const std::string& what, const std::vector<std::pair<std::string, std::string>>& problems);
 
-// Copies every expected tensor the file holds into its destination.
-void read_expected(const SafetensorsFile& file, const std::vector<ExpectedTensor>& expected, const Stream& stream);
+// Copies every expected tensor the file holds into its destination, device ones through `staging`.
+void read_expected(const SafetensorsFile& file, const std::vector<ExpectedTensor>& expected, const Stream& stream,
+                   HostStaging& staging);
+// The size of the largest destination, for sizing a HostStaging.
+size_t largest_destination_bytes(const std::vector<ExpectedTensor>& expected);
 
 }  // namespace baton
