@@ -26,7 +26,7 @@ Context::Context(Stream stream) : stream_(std::move(stream)) {}
 Context::~Context() {
 #if BATON_HAVE_CUDA
   if (cublas_ != nullptr || cudnn_ != nullptr) {
-    cudaSetDevice(device().index());
+    CudaDeviceGuard guard(device().index(), std::nothrow);  // restores the thread's device after
     if (cublas_ != nullptr && cublasDestroy(cublas_) != CUBLAS_STATUS_SUCCESS) log_error("cublasDestroy failed");
     if (cudnn_ != nullptr && cudnnDestroy(cudnn_) != CUDNN_STATUS_SUCCESS) log_error("cudnnDestroy failed");
   }

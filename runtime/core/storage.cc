@@ -4,6 +4,7 @@
 #include "runtime/core/storage.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <map>
@@ -17,6 +18,7 @@
 
 #if BATON_HAVE_CUDA
 #include "runtime/core/cuda/cuda_check.h"
+#include "runtime/core/cuda/stream_order.h"
 #endif
 
 namespace baton {
@@ -29,7 +31,7 @@ struct DeviceCounters {
   std::atomic<size_t> current{0};
   std::atomic<size_t> peak{0};
   std::atomic<size_t> allocations{0};
-  bool pool_configured = false;  // CUDA: release threshold set on the device's pool
+  std::atomic<bool> pool_configured{false};  // CUDA: release threshold set on the device's pool
 
   void add(size_t bytes) {
     const size_t now = current.fetch_add(bytes) + bytes;
@@ -49,10 +51,19 @@ std::mutex& counters_mutex() {
   return mutex;
 }
 
+// Devices with an index below this have their counters in a fixed table, reached without a lock
+// (every allocation and free looks them up); higher indices (virtual CPU devices) in a locked map.
+constexpr int kTableDevices = 64;
+
 DeviceCounters& counters(Device device) {
-  static std::map<std::pair<int, int>, DeviceCounters> all;  // (type, index) -> counters; nodes never move
+  static std::array<DeviceCounters, 2 * kTableDevices> table;  // (type, index) -> counters
+  const int index = device.index();
+  if (index >= 0 && index < kTableDevices) {
+    return table[static_cast<size_t>(static_cast<int>(device.type()) * kTableDevices + index)];
+  }
+  static std::map<std::pair<int, int>, DeviceCounters> more;  // nodes never move
   std::lock_guard<std::mutex> lock(counters_mutex());
-  return all[{static_cast<int>(device.type()), device.index()}];
+  return more[{static_cast<int>(device.type()), index}];
 }
 
 std::string mib(size_t bytes) { return detail::concat(static_cast<double>(bytes) / (1024.0 * 1024.0), " MiB"); }
@@ -71,12 +82,13 @@ size_t pool_reserved_bytes(int index) {
 }
 
 void configure_pool_once(Device device, DeviceCounters& c) {
+  if (c.pool_configured.load(std::memory_order_acquire)) return;  // every allocation: no lock
   std::lock_guard<std::mutex> lock(counters_mutex());
-  if (c.pool_configured) return;
+  if (c.pool_configured.load()) return;
   uint64_t keep_everything = UINT64_MAX;
   BATON_CUDA_CHECK(
       cudaMemPoolSetAttribute(device_pool(device.index()), cudaMemPoolAttrReleaseThreshold, &keep_everything));
-  c.pool_configured = true;
+  c.pool_configured.store(true, std::memory_order_release);
 }
 
 [[noreturn]] void throw_cuda_oom(Device device, size_t bytes, DeviceCounters& c) {
@@ -188,8 +200,7 @@ Storage::~Storage() {
   if (device_.is_cpu()) {
 #if BATON_HAVE_CUDA
     if (pinned_) {
-      const cudaError_t status = cudaFreeHost(data_);
-      if (status != cudaSuccess) log_error("cudaFreeHost: ", cudaGetErrorString(status));
+      detail::log_cuda_failure(cudaFreeHost(data_), "cudaFreeHost");
       return;
     }
 #endif
@@ -197,30 +208,15 @@ Storage::~Storage() {
     return;
   }
 #if BATON_HAVE_CUDA
-  // Destructors must not throw: failures are logged.
-  const int previous = [] {
-    int d = 0;
-    cudaGetDevice(&d);
-    return d;
-  }();
-  cudaSetDevice(device_.index());
+  // Destructors must not throw: failures are logged (and cleared from the thread's last error).
+  CudaDeviceGuard guard(device_.index(), std::nothrow);
   auto owner = static_cast<cudaStream_t>(stream_->cuda_stream);
   for (const Stream& other : other_streams_) {
     // The free is ordered after the other stream's work up to now (the stream may be on another
-    // device, for peer copies: the event is created there).
-    cudaSetDevice(other.device().index());
-    cudaEvent_t event = nullptr;
-    if (cudaEventCreateWithFlags(&event, cudaEventDisableTiming) == cudaSuccess) {
-      cudaEventRecord(event, static_cast<cudaStream_t>(other.native_handle()));
-      cudaSetDevice(device_.index());
-      cudaStreamWaitEvent(owner, event, 0);
-      cudaEventDestroy(event);
-    }
-    cudaSetDevice(device_.index());
+    // device, for peer copies).
+    detail::order_after_noexcept(owner, static_cast<cudaStream_t>(other.native_handle()), other.device().index());
   }
-  const cudaError_t status = cudaFreeAsync(data_, owner);
-  if (status != cudaSuccess) log_error("cudaFreeAsync on ", device_.str(), ": ", cudaGetErrorString(status));
-  cudaSetDevice(previous);
+  detail::log_cuda_failure(cudaFreeAsync(data_, owner), "cudaFreeAsync", device_.index());
 #endif
 }
 
@@ -231,7 +227,7 @@ MemoryStats memory_stats(Device device) {
   stats.peak_bytes = c.peak.load();
   stats.allocations = c.allocations.load();
 #if BATON_HAVE_CUDA
-  if (device.is_cuda() && c.pool_configured) {
+  if (device.is_cuda() && c.pool_configured.load()) {
     CudaDeviceGuard guard(device.index());
     const size_t reserved = pool_reserved_bytes(device.index());
     stats.cached_bytes = reserved > stats.current_bytes ? reserved - stats.current_bytes : 0;

@@ -3,7 +3,6 @@
 
 #include "runtime/core/build_config.h"
 #include "runtime/core/error.h"
-#include "runtime/core/log.h"
 #include "runtime/core/stream_state.h"
 
 #if BATON_HAVE_CUDA
@@ -17,8 +16,7 @@ StreamState::~StreamState() {
 #if BATON_HAVE_CUDA
   if (cuda_stream != nullptr) {
     // cudaStreamDestroy returns at once and releases the stream after its pending work.
-    const cudaError_t status = cudaStreamDestroy(static_cast<cudaStream_t>(cuda_stream));
-    if (status != cudaSuccess) log_error("cudaStreamDestroy on ", device.str(), ": ", cudaGetErrorString(status));
+    log_cuda_failure(cudaStreamDestroy(static_cast<cudaStream_t>(cuda_stream)), "cudaStreamDestroy", device.index());
   }
 #endif
 }
@@ -39,7 +37,11 @@ Stream Stream::create(Device device, StreamPriority priority) {
     CudaDeviceGuard guard(device.index());
     int least = 0, greatest = 0;  // numerically: greatest is the highest priority (a lower number)
     BATON_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    const int value = priority == StreamPriority::high ? greatest : (priority == StreamPriority::low ? least : 0);
+    // low is CUDA's default (the least priority); normal lies between, so that high (communication,
+    // copies) goes before normal work and normal before low.
+    const int value = priority == StreamPriority::high  ? greatest
+                      : priority == StreamPriority::low ? least
+                                                        : least + (greatest - least) / 2;
     cudaStream_t stream = nullptr;
     BATON_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, value));
     handle = stream;
@@ -101,8 +103,8 @@ Event::Event(Device device, bool timing) : state_(std::make_unique<detail::Event
 Event::~Event() {
 #if BATON_HAVE_CUDA
   if (state_ && state_->cuda_event != nullptr) {
-    const cudaError_t status = cudaEventDestroy(static_cast<cudaEvent_t>(state_->cuda_event));
-    if (status != cudaSuccess) log_error("cudaEventDestroy: ", cudaGetErrorString(status));
+    detail::log_cuda_failure(cudaEventDestroy(static_cast<cudaEvent_t>(state_->cuda_event)), "cudaEventDestroy",
+                             state_->device.index());
   }
 #endif
 }

@@ -27,7 +27,8 @@ class Event;
 class Stream {
  public:
   // Creates a new stream on `device` (non-blocking with respect to CUDA's legacy stream).
-  // `priority` maps to CUDA stream priorities (high for communication); CPU streams ignore it.
+  // `priority` maps to CUDA stream priorities: low to the least (CUDA's default), high to the
+  // greatest (for communication and copies), normal between them; CPU streams ignore it.
   static Stream create(Device device, StreamPriority priority = StreamPriority::normal);
 
   Device device() const;

@@ -8,10 +8,31 @@
 #include "runtime/core/fill_pattern.h"
 
 #if BATON_HAVE_CUDA
+#include <map>
+#include <mutex>
+
 #include "runtime/core/cuda/cuda_check.h"
+#include "runtime/core/cuda/stream_order.h"
 #endif
 
 namespace baton {
+namespace {
+
+#if BATON_HAVE_CUDA
+// The stream a peer copy allocates its destination on: one per device for the whole process, made
+// on first use (a stream per copy costs a driver call and a stream each time). Never destroyed:
+// memory allocated on it may be freed at any time, static destruction included.
+Stream peer_allocation_stream(Device device) {
+  static std::mutex mutex;
+  static auto* const streams = new std::map<int, Stream>();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = streams->find(device.index());
+  if (it == streams->end()) it = streams->emplace(device.index(), Stream::create(device)).first;
+  return it->second;
+}
+#endif
+
+}  // namespace
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, const Stream& stream) {
   const size_t bytes = static_cast<size_t>(shape.numel()) * dtype_size(dtype);
@@ -113,14 +134,17 @@ Tensor Tensor::to(Device device, const Stream& stream) const {
     if (stream.device() == device) {
       out = Tensor(Storage::allocate(nbytes(), stream), 0, shape_, dtype_);
     } else {
+#if BATON_HAVE_CUDA
       // Peer copy issued on the source's stream: allocate on the destination, then order the copy
       // after the allocation and the eventual free after the copy.
-      const Stream destination = Stream::create(device);
+      const Stream destination = peer_allocation_stream(device);
       out = Tensor(Storage::allocate(nbytes(), destination), 0, shape_, dtype_);
-      Event allocated(device, /*timing=*/false);
-      allocated.record(destination);
-      stream.wait(allocated);
+      detail::order_after(static_cast<cudaStream_t>(stream.native_handle()),
+                          static_cast<cudaStream_t>(destination.native_handle()), device.index());
       out.record_stream(stream);
+#else
+      BATON_FAIL("Tensor::to(", device.str(), "): this baton was built without CUDA");
+#endif
     }
   }
   out.copy_from(*this, stream);

@@ -1,5 +1,6 @@
 // Loading checkpoints and weights: validate every tensor and the metadata of both files, report
 // all problems at once, and copy only when everything matches.
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -117,9 +118,11 @@ CheckpointState CheckpointManager::load(const std::string& dir, const std::vecto
     for (const CheckpointShard& shard : shards) shard.ctx->synchronize();
   }
   Context& ctx = *shards[0].ctx;
-  read_expected(model_file, model, ctx);
+  // One set of pinned staging buffers for both files.
+  HostStaging staging(std::max(largest_destination_bytes(model), largest_destination_bytes(optimizer_state)));
+  read_expected(model_file, model, ctx, staging);
   if (first_optimizer != nullptr) {
-    read_expected(*optimizer_file, optimizer_state, ctx);
+    read_expected(*optimizer_file, optimizer_state, ctx, staging);
     const int64_t steps = metadata_int(*optimizer_file, "optimizer_steps");
     for (const CheckpointShard& shard : shards) shard.optimizer->set_steps(steps);
   }
@@ -133,7 +136,8 @@ void load_weights(const std::string& safetensors_path, ParamStore& params, Conte
   LoadProblems problems;
   add_mismatches(problems, file, model, DTypeRule::convert);
   check_no_mismatches("weights '" + safetensors_path + "'", problems.listed);
-  read_expected(file, model, ctx);
+  HostStaging staging(largest_destination_bytes(model));
+  read_expected(file, model, ctx, staging);
 }
 
 }  // namespace baton

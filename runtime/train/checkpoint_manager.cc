@@ -123,10 +123,12 @@ std::string CheckpointManager::write(const CheckpointState& state, const NamedTe
   const fs::path target = fs::path(root_) / name;
   try {
     TemporaryDirectory temp(root_, name);
+    // One set of pinned staging buffers for both files.
+    HostStaging staging(std::max(largest_tensor_bytes(model), largest_tensor_bytes(optimizer_state)));
     save_safetensors((temp.path() / kModelFileName).string(), model, model_file_metadata(state, optimizer.steps()),
-                     stream);
+                     stream, staging);
     save_safetensors((temp.path() / kOptimizerFileName).string(), optimizer_state,
-                     optimizer_file_metadata(state, optimizer), stream);
+                     optimizer_file_metadata(state, optimizer), stream, staging);
     sync_directory(temp.path().string());
     move_into_place(temp.path(), target);
   } catch (Error& e) {

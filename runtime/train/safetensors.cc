@@ -1,6 +1,7 @@
 // safetensors: dtype names and the writer (header JSON padded to 8 bytes, then the data, atomically).
 #include "runtime/train/safetensors.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <nlohmann/json.hpp>
@@ -8,7 +9,6 @@
 
 #include "runtime/core/atomic_file.h"
 #include "runtime/core/error.h"
-#include "runtime/train/staged_copy.h"
 
 namespace baton {
 
@@ -70,8 +70,20 @@ std::string header_text(const std::string& path, const NamedTensors& tensors,
 
 }  // namespace
 
+size_t largest_tensor_bytes(const NamedTensors& tensors) {
+  size_t largest = 0;
+  for (const auto& named : tensors) largest = std::max(largest, named.second.defined() ? named.second.nbytes() : 0);
+  return largest;
+}
+
 void save_safetensors(const std::string& path, const NamedTensors& tensors,
                       const std::map<std::string, std::string>& metadata, const Stream& stream) {
+  HostStaging staging(largest_tensor_bytes(tensors));
+  save_safetensors(path, tensors, metadata, stream, staging);
+}
+
+void save_safetensors(const std::string& path, const NamedTensors& tensors,
+                      const std::map<std::string, std::string>& metadata, const Stream& stream, HostStaging& staging) {
   const std::string header = header_text(path, tensors, metadata);
   std::array<unsigned char, 8> length{};
   for (size_t i = 0; i < length.size(); ++i) length[i] = static_cast<unsigned char>(header.size() >> (8 * i));
@@ -80,7 +92,7 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
   out.write(header.data(), header.size());
   for (const auto& [name, tensor] : tensors) {
     try {
-      stream_tensor_to_host(tensor, stream, [&](const void* bytes, size_t count) { out.write(bytes, count); });
+      staging.to_host(tensor, stream, [&](const void* bytes, size_t count) { out.write(bytes, count); });
     } catch (Error& e) {
       e.add_context("writing tensor '" + name + "' to '" + path + "'");
       throw;

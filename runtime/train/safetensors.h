@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "runtime/core/tensor.h"
+#include "runtime/train/staged_copy.h"
 
 namespace baton {
 
@@ -30,9 +31,15 @@ using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 // `metadata` as "__metadata__", atomically: a temporary file beside `path`, flushed, renamed over
 // it, and the directory flushed. Names must be non-empty, unique, valid UTF-8 and not
 // "__metadata__". On failure `path` is untouched and no temporary file remains; errors name `path`.
-// Device tensors must be ready for work on `stream` (see stream_tensor_to_host).
+// Device tensors must be ready for work on `stream` (see HostStaging::to_host). Device tensors go
+// through `staging` (give one to several saves so that they share its pinned buffers and streams);
+// the overload without makes one for this file.
 void save_safetensors(const std::string& path, const NamedTensors& tensors,
                       const std::map<std::string, std::string>& metadata, const Stream& stream);
+void save_safetensors(const std::string& path, const NamedTensors& tensors,
+                      const std::map<std::string, std::string>& metadata, const Stream& stream, HostStaging& staging);
+// The size of the largest tensor, for sizing a HostStaging.
+size_t largest_tensor_bytes(const NamedTensors& tensors);
 
 struct SafetensorsTensorInfo {
   DType dtype = DType::f32;
@@ -65,8 +72,10 @@ class SafetensorsFile {
   const SafetensorsTensorInfo& info(const std::string& name) const;
 
   // Copies tensor `name` into `dst` (same dtype and shape, any device), ordered as for
-  // stream_host_to_tensor: dst holds the data when this returns.
+  // HostStaging::from_host: dst holds the data when this returns. Device destinations go through
+  // `staging` (one for every tensor of a load); the overload without makes one for this tensor.
   void read_into(const std::string& name, const Tensor& dst, const Stream& stream) const;
+  void read_into(const std::string& name, const Tensor& dst, const Stream& stream, HostStaging& staging) const;
   // Tensor `name` in a new tensor on the stream's device.
   Tensor read(const std::string& name, const Stream& stream) const;
 

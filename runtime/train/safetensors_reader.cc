@@ -11,7 +11,6 @@
 
 #include "runtime/core/error.h"
 #include "runtime/train/safetensors.h"
-#include "runtime/train/staged_copy.h"
 
 namespace baton {
 namespace {
@@ -193,13 +192,20 @@ const SafetensorsTensorInfo& SafetensorsFile::info(const std::string& name) cons
 
 void SafetensorsFile::read_into(const std::string& name, const Tensor& dst, const Stream& stream) const {
   const SafetensorsTensorInfo& entry = info(name);
+  HostStaging staging(entry.data_end - entry.data_begin);
+  read_into(name, dst, stream, staging);
+}
+
+void SafetensorsFile::read_into(const std::string& name, const Tensor& dst, const Stream& stream,
+                                HostStaging& staging) const {
+  const SafetensorsTensorInfo& entry = info(name);
   const std::string where = "safetensors file '" + path_ + "', tensor '" + name + "'";
   BATON_CHECK(dst.defined(), where, ": the destination tensor is undefined");
   BATON_CHECK(dst.dtype() == entry.dtype && dst.shape() == entry.shape, where, ": the file holds ",
               safetensors_dtype_name(entry.dtype), " ", entry.shape.str(), ", the destination is ",
               safetensors_dtype_name(dst.dtype()), " ", dst.shape().str());
   uint64_t position = data_start_ + entry.data_begin;
-  stream_host_to_tensor(dst, stream, [&](void* bytes, size_t count) {
+  staging.from_host(dst, stream, [&](void* bytes, size_t count) {
     read_bytes(bytes, count, position, "tensor '" + name + "'");
     position += count;
   });

@@ -1,47 +1,63 @@
-// Chunked, double-buffered copies between tensors on any device and host callbacks.
+// Chunked, double-buffered copies between tensors on any device and host callbacks, through
+// pinned buffers, events and copy streams made once per HostStaging.
 #include "runtime/train/staged_copy.h"
 
 #include <algorithm>
-#include <array>
+
+#include "runtime/core/log.h"
 
 namespace baton {
-namespace {
 
-constexpr size_t kPieceBytes = size_t{8} << 20;
+HostStaging::DeviceSlots::DeviceSlots(Device d)
+    : device(d), done{Event(d, /*timing=*/false), Event(d, /*timing=*/false)} {}
 
-// The stream to copy a tensor on `device` with: the caller's when it fits, else (after waiting for
-// the caller's, which the tensor is ordered after) a new stream of the tensor's device.
-Stream copy_stream_for(Device device, const Stream& given) {
-  if (given.device() == device) return given;
-  given.synchronize();
-  return Stream::create(device);
+HostStaging::HostStaging(size_t largest_bytes) : largest_bytes_(std::max<size_t>(largest_bytes, 1)) {}
+
+HostStaging::~HostStaging() {
+  try {
+    wait_for_copies_in_flight();
+  } catch (const std::exception& e) {  // an error is already propagating; the buffers still outlive the copies
+    log_error("HostStaging: waiting for staged copies failed: ", e.what());
+  }
 }
 
-// Two pinned host buffers with an event each: piece k uses slot k % 2.
-struct Staging {
-  Staging(Device device, size_t piece_bytes, Stream copy_stream)
-      : buffers{Tensor::empty_host(Shape{static_cast<int64_t>(piece_bytes)}, DType::u8, HostMemory::pinned),
-                Tensor::empty_host(Shape{static_cast<int64_t>(piece_bytes)}, DType::u8, HostMemory::pinned)},
-        done{Event(device, /*timing=*/false), Event(device, /*timing=*/false)},
-        stream(std::move(copy_stream)) {}
-  // Copies still in flight must finish before the buffers are freed, also when an error unwinds.
-  ~Staging() {
-    try {
-      stream.synchronize();
-    } catch (...) {  // NOLINT(bugprone-empty-catch): an error is already propagating
-    }
+void HostStaging::wait_for_copies_in_flight() {
+  if (!in_flight_) return;
+  const Stream stream = *in_flight_;
+  in_flight_.reset();
+  stream.synchronize();
+}
+
+HostStaging::DeviceSlots& HostStaging::slots(Device device) {
+  for (const auto& s : devices_) {
+    if (s->device == device) return *s;
   }
-  Staging(const Staging&) = delete;
-  Staging& operator=(const Staging&) = delete;
+  devices_.push_back(std::make_unique<DeviceSlots>(device));
+  return *devices_.back();
+}
 
-  std::array<Tensor, 2> buffers;
-  std::array<Event, 2> done;
-  Stream stream;
-};
+// The caller's stream when it is of the tensor's device; else (after waiting for the caller's,
+// which the tensor is ordered after) the device's copy stream, made on first use.
+Stream HostStaging::copy_stream(DeviceSlots& s, const Stream& given) {
+  if (given.device() == s.device) return given;
+  given.synchronize();
+  if (!s.own_stream) s.own_stream = Stream::create(s.device);
+  return *s.own_stream;
+}
 
-}  // namespace
+size_t HostStaging::prepare_buffers(size_t total) {
+  const size_t piece = std::min(kStagingPieceBytes, total);
+  if (piece > piece_bytes_) {
+    wait_for_copies_in_flight();
+    piece_bytes_ = std::min(kStagingPieceBytes, std::max(piece, largest_bytes_));
+    const Shape shape{static_cast<int64_t>(piece_bytes_)};
+    buffers_ = {Tensor::empty_host(shape, DType::u8, HostMemory::pinned),
+                Tensor::empty_host(shape, DType::u8, HostMemory::pinned)};
+  }
+  return piece;
+}
 
-void stream_tensor_to_host(const Tensor& src, const Stream& stream, const HostSink& sink) {
+void HostStaging::to_host(const Tensor& src, const Stream& stream, const HostSink& sink) {
   const size_t total = src.nbytes();
   if (total == 0) return;
   const auto* base = static_cast<const unsigned char*>(src.data_ptr());
@@ -50,24 +66,28 @@ void stream_tensor_to_host(const Tensor& src, const Stream& stream, const HostSi
     sink(base, total);
     return;
   }
-  const size_t piece = std::min(kPieceBytes, total);
+  wait_for_copies_in_flight();
+  const size_t piece = prepare_buffers(total);
   const size_t pieces = (total + piece - 1) / piece;
-  Staging staging(src.device(), piece, copy_stream_for(src.device(), stream));
+  DeviceSlots& s = slots(src.device());
+  const Stream copy = copy_stream(s, stream);
+  in_flight_ = copy;
   auto issue = [&](size_t k) {
     const size_t begin = k * piece;
-    copy_bytes(staging.buffers[k % 2].data_ptr(), Device::cpu(), base + begin, src.device(),
-               std::min(piece, total - begin), staging.stream);
-    staging.done[k % 2].record(staging.stream);
+    copy_bytes(buffers_[k % 2].data_ptr(), Device::cpu(), base + begin, src.device(), std::min(piece, total - begin),
+               copy);
+    s.done[k % 2].record(copy);
   };
   issue(0);
   for (size_t k = 0; k < pieces; ++k) {
-    if (k + 1 < pieces) issue(k + 1);  // its slot was handed to the sink in the previous iteration
-    staging.done[k % 2].synchronize();
-    sink(staging.buffers[k % 2].data_ptr(), std::min(piece, total - k * piece));
+    if (k + 1 < pieces) issue(k + 1);  // its buffer was handed to the sink in the previous iteration
+    s.done[k % 2].synchronize();
+    sink(buffers_[k % 2].data_ptr(), std::min(piece, total - k * piece));
   }
+  in_flight_.reset();  // every copy was waited for
 }
 
-void stream_host_to_tensor(const Tensor& dst, const Stream& stream, const HostSource& source) {
+void HostStaging::from_host(const Tensor& dst, const Stream& stream, const HostSource& source) {
   const size_t total = dst.nbytes();
   if (total == 0) return;
   auto* base = static_cast<unsigned char*>(dst.data_ptr());
@@ -76,17 +96,20 @@ void stream_host_to_tensor(const Tensor& dst, const Stream& stream, const HostSo
     source(base, total);
     return;
   }
-  const size_t piece = std::min(kPieceBytes, total);
+  wait_for_copies_in_flight();
+  const size_t piece = prepare_buffers(total);
   const size_t pieces = (total + piece - 1) / piece;
-  Staging staging(dst.device(), piece, copy_stream_for(dst.device(), stream));
+  DeviceSlots& s = slots(dst.device());
+  const Stream copy = copy_stream(s, stream);
+  in_flight_ = copy;
   for (size_t k = 0; k < pieces; ++k) {
     const size_t begin = k * piece, count = std::min(piece, total - begin);
-    staging.done[k % 2].synchronize();  // the copy out of this slot two pieces ago is done
-    source(staging.buffers[k % 2].data_ptr(), count);
-    copy_bytes(base + begin, dst.device(), staging.buffers[k % 2].data_ptr(), Device::cpu(), count, staging.stream);
-    staging.done[k % 2].record(staging.stream);
+    s.done[k % 2].synchronize();  // the copy out of this buffer two pieces ago is done
+    source(buffers_[k % 2].data_ptr(), count);
+    copy_bytes(base + begin, dst.device(), buffers_[k % 2].data_ptr(), Device::cpu(), count, copy);
+    s.done[k % 2].record(copy);
   }
-  staging.stream.synchronize();
+  wait_for_copies_in_flight();
 }
 
 }  // namespace baton

@@ -2,6 +2,7 @@
 // the copy (with dtype conversion) once they match.
 #include "runtime/train/tensor_matching.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "kernels/elementwise.h"
@@ -83,20 +84,27 @@ void check_no_mismatches(const std::string& what, const std::vector<std::pair<st
   BATON_FAIL(message);
 }
 
-void read_expected(const SafetensorsFile& file, const std::vector<ExpectedTensor>& expected, Context& ctx) {
+size_t largest_destination_bytes(const std::vector<ExpectedTensor>& expected) {
+  size_t largest = 0;
+  for (const ExpectedTensor& e : expected) largest = std::max(largest, e.destination.nbytes());
+  return largest;
+}
+
+void read_expected(const SafetensorsFile& file, const std::vector<ExpectedTensor>& expected, Context& ctx,
+                   HostStaging& staging) {
   try {
     for (const ExpectedTensor& e : expected) {
       if (!file.contains(e.name)) continue;
       const SafetensorsTensorInfo& info = file.info(e.name);
       if (info.dtype == e.destination.dtype()) {
-        file.read_into(e.name, e.destination, ctx.stream());
+        file.read_into(e.name, e.destination, ctx.stream(), staging);
         continue;
       }
       BATON_CHECK(floating_pair(info.dtype, e.destination.dtype()), "tensor '", e.name, "' is ", dtype_name(info.dtype),
                   " in the file and ", dtype_name(e.destination.dtype()),
                   " in the model: only floating dtypes convert");
       const Tensor staged = Tensor::empty(info.shape, info.dtype, ctx);
-      file.read_into(e.name, staged, ctx.stream());
+      file.read_into(e.name, staged, ctx.stream(), staging);
       kernels::cast(ctx, staged, e.destination);
     }
     ctx.synchronize();

@@ -59,8 +59,11 @@ std::string describe(const DTypeDifference& difference);
 void check_no_mismatches(const std::string& what, const std::vector<std::pair<std::string, std::string>>& problems);
 
 // Copies every expected tensor the file holds into its destination, ordered on ctx's stream (the
-// destinations hold the data when this returns); a tensor of another floating dtype is read as it
-// is and converted (kernels::cast: round to nearest even).
-void read_expected(const SafetensorsFile& file, const std::vector<ExpectedTensor>& expected, Context& ctx);
+// destinations hold the data when this returns), device ones through `staging`; a tensor of another
+// floating dtype is read as it is and converted (kernels::cast: round to nearest even).
+void read_expected(const SafetensorsFile& file, const std::vector<ExpectedTensor>& expected, Context& ctx,
+                   HostStaging& staging);
+// The size of the largest destination, for sizing a HostStaging.
+size_t largest_destination_bytes(const std::vector<ExpectedTensor>& expected);
 
 }  // namespace baton

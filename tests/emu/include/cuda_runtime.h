@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "baton_emu/driver_entry_point.h"
 #include "baton_emu/driver_types.h"
 #include "baton_emu/kernel_language.h"
 #include "baton_emu/launch.h"

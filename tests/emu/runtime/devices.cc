@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "introspection_hooks.h"
 #include "runtime_state.h"
 #include "simt_scheduler.h"
 
@@ -47,7 +48,10 @@ cudaDeviceProp h100(int device) {
 }  // namespace
 
 int current_device() { return current; }
-int current_device_index() { return current; }
+int current_device_index() {
+  use_primary_context(current);  // the callers use the current device's context
+  return current;
+}
 bool peer_access_enabled(int device, int peer) { return peer_enabled.count({device, peer}) != 0; }
 
 const cudaDeviceProp& device_properties(int device) {
@@ -96,6 +100,7 @@ cudaError_t cudaSetDevice(int device) {
   if (const cudaError_t e = check_device(device, "cudaSetDevice"); e != cudaSuccess) return e;
   if (baton_emu::inside_kernel()) baton_emu::fatal("cudaSetDevice called from inside a kernel");
   baton_emu::current = device;
+  baton_emu::use_primary_context(device);  // as CUDA 12: cudaSetDevice initialises the context
   return cudaSuccess;
 }
 

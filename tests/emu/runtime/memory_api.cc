@@ -5,6 +5,7 @@
 #include <string>
 
 #include "device_memory.h"
+#include "introspection_hooks.h"
 #include "simt_scheduler.h"
 
 namespace baton_emu {
@@ -202,6 +203,7 @@ cudaError_t cudaHostAlloc(void** pointer, size_t bytes, unsigned flags) {
   }
   *pointer = allocate_pinned(bytes);
   if (*pointer == nullptr) return fail(cudaErrorMemoryAllocation, "cudaHostAlloc", "cannot map pinned host memory");
+  count_pinned_allocation();
   return cudaSuccess;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "introspection_hooks.h"
 #include "runtime_state.h"
 
 namespace baton_emu {
@@ -63,6 +64,7 @@ cudaError_t create_stream(cudaStream_t* stream, unsigned flags, int priority, co
   auto handle = reinterpret_cast<cudaStream_t>(kStreamHandleBase + (state->id << 4));
   s.all.push_back(state.get());
   s.created.emplace(handle, std::move(state));
+  count_stream_created();
   *stream = handle;
   return cudaSuccess;
 }
@@ -79,6 +81,7 @@ cudaError_t create_event(cudaEvent_t* event, unsigned flags, const char* api) {
   static uint64_t next_event = 0;
   auto handle = reinterpret_cast<cudaEvent_t>(kEventHandleBase + (next_event++ << 4));
   streams().events.emplace(handle, std::move(state));
+  count_event_created();
   *event = handle;
   return cudaSuccess;
 }

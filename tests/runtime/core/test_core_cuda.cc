@@ -1,8 +1,10 @@
 // Core runtime on CUDA devices: pool allocator and statistics, OOM message, streams and events,
 // copies host<->device, device<->device and peer, fill, contexts. Skipped without a GPU.
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <thread>
 
 #include "runtime/core/context.h"
 #include "runtime/core/memory_stats.h"
@@ -161,6 +163,41 @@ TEST(CudaContext, HandlesAreCreatedOnDemandAndBoundToTheStream) {
   EXPECT_EQ(ctx.workspace(1 << 10), w);
   EXPECT_NE(ctx.workspace(4 << 20), nullptr);
   EXPECT_GE(ctx.workspace_bytes(), size_t{4} << 20);
+}
+
+TEST(CudaContext, DestroyingAContextKeepsTheThreadsCurrentDevice) {
+  BATON_REQUIRE_GPU();
+  if (cuda_device_count() < 2) GTEST_SKIP() << "needs two GPUs; this machine has " << cuda_device_count();
+  int after = -1;
+  std::thread worker([&after] {  // a thread of its own: its current device is only what it sets
+    if (cudaSetDevice(0) != cudaSuccess) return;
+    {
+      Context ctx(Device::cuda(1));
+      ctx.cublas();
+      ctx.cudnn();
+    }
+    if (cudaGetDevice(&after) != cudaSuccess) after = -2;
+  });
+  worker.join();
+  EXPECT_EQ(after, 0) << "~Context left the thread on another device";
+}
+
+TEST(CudaStream, PrioritiesLowNormalHighAreDistinctCudaPriorities) {
+  BATON_REQUIRE_GPU();
+  int least = 0, greatest = 0;
+  ASSERT_EQ(cudaDeviceGetStreamPriorityRange(&least, &greatest), cudaSuccess);
+  if (least - greatest < 2) GTEST_SKIP() << "the device has fewer than 3 stream priorities";
+  auto cuda_priority = [](StreamPriority p) {
+    const Stream s = Stream::create(Device::cuda(0), p);
+    int value = 0;
+    EXPECT_EQ(cudaStreamGetPriority(static_cast<cudaStream_t>(s.native_handle()), &value), cudaSuccess);
+    return value;
+  };
+  // Numerically lower is higher priority.
+  EXPECT_EQ(cuda_priority(StreamPriority::low), least);
+  EXPECT_LT(cuda_priority(StreamPriority::normal), cuda_priority(StreamPriority::low));
+  EXPECT_LT(cuda_priority(StreamPriority::high), cuda_priority(StreamPriority::normal));
+  EXPECT_EQ(cuda_priority(StreamPriority::high), greatest);
 }
 
 }  // namespace

@@ -1,0 +1,13 @@
+// Internal: the calls by which the emulated runtime reports what it creates to the introspection
+// of baton_emu/introspection.h (tests/emu/runtime/introspection.cc).
+#pragma once
+
+namespace baton_emu {
+
+void count_stream_created();
+void count_event_created();
+void count_pinned_allocation();
+// A call needed `device`'s primary context: it exists from now on.
+void use_primary_context(int device);
+
+}  // namespace baton_emu
