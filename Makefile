@@ -1,14 +1,15 @@
 # baton's front end over CMake + Ninja. Quick start: `make demo`, then `make test`.
 # Build options are make variables, passed to CMake only when given (later runs keep them in the
 # build folder's cache), e.g. `make build CUDA=OFF`, `make test CUDA_ARCHS="80;90"`:
-#   CUDA=AUTO|ON|OFF (BATON_CUDA)   CUDA_ARCHS=90 (BATON_CUDA_ARCHS)   MPI=AUTO|ON|OFF (BATON_MPI)
+#   CUDA=AUTO|ON|OFF|EMU (BATON_CUDA; EMU: the emulated GPU, build folder build-emu by default)
+#   CUDA_ARCHS=90 (BATON_CUDA_ARCHS)   MPI=AUTO|ON|OFF (BATON_MPI)
 #   WERROR=ON|OFF (BATON_WERROR)    BUILD_TYPE=Release (CMAKE_BUILD_TYPE)
 #   CMAKE_ARGS="-D..." (anything else)   BUILD_DIR=build   JOBS=2   CTEST_ARGS="-L cpu"
 # CUDNN_ROOT, NCCL_ROOT and CMAKE_PREFIX_PATH are read from the environment by CMake.
 
-BUILD_DIR ?= build
-JOBS ?= 2
 CUDA ?= $(BATON_CUDA)
+BUILD_DIR ?= $(if $(filter EMU,$(CUDA)),build-emu,build)
+JOBS ?= 2
 CUDA_ARCHS ?= $(BATON_CUDA_ARCHS)
 MPI ?= $(BATON_MPI)
 WERROR ?= $(BATON_WERROR)
@@ -35,18 +36,19 @@ cmake --build $(BUILD_DIR) -j $(JOBS)
 endef
 
 .DEFAULT_GOAL := build
-.PHONY: help deps build demo test bench gpu-check format format-check clean
+.PHONY: help deps build demo test test-emu bench gpu-check format format-check clean
 
 help:
 	@echo "make demo       install missing packages, build, train ResNet-20 on generated shapes data as a 2-stage pipeline, print the accuracy"
 	@echo "make test       install missing packages, build, run every test (ctest -j$(JOBS))"
+	@echo "make test-emu   build the gpu tests for the emulated GPU in build-emu/ (no nvcc needed) and run them (ctest -L gpu)"
 	@echo "make build      configure and build in $(BUILD_DIR)/ (options: CUDA= CUDA_ARCHS= MPI= WERROR= BUILD_TYPE= CMAKE_ARGS=)"
 	@echo "make deps       install missing Debian packages (tools/install-deps.sh)"
 	@echo "make bench      kernel benchmark, JSON in $(BUILD_DIR)/bench-kernels.json"
 	@echo "make gpu-check  on a GPU machine: CUDA build in build-gpu/, gpu tests, devices, benchmark"
 	@echo "make format     clang-format the project's sources in place"
 	@echo "make format-check  fail, naming the files, when a source is not clang-formatted (run by .ci/run)"
-	@echo "make clean      remove build/, build-cpu/ and build-gpu/"
+	@echo "make clean      remove build/, build-cpu/, build-gpu/ and build-emu/"
 
 deps:
 	tools/install-deps.sh $(if $(filter ON,$(MPI)),--with-mpi)
@@ -65,6 +67,14 @@ test: deps
 	$(configure_and_build)
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
+# The gpu-labelled tests on the emulated GPU (BATON_CUDA=EMU, docs/emulated-gpu.md): only their targets are built.
+EMU_BUILD_DIR ?= build-emu
+test-emu: deps
+	cmake -S . -B $(EMU_BUILD_DIR) -G Ninja -DBATON_CUDA=EMU $(call cmake_option,BATON_MPI,$(MPI)) \
+	  $(call cmake_option,BATON_WERROR,$(WERROR)) $(call cmake_option,CMAKE_BUILD_TYPE,$(BUILD_TYPE)) $(CMAKE_ARGS)
+	cmake --build $(EMU_BUILD_DIR) -j $(JOBS) --target baton_gpu_tests
+	cd $(EMU_BUILD_DIR) && ctest -L gpu --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
 bench: build
 	$(BATON) bench kernels --json $(BUILD_DIR)/bench-kernels.json
 
@@ -79,4 +89,4 @@ format-check:
 	CLANG_FORMAT=$(CLANG_FORMAT) tools/check-format.sh
 
 clean:
-	rm -rf $(BUILD_DIR) build-cpu build-gpu
+	rm -rf $(BUILD_DIR) build-cpu build-gpu build-emu

@@ -1,11 +1,24 @@
-# BATON_CUDA=AUTO|ON|OFF: enables CUDA and finds the toolkit, cuBLAS, cuDNN and NCCL.
+# BATON_CUDA=AUTO|ON|OFF|EMU: enables CUDA and finds the toolkit, cuBLAS, cuDNN and NCCL; EMU builds
+# the CUDA backend for the emulated GPU of tests/emu instead (no toolkit needed; see cmake/BatonEmu.cmake).
 # cuDNN and NCCL are looked for under CUDNN_ROOT / NCCL_ROOT (CMake or environment variables),
 # then in the CUDA toolkit's folders; versioned-only libraries (libcudnn.so.9) are accepted.
 include(CheckLanguage)
 
 set(BATON_HAVE_CUDA OFF)
-if(NOT BATON_CUDA MATCHES "^(AUTO|ON|OFF)$")
-  message(FATAL_ERROR "BATON_CUDA must be AUTO, ON or OFF (got '${BATON_CUDA}')")
+set(BATON_CUDA_EMULATED OFF)
+set(BATON_CUDA_EMULATED_01 0)
+if(NOT BATON_CUDA MATCHES "^(AUTO|ON|OFF|EMU)$")
+  message(FATAL_ERROR "BATON_CUDA must be AUTO, ON, OFF or EMU (got '${BATON_CUDA}')")
+endif()
+
+if(BATON_CUDA STREQUAL "EMU")
+  set(BATON_HAVE_CUDA ON)
+  set(BATON_CUDA_EMULATED ON)
+  set(BATON_CUDA_EMULATED_01 1)
+  set(BATON_HAVE_CUDA_01 1)
+  include(BatonEmu)
+  message(STATUS "baton: CUDA backend on the emulated GPU (tests/emu), no toolkit used")
+  return()
 endif()
 
 if(NOT BATON_CUDA STREQUAL "OFF")

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/core/build_config.h"
 #include "runtime/core/dtype.h"
 #include "runtime/core/error.h"
 #include "runtime/core/tensor.h"
@@ -29,6 +30,14 @@ std::string no_gpu_reason();
 #define BATON_REQUIRE_GPU()                                                                    \
   do {                                                                                         \
     if (!::baton::testing::gpu_available()) GTEST_SKIP() << ::baton::testing::no_gpu_reason(); \
+  } while (0)
+
+// Skips the current test in an EMU build (BATON_CUDA=EMU, the emulated GPU) with the reason it cannot
+// be meaningful there (timings, bit-exact libdevice transcendentals, FMA contraction); the list of
+// such tests is in docs/emulated-gpu.md and is kept short.
+#define BATON_SKIP_IN_EMU(reason)                                                                \
+  do {                                                                                           \
+    if (BATON_CUDA_EMULATED) GTEST_SKIP() << "not meaningful on the emulated GPU: " << (reason); \
   } while (0)
 
 // Uniform random values in [low, high) converted to `dtype`, generated on the host from `seed`

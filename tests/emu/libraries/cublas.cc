@@ -1,0 +1,162 @@
+// Emulated GPU: the cuBLAS entry points baton calls (handles, stream, workspace, modes, cublasGemmEx),
+// written from the cuBLAS documentation. Documented misuse returns cuBLAS's status; undefined
+// behaviour (a destroyed handle, a handle used on another device) is a fatal error naming the call.
+#include <cublas_v2.h>
+
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "baton_emu/runtime_api.h"
+#include "cublas_handle.h"
+
+namespace {
+
+std::mutex& handles_lock() {
+  static std::mutex lock;
+  return lock;
+}
+std::set<const cublasContext*>& live_handles() {
+  static std::set<const cublasContext*> handles;
+  return handles;
+}
+
+}  // namespace
+
+cublasStatus_t baton_emu::check_cublas_handle(cublasHandle_t handle, const char* api) {
+  if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  {
+    std::lock_guard<std::mutex> guard(handles_lock());
+    if (live_handles().count(handle) == 0) {
+      baton_emu::fatal(std::string(api) + ": the cuBLAS handle was destroyed (or never created by cublasCreate)");
+    }
+  }
+  const int current = baton_emu::current_device();
+  if (current != handle->device) {
+    baton_emu::fatal(std::string(api) + ": the cuBLAS handle belongs to device " + std::to_string(handle->device) +
+                     " (current at cublasCreate) but device " + std::to_string(current) + " is current");
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+using baton_emu::check_cublas_handle;
+
+extern "C" {
+
+cublasStatus_t cublasCreate(cublasHandle_t* handle) {
+  if (handle == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+  auto* context = new cublasContext;
+  context->device = baton_emu::current_device();
+  std::lock_guard<std::mutex> guard(handles_lock());
+  live_handles().insert(context);
+  *handle = context;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasDestroy(cublasHandle_t handle) {
+  if (const cublasStatus_t status = check_cublas_handle(handle, "cublasDestroy"); status != CUBLAS_STATUS_SUCCESS) {
+    return status;
+  }
+  {
+    std::lock_guard<std::mutex> guard(handles_lock());
+    live_handles().erase(handle);
+  }
+  delete handle;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t streamId) {
+  if (const cublasStatus_t status = check_cublas_handle(handle, "cublasSetStream"); status != CUBLAS_STATUS_SUCCESS) {
+    return status;
+  }
+  const int stream_device = baton_emu::stream_device(streamId, "cublasSetStream");
+  if (stream_device != handle->device) {
+    baton_emu::fatal("cublasSetStream: the stream belongs to device " + std::to_string(stream_device) +
+                     " but the cuBLAS handle to device " + std::to_string(handle->device));
+  }
+  handle->stream = streamId;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasGetStream(cublasHandle_t handle, cudaStream_t* streamId) {
+  if (const cublasStatus_t status = check_cublas_handle(handle, "cublasGetStream"); status != CUBLAS_STATUS_SUCCESS) {
+    return status;
+  }
+  if (streamId == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+  *streamId = handle->stream;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetWorkspace(cublasHandle_t handle, void* workspace, size_t workspaceSizeInBytes) {
+  if (const cublasStatus_t status = check_cublas_handle(handle, "cublasSetWorkspace");
+      status != CUBLAS_STATUS_SUCCESS) {
+    return status;
+  }
+  // Documented: the workspace must be aligned to at least 256 bytes.
+  if (reinterpret_cast<uintptr_t>(workspace) % 256 != 0) return CUBLAS_STATUS_INVALID_VALUE;
+  if (workspace == nullptr && workspaceSizeInBytes > 0) return CUBLAS_STATUS_INVALID_VALUE;
+  handle->workspace = workspace;
+  handle->workspace_bytes = workspaceSizeInBytes;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode) {
+  if (const cublasStatus_t status = check_cublas_handle(handle, "cublasSetMathMode"); status != CUBLAS_STATUS_SUCCESS) {
+    return status;
+  }
+  const int base = static_cast<int>(mode) & ~static_cast<int>(CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
+  if (base != CUBLAS_DEFAULT_MATH && base != CUBLAS_PEDANTIC_MATH && base != CUBLAS_TF32_TENSOR_OP_MATH) {
+    return CUBLAS_STATUS_INVALID_VALUE;
+  }
+  handle->math = mode;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasGetMathMode(cublasHandle_t handle, cublasMath_t* mode) {
+  if (const cublasStatus_t status = check_cublas_handle(handle, "cublasGetMathMode"); status != CUBLAS_STATUS_SUCCESS) {
+    return status;
+  }
+  if (mode == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+  *mode = handle->math;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetPointerMode(cublasHandle_t handle, cublasPointerMode_t mode) {
+  if (const cublasStatus_t status = check_cublas_handle(handle, "cublasSetPointerMode");
+      status != CUBLAS_STATUS_SUCCESS) {
+    return status;
+  }
+  if (mode != CUBLAS_POINTER_MODE_HOST && mode != CUBLAS_POINTER_MODE_DEVICE) return CUBLAS_STATUS_INVALID_VALUE;
+  handle->pointer_mode = mode;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasGetPointerMode(cublasHandle_t handle, cublasPointerMode_t* mode) {
+  if (const cublasStatus_t status = check_cublas_handle(handle, "cublasGetPointerMode");
+      status != CUBLAS_STATUS_SUCCESS) {
+    return status;
+  }
+  if (mode == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+  *mode = handle->pointer_mode;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// The cuBLAS API version these entry points follow (the CUDA 13 toolkit's cuBLAS 13.1.0).
+cublasStatus_t cublasGetProperty(libraryPropertyType type, int* value) {
+  if (value == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+  switch (type) {
+    case MAJOR_VERSION:
+      *value = 13;
+      return CUBLAS_STATUS_SUCCESS;
+    case MINOR_VERSION:
+      *value = 1;
+      return CUBLAS_STATUS_SUCCESS;
+    case PATCH_LEVEL:
+      *value = 0;
+      return CUBLAS_STATUS_SUCCESS;
+  }
+  return CUBLAS_STATUS_INVALID_VALUE;
+}
+
+}  // extern "C"

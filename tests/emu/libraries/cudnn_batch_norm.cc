@@ -1,0 +1,213 @@
+// Emulated GPU: the cuDNN batch-normalisation entry points (training and inference forward,
+// backward), with the argument checks cuDNN documents, over batch_norm_reference.h.
+#include <string>
+
+#include "batch_norm_reference.h"
+#include "baton_emu/runtime_api.h"
+#include "cudnn_state.h"
+
+using baton_emu::cudnn_fail;
+
+namespace {
+
+struct BnProblem {
+  baton_emu::BatchNormShape shape;
+  bool is_double = false;
+  size_t data_bytes() const { return static_cast<size_t>(shape.elements()) * (is_double ? 8 : 4); }
+  size_t param_bytes() const { return static_cast<size_t>(shape.parameters()) * (is_double ? 8 : 4); }
+  double scalar(const void* p) const {
+    return is_double ? *static_cast<const double*>(p) : static_cast<double>(*static_cast<const float*>(p));
+  }
+};
+
+bool same_shape(const cudnnTensorStruct* a, const cudnnTensorStruct* b) {
+  return a->type == b->type && a->n == b->n && a->c == b->c && a->h == b->h && a->w == b->w;
+}
+
+// The checks common to the batch-norm calls: descriptors set, data descriptors alike, the parameter
+// descriptor 1xCx1x1 (spatial) or 1xCxHxW (per activation) of the data's type, epsilon >= the minimum.
+cudnnStatus_t resolve(const char* api, cudnnHandle_t handle, cudnnBatchNormMode_t mode, const cudnnTensorStruct* x,
+                      const cudnnTensorStruct* y, const cudnnTensorStruct* dx, const cudnnTensorStruct* param,
+                      double epsilon, BnProblem* problem) {
+  if (const cudnnStatus_t s = baton_emu::check_cudnn_handle(handle, api); s != CUDNN_STATUS_SUCCESS) return s;
+  const std::string where = std::string(api) + ": ";
+  if (x == nullptr || y == nullptr || dx == nullptr || param == nullptr || !x->set || !y->set || !dx->set ||
+      !param->set) {
+    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, where + "a descriptor is NULL or was never set");
+  }
+  if (mode != CUDNN_BATCHNORM_PER_ACTIVATION && mode != CUDNN_BATCHNORM_SPATIAL &&
+      mode != CUDNN_BATCHNORM_SPATIAL_PERSISTENT) {
+    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, where + "invalid mode");
+  }
+  if (!same_shape(x, y) || !same_shape(x, dx)) {
+    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, where + "the data descriptors differ in dimensions or data type");
+  }
+  const bool spatial = mode != CUDNN_BATCHNORM_PER_ACTIVATION;
+  if (param->n != 1 || param->c != x->c || param->h != (spatial ? 1 : x->h) || param->w != (spatial ? 1 : x->w) ||
+      param->type != x->type) {
+    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, where + "the scale/bias/mean/variance descriptor is not " +
+                                                  (spatial ? "1xCx1x1" : "1xCxHxW") +
+                                                  " of the data's type (use cudnnDeriveBNTensorDescriptor)");
+  }
+  if (!(epsilon >= CUDNN_BN_MIN_EPSILON)) {
+    return cudnn_fail(CUDNN_STATUS_BAD_PARAM,
+                      where + "epsilon " + std::to_string(epsilon) + " is less than CUDNN_BN_MIN_EPSILON");
+  }
+  *problem = {.shape = {.n = x->n, .c = x->c, .h = x->h, .w = x->w, .per_activation = !spatial},
+              .is_double = x->type == CUDNN_DATA_DOUBLE};
+  return CUDNN_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+cudnnStatus_t cudnnBatchNormalizationForwardTraining(cudnnHandle_t handle, cudnnBatchNormMode_t mode, const void* alpha,
+                                                     const void* beta, const cudnnTensorDescriptor_t xDesc,
+                                                     const void* x, const cudnnTensorDescriptor_t yDesc, void* y,
+                                                     const cudnnTensorDescriptor_t bnDesc, const void* bnScale,
+                                                     const void* bnBias, double exponentialAverageFactor,
+                                                     void* resultRunningMean, void* resultRunningVariance,
+                                                     double epsilon, void* resultSaveMean,
+                                                     void* resultSaveInvVariance) {
+  constexpr const char* kApi = "cudnnBatchNormalizationForwardTraining";
+  BnProblem p;
+  if (const cudnnStatus_t s = resolve(kApi, handle, mode, xDesc, yDesc, yDesc, bnDesc, epsilon, &p);
+      s != CUDNN_STATUS_SUCCESS) {
+    return s;
+  }
+  const std::string where = std::string(kApi) + ": ";
+  if (alpha == nullptr || beta == nullptr || x == nullptr || y == nullptr || bnScale == nullptr || bnBias == nullptr) {
+    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, where + "alpha, beta, x, y, bnScale or bnBias is NULL");
+  }
+  if ((resultRunningMean == nullptr) != (resultRunningVariance == nullptr)) {
+    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, where + "exactly one of the running mean and variance is NULL");
+  }
+  if ((resultSaveMean == nullptr) != (resultSaveInvVariance == nullptr)) {
+    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, where + "exactly one of the saved mean and inverse variance is NULL");
+  }
+  const double a = p.scalar(alpha), b = p.scalar(beta);
+  const size_t running = resultRunningMean ? p.param_bytes() : 0, saved = resultSaveMean ? p.param_bytes() : 0;
+  baton_emu::run_on_stream(
+      handle->stream, kApi,
+      {{x, p.data_bytes(), "x", false},
+       {y, p.data_bytes(), "y", true},
+       {bnScale, p.param_bytes(), "bnScale", false},
+       {bnBias, p.param_bytes(), "bnBias", false},
+       {resultRunningMean, running, "resultRunningMean", true},
+       {resultRunningVariance, running, "resultRunningVariance", true},
+       {resultSaveMean, saved, "resultSaveMean", true},
+       {resultSaveInvVariance, saved, "resultSaveInvVariance", true}},
+      [&] {
+        if (p.is_double) {
+          baton_emu::batch_norm_forward_training_reference<double>(
+              p.shape, a, b, static_cast<const double*>(x), static_cast<double*>(y),
+              static_cast<const double*>(bnScale), static_cast<const double*>(bnBias), exponentialAverageFactor,
+              static_cast<double*>(resultRunningMean), static_cast<double*>(resultRunningVariance), epsilon,
+              static_cast<double*>(resultSaveMean), static_cast<double*>(resultSaveInvVariance));
+        } else {
+          baton_emu::batch_norm_forward_training_reference<float>(
+              p.shape, a, b, static_cast<const float*>(x), static_cast<float*>(y), static_cast<const float*>(bnScale),
+              static_cast<const float*>(bnBias), exponentialAverageFactor, static_cast<float*>(resultRunningMean),
+              static_cast<float*>(resultRunningVariance), epsilon, static_cast<float*>(resultSaveMean),
+              static_cast<float*>(resultSaveInvVariance));
+        }
+      });
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnBatchNormalizationForwardInference(cudnnHandle_t handle, cudnnBatchNormMode_t mode,
+                                                      const void* alpha, const void* beta,
+                                                      const cudnnTensorDescriptor_t xDesc, const void* x,
+                                                      const cudnnTensorDescriptor_t yDesc, void* y,
+                                                      const cudnnTensorDescriptor_t bnDesc, const void* bnScale,
+                                                      const void* bnBias, const void* estimatedMean,
+                                                      const void* estimatedVariance, double epsilon) {
+  constexpr const char* kApi = "cudnnBatchNormalizationForwardInference";
+  BnProblem p;
+  if (const cudnnStatus_t s = resolve(kApi, handle, mode, xDesc, yDesc, yDesc, bnDesc, epsilon, &p);
+      s != CUDNN_STATUS_SUCCESS) {
+    return s;
+  }
+  if (alpha == nullptr || beta == nullptr || x == nullptr || y == nullptr || bnScale == nullptr || bnBias == nullptr ||
+      estimatedMean == nullptr || estimatedVariance == nullptr) {
+    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, std::string(kApi) + ": a pointer argument is NULL");
+  }
+  const double a = p.scalar(alpha), b = p.scalar(beta);
+  baton_emu::run_on_stream(
+      handle->stream, kApi,
+      {{x, p.data_bytes(), "x", false},
+       {y, p.data_bytes(), "y", true},
+       {bnScale, p.param_bytes(), "bnScale", false},
+       {bnBias, p.param_bytes(), "bnBias", false},
+       {estimatedMean, p.param_bytes(), "estimatedMean", false},
+       {estimatedVariance, p.param_bytes(), "estimatedVariance", false}},
+      [&] {
+        if (p.is_double) {
+          baton_emu::batch_norm_forward_inference_reference<double>(
+              p.shape, a, b, static_cast<const double*>(x), static_cast<double*>(y),
+              static_cast<const double*>(bnScale), static_cast<const double*>(bnBias),
+              static_cast<const double*>(estimatedMean), static_cast<const double*>(estimatedVariance), epsilon);
+        } else {
+          baton_emu::batch_norm_forward_inference_reference<float>(
+              p.shape, a, b, static_cast<const float*>(x), static_cast<float*>(y), static_cast<const float*>(bnScale),
+              static_cast<const float*>(bnBias), static_cast<const float*>(estimatedMean),
+              static_cast<const float*>(estimatedVariance), epsilon);
+        }
+      });
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnBatchNormalizationBackward(
+    cudnnHandle_t handle, cudnnBatchNormMode_t mode, const void* alphaDataDiff, const void* betaDataDiff,
+    const void* alphaParamDiff, const void* betaParamDiff, const cudnnTensorDescriptor_t xDesc, const void* x,
+    const cudnnTensorDescriptor_t dyDesc, const void* dy, const cudnnTensorDescriptor_t dxDesc, void* dx,
+    const cudnnTensorDescriptor_t dBnScaleBiasDesc, const void* bnScale, void* dBnScaleResult, void* dBnBiasResult,
+    double epsilon, const void* savedMean, const void* savedInvVariance) {
+  constexpr const char* kApi = "cudnnBatchNormalizationBackward";
+  BnProblem p;
+  if (const cudnnStatus_t s = resolve(kApi, handle, mode, xDesc, dyDesc, dxDesc, dBnScaleBiasDesc, epsilon, &p);
+      s != CUDNN_STATUS_SUCCESS) {
+    return s;
+  }
+  const std::string where = std::string(kApi) + ": ";
+  if (alphaDataDiff == nullptr || betaDataDiff == nullptr || alphaParamDiff == nullptr || betaParamDiff == nullptr ||
+      x == nullptr || dy == nullptr || dx == nullptr || bnScale == nullptr || dBnScaleResult == nullptr ||
+      dBnBiasResult == nullptr) {
+    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, where + "a scaling factor, x, dy, dx, bnScale or a result is NULL");
+  }
+  if ((savedMean == nullptr) != (savedInvVariance == nullptr)) {
+    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, where + "exactly one of savedMean and savedInvVariance is NULL");
+  }
+  const double ad = p.scalar(alphaDataDiff), bd = p.scalar(betaDataDiff);
+  const double ap = p.scalar(alphaParamDiff), bp = p.scalar(betaParamDiff);
+  const size_t saved = savedMean ? p.param_bytes() : 0;
+  baton_emu::run_on_stream(handle->stream, kApi,
+                           {{x, p.data_bytes(), "x", false},
+                            {dy, p.data_bytes(), "dy", false},
+                            {dx, p.data_bytes(), "dx", true},
+                            {bnScale, p.param_bytes(), "bnScale", false},
+                            {dBnScaleResult, p.param_bytes(), "dBnScaleResult", true},
+                            {dBnBiasResult, p.param_bytes(), "dBnBiasResult", true},
+                            {savedMean, saved, "savedMean", false},
+                            {savedInvVariance, saved, "savedInvVariance", false}},
+                           [&] {
+                             if (p.is_double) {
+                               baton_emu::batch_norm_backward_reference<double>(
+                                   p.shape, ad, bd, ap, bp, static_cast<const double*>(x),
+                                   static_cast<const double*>(dy), static_cast<double*>(dx),
+                                   static_cast<const double*>(bnScale), static_cast<double*>(dBnScaleResult),
+                                   static_cast<double*>(dBnBiasResult), epsilon, static_cast<const double*>(savedMean),
+                                   static_cast<const double*>(savedInvVariance));
+                             } else {
+                               baton_emu::batch_norm_backward_reference<float>(
+                                   p.shape, ad, bd, ap, bp, static_cast<const float*>(x), static_cast<const float*>(dy),
+                                   static_cast<float*>(dx), static_cast<const float*>(bnScale),
+                                   static_cast<float*>(dBnScaleResult), static_cast<float*>(dBnBiasResult), epsilon,
+                                   static_cast<const float*>(savedMean), static_cast<const float*>(savedInvVariance));
+                             }
+                           });
+  return CUDNN_STATUS_SUCCESS;
+}
+
+}  // extern "C"
