@@ -22,7 +22,7 @@
 
 namespace baton_emu {
 
-thread_local ThreadState tls;
+thread_local ThreadState tls __attribute__((tls_model("initial-exec")));
 
 namespace {
 
@@ -56,7 +56,7 @@ struct CudaThread {
   const char* what = "";
   unsigned mask = 0;
   uint64_t published = 0;
-  WarpValues received{};
+  unsigned received_mask = 0;  // the lanes of the collective this thread was last released from
 };
 
 struct Block {
@@ -69,9 +69,11 @@ struct Block {
   StaticShared statics;
   DynamicShared dynamic;
   std::mt19937_64 random;
+  uint64_t warp_values[kMaxThreads / 32][32];  // what the lanes published at their last released collective
+  std::vector<int> order;                      // the order of a round (reshuffled per round when random)
 };
 
-thread_local Block* running = nullptr;
+thread_local Block* running __attribute__((tls_model("initial-exec"))) = nullptr;
 thread_local std::unique_ptr<Block> block_storage;
 
 void thread_main(void*) {
@@ -130,12 +132,15 @@ std::string hex(unsigned mask) {
   fatal(message);
 }
 
-std::vector<int> round_order(Block& b) {
-  std::vector<int> order(static_cast<size_t>(b.count));
-  std::iota(order.begin(), order.end(), 0);
-  if (settings().schedule == Schedule::reverse) std::reverse(order.begin(), order.end());
-  if (settings().schedule == Schedule::random) std::shuffle(order.begin(), order.end(), b.random);
-  return order;
+// The order of the next round: forward or reverse, or a new permutation each round when random.
+const std::vector<int>& round_order(Block& b) {
+  if (static_cast<int>(b.order.size()) != b.count) {
+    b.order.resize(static_cast<size_t>(b.count));
+    std::iota(b.order.begin(), b.order.end(), 0);
+    if (settings().schedule == Schedule::reverse) std::reverse(b.order.begin(), b.order.end());
+  }
+  if (settings().schedule == Schedule::random) std::shuffle(b.order.begin(), b.order.end(), b.random);
+  return b.order;
 }
 
 // Releases every warp group whose mask's lanes all wait with that mask; aborts on a disagreement
@@ -166,15 +171,13 @@ bool release_warp_groups(Block& b) {
         }
       }
       if (!all_waiting) continue;
-      WarpValues values{};
-      values.mask = mask;
-      for (int m = 0; m < lanes; ++m) {
-        if (mask >> m & 1u) values.value[m] = b.threads[base + m]->published;
-      }
+      // Disjoint groups of one warp write disjoint lanes; a lane reads its group's values as soon as it resumes.
       for (int m = 0; m < lanes; ++m) {
         if ((mask >> m & 1u) == 0) continue;
-        b.threads[base + m]->received = values;
-        b.threads[base + m]->state = FiberState::ready;
+        CudaThread& t = *b.threads[base + m];
+        b.warp_values[w][m] = t.published;
+        t.received_mask = mask;
+        t.state = FiberState::ready;
       }
       released = true;
     }
@@ -288,7 +291,7 @@ void sync_block() {
   switch_fiber(me.context, running->scheduler);
 }
 
-const WarpValues& warp_collective(WarpCollective kind, unsigned mask, uint64_t value, const char* what) {
+WarpValues warp_collective(WarpCollective kind, unsigned mask, uint64_t value, const char* what) {
   CudaThread& me = current_thread(what);
   const int lane = me.linear % 32;
   if ((mask >> lane & 1u) == 0) {
@@ -301,7 +304,7 @@ const WarpValues& warp_collective(WarpCollective kind, unsigned mask, uint64_t v
   me.published = value;
   me.state = FiberState::at_warp_collective;
   switch_fiber(me.context, running->scheduler);
-  return me.received;
+  return WarpValues{running->warp_values[me.linear / 32], me.received_mask};
 }
 
 int lane_id() { return current_thread("a warp intrinsic").linear % 32; }

@@ -50,7 +50,7 @@ void check_width(int width, const char* what);
 template <typename T>
 T shuffle(unsigned mask, T v, int src, int width, const char* what) {
   check_width(width, what);
-  const WarpValues& values = warp_collective(WarpCollective::shuffle, mask, to_bits(v), what);
+  const WarpValues values = warp_collective(WarpCollective::shuffle, mask, to_bits(v), what);
   if ((values.mask >> src & 1u) == 0) return from_bits<T>(~uint64_t{0});
   return from_bits<T>(values.value[src]);
 }
@@ -87,7 +87,7 @@ T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = warpSize) {
 }
 
 inline unsigned __ballot_sync(unsigned mask, int predicate) {
-  const auto& values =
+  const auto values =
       ::baton_emu::warp_collective(::baton_emu::WarpCollective::ballot, mask, predicate != 0, "__ballot_sync");
   unsigned bits = 0;
   for (int l = 0; l < 32; ++l) {

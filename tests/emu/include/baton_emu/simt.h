@@ -19,22 +19,24 @@ struct ThreadState {
   dim3 block_dim{};
   dim3 grid_dim{};
 };
-extern thread_local ThreadState tls;
+// Initial-exec TLS: baton_emu is linked, not loaded later, and threadIdx is read very often.
+extern thread_local ThreadState tls __attribute__((tls_model("initial-exec")));
 
 // Waits at __syncthreads() for every thread of the block.
 void sync_block();
 
 enum class WarpCollective { shuffle, ballot, vote_all, vote_any, syncwarp };
 
-// What a lane sees after a warp collective: the values the lanes of `mask` published.
+// What a lane sees after a warp collective: the values the lanes of `mask` published (value[lane],
+// valid until the lane's next collective).
 struct WarpValues {
-  uint64_t value[32];
+  const uint64_t* value;
   unsigned mask;  // the lanes that took part
 };
 
 // Publishes `value` for this lane, waits until every lane of `mask` reached a collective of the same
 // kind and mask, and returns the values they published. Aborts when this lane is not in `mask`.
-const WarpValues& warp_collective(WarpCollective kind, unsigned mask, uint64_t value, const char* what);
+WarpValues warp_collective(WarpCollective kind, unsigned mask, uint64_t value, const char* what);
 
 // This thread's lane (0..31) in its warp.
 int lane_id();
