@@ -71,7 +71,12 @@ std::function<void()> bare_pass(Pass<Args> pass, Context& ctx, const Args& args)
   CudaDeviceGuard guard(ctx.device().index());
   cudnnHandle_t handle = ctx.cudnn();
   auto desc = std::make_shared<const BatchNormDescriptors>(args.dtype, args.dims);
-  return [pass, handle, desc, args] { pass(handle, *desc, args); };
+  // The handle belongs to ctx's device: each call makes that device current, whatever the calling
+  // thread has current.
+  return [pass, device = ctx.device().index(), handle, desc, args] {
+    CudaDeviceGuard call_guard(device);
+    pass(handle, *desc, args);
+  };
 }
 
 constexpr int kThreads = 256;

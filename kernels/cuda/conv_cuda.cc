@@ -206,7 +206,10 @@ std::function<void()> library_call(Context& ctx, const ConvArgs& a) {
   std::shared_ptr<Storage> workspace;
   if (algo->workspace_bytes > 0) workspace = Storage::allocate(algo->workspace_bytes, ctx.stream());
   const Scaling scaling(a.dtype, a.pass == Conv2dPass::backward_filter ? 1.0 : 0.0);
-  return [handle = ctx.cudnn(), d, workspace, a, algo = *algo, scaling] {
+  // The handle belongs to ctx's device: each call makes that device current, whatever the calling
+  // thread has current.
+  return [device = ctx.device().index(), handle = ctx.cudnn(), d, workspace, a, algo = *algo, scaling] {
+    CudaDeviceGuard call_guard(device);
     BATON_CUDNN_CHECK(
         P::run(handle, *d, a, algo.algo, workspace ? workspace->data() : nullptr, algo.workspace_bytes, scaling));
   };
