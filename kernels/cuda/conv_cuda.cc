@@ -134,8 +134,8 @@ bool uses_tensor_ops(cudnnMathType_t math) {
   return math == CUDNN_TENSOR_OP_MATH || math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
 }
 
-// Measures every algorithm of pass P on the call's tensors (cudnnFind*AlgorithmEx with a workspace
-// from the context) and returns the fastest eligible one.
+// Measures every algorithm of pass P on the call's tensors (cudnnFind*AlgorithmEx with a temporary
+// workspace from the pool) and returns the fastest eligible one.
 template <typename P>
 Conv2dAlgorithm measure(Context& ctx, const ConvArgs& a, const ConvAlgorithmKey& key) {
   cudnnHandle_t handle = ctx.cudnn();
@@ -150,7 +150,11 @@ Conv2dAlgorithm measure(Context& ctx, const ConvArgs& a, const ConvAlgorithmKey&
       search_bytes = std::max(search_bytes, bytes);
     }
   }
-  void* workspace = search_bytes > 0 ? ctx.workspace(search_bytes) : nullptr;
+  // A temporary allocation, given back (stream-ordered) when the search is done: the context's
+  // workspace grows only to what the chosen algorithm needs, never to the search's maximum.
+  std::shared_ptr<Storage> search_workspace;
+  if (search_bytes > 0) search_workspace = Storage::allocate(search_bytes, ctx.stream());
+  void* workspace = search_workspace ? search_workspace->data() : nullptr;
   // The search writes its output: dw must not be touched (it accumulates), so it gets a scratch copy.
   std::shared_ptr<Storage> scratch;
   void* out = P::output(a);

@@ -196,6 +196,35 @@ TEST_F(ConvCuda, LibraryCallsGiveTheSameBits) {
   EXPECT_TRUE(testing::identical_values(testing::to_doubles(dw_call, gs()), testing::to_doubles(dw_op, gs())));
 }
 
+// The algorithm search takes a temporary workspace for the largest candidate: afterwards the
+// context's workspace is exactly what the chosen algorithm needs, not what the search needed. Each
+// pass of several problems in a fresh context with an empty cache, so searches whose fastest
+// algorithm is not their largest are among them.
+TEST_F(ConvCuda, SearchWorkspaceIsNotKeptByTheContext) {
+  for (size_t i = 0; i < 5; ++i) {
+    const ConvCase c = testing::conv_cases()[i];
+    for (const Conv2dPass pass : {Conv2dPass::forward, Conv2dPass::backward_data, Conv2dPass::backward_filter}) {
+      clear_conv2d_algorithm_cache();
+      Context ctx(Device::cuda());
+      const Shape ys = conv2d_output_shape(c.x, c.w, c.params);
+      const Tensor x = copy_to(testing::random_tensor(c.x, DType::f32, cpu.stream(), 40), ctx.stream());
+      const Tensor w = copy_to(testing::random_tensor(c.w, DType::f32, cpu.stream(), 41), ctx.stream());
+      const Tensor dy = copy_to(testing::random_tensor(ys, DType::f32, cpu.stream(), 42), ctx.stream());
+      if (pass == Conv2dPass::forward) {
+        conv2d_forward(ctx, x, w, Tensor(), c.params, testing::poisoned(ys, DType::f32, ctx.stream()));
+      } else if (pass == Conv2dPass::backward_data) {
+        conv2d_backward_data(ctx, dy, w, c.params, testing::poisoned(c.x, DType::f32, ctx.stream()));
+      } else {
+        conv2d_backward_filter(ctx, x, dy, c.params,
+                               copy_to(testing::random_tensor(c.w, DType::f32, cpu.stream(), 43), ctx.stream()));
+      }
+      const std::optional<Conv2dAlgorithm> algo = cached_conv2d_algorithm(ctx, pass, c.x, c.w, c.params, DType::f32);
+      ASSERT_TRUE(algo.has_value()) << c.name;
+      EXPECT_EQ(ctx.workspace_bytes(), algo->workspace_bytes) << c.name << ", pass " << static_cast<int>(pass);
+    }
+  }
+}
+
 TEST_F(ConvCuda, MisalignedViewsHaveTheirOwnAlgorithms) {
   clear_conv2d_algorithm_cache();
   const ConvCase c = testing::conv_cases()[0];
