@@ -7,7 +7,10 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <tuple>
 
 #include "kernels/cuda/batch_norm_cuda.h"
 #include "kernels/cuda/cudnn_descriptors.h"
@@ -38,6 +41,26 @@ struct BatchNormDescriptors {
   }
 };
 
+// The descriptors of (dtype, dims), made on first use and kept for the process: a later call of the
+// same shape creates none. Only read once made, so any thread may use them.
+std::shared_ptr<const BatchNormDescriptors> descriptors_for(DType dtype, const BatchNormDims& d) {
+  using Key = std::tuple<DType, int64_t, int64_t, int64_t, int64_t>;
+  static std::mutex mutex;
+  static std::map<Key, std::shared_ptr<const BatchNormDescriptors>> cache;
+  const Key key{dtype, d.n, d.c, d.h, d.w};
+  const std::lock_guard lock(mutex);
+  auto [it, inserted] = cache.try_emplace(key);
+  if (inserted) {
+    try {
+      it->second = std::make_shared<const BatchNormDescriptors>(dtype, d);
+    } catch (...) {
+      cache.erase(it);
+      throw;
+    }
+  }
+  return it->second;
+}
+
 // cudnnBatchNormalizationForwardTraining with descriptors made beforehand.
 void forward_train(cudnnHandle_t handle, const BatchNormDescriptors& desc, const BatchNormForwardTrainArgs& a) {
   const ScalingFactor one(a.dtype, 1.0), zero(a.dtype, 0.0);
@@ -56,21 +79,21 @@ void backward_train(cudnnHandle_t handle, const BatchNormDescriptors& desc, cons
       a.save_mean, a.save_invstd));
 }
 
-// A cuDNN pass run now with descriptors of its own, or bound (bare) to descriptors made now.
+// A cuDNN pass run now, or bound (bare) to its descriptors; both with the cached descriptors.
 template <typename Args>
 using Pass = void (*)(cudnnHandle_t, const BatchNormDescriptors&, const Args&);
 
 template <typename Args>
 void run_pass(Pass<Args> pass, Context& ctx, const Args& args) {
   CudaDeviceGuard guard(ctx.device().index());
-  pass(ctx.cudnn(), BatchNormDescriptors(args.dtype, args.dims), args);
+  pass(ctx.cudnn(), *descriptors_for(args.dtype, args.dims), args);
 }
 
 template <typename Args>
 std::function<void()> bare_pass(Pass<Args> pass, Context& ctx, const Args& args) {
   CudaDeviceGuard guard(ctx.device().index());
   cudnnHandle_t handle = ctx.cudnn();
-  auto desc = std::make_shared<const BatchNormDescriptors>(args.dtype, args.dims);
+  auto desc = descriptors_for(args.dtype, args.dims);
   // The handle belongs to ctx's device: each call makes that device current, whatever the calling
   // thread has current.
   return [pass, device = ctx.device().index(), handle, desc, args] {
@@ -172,10 +195,10 @@ void batch_norm_forward_eval(Context& ctx, DType dtype, const BatchNormDims& dim
                              const void* bias, const void* mean, const void* var, double eps, void* y) {
   CudaDeviceGuard guard(ctx.device().index());
   cudnnHandle_t handle = ctx.cudnn();
-  const BatchNormDescriptors desc(dtype, dims);
+  const std::shared_ptr<const BatchNormDescriptors> desc = descriptors_for(dtype, dims);
   const ScalingFactor one(dtype, 1.0), zero(dtype, 0.0);
-  BATON_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(handle, kMode, one.get(), zero.get(), desc.x.get(), x,
-                                                            desc.x.get(), y, desc.channel.get(), weight, bias, mean,
+  BATON_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(handle, kMode, one.get(), zero.get(), desc->x.get(), x,
+                                                            desc->x.get(), y, desc->channel.get(), weight, bias, mean,
                                                             var, eps));
 }
 

@@ -53,11 +53,12 @@ struct BatchNormBackwardTrainArgs {
   bool accumulate_param_grads = true;
 };
 
-// The cuDNN calls, descriptors made for each call.
+// The cuDNN calls. The descriptors of a (dtype, dims) are made on its first call and cached for the
+// process.
 void batch_norm_forward_train(Context& ctx, const BatchNormForwardTrainArgs& args);
 void batch_norm_backward_train(Context& ctx, const BatchNormBackwardTrainArgs& args);
 
-// The same calls, bare: descriptors made now, each call of the result issues only the cuDNN call
+// The same calls, bare: the cached descriptors bound now, each call of the result issues only the cuDNN call
 // (kernels::batch_norm_library_call). The pointers must stay valid while the result is used.
 std::function<void()> batch_norm_forward_train_call(Context& ctx, const BatchNormForwardTrainArgs& args);
 std::function<void()> batch_norm_backward_train_call(Context& ctx, const BatchNormBackwardTrainArgs& args);
