@@ -14,6 +14,7 @@
 
 #include "kernels/cuda/batch_norm_cuda.h"
 #include "kernels/cuda/cudnn_descriptors.h"
+#include "kernels/cuda/index_divisor.h"
 #include "kernels/cuda/launch_context.h"
 #include "kernels/cuda/scalar.cuh"
 #include "kernels/cuda/vec.cuh"
@@ -160,12 +161,12 @@ __global__ void __launch_bounds__(kThreads)
 
 // dx = dy·γ[c]/sqrt(var[c] + eps) over n elements of NCHW (channel c = (i / hw) % channels), W
 // elements per access (W = 1: scalar accesses).
-template <int W, typename T>
+template <int W, typename T, typename D>
 __global__ void frozen_dx_kernel(const T* __restrict__ dy, const T* __restrict__ weight, const T* __restrict__ var,
-                                 Acc<T> eps, int64_t n, int64_t channels, int64_t hw, T* __restrict__ dx) {
+                                 Acc<T> eps, int64_t n, ChannelOf<D> channel_of, T* __restrict__ dx) {
   using A = Acc<T>;
   const auto scaled = [&](T g, int64_t i) {
-    const int64_t c = (i / hw) % channels;
+    const int64_t c = channel_of(i);
     const A gamma = weight != nullptr ? load(weight[c]) : A(1);
     return store<T>(load(g) * (gamma / sqrt(load(var[c]) + eps)));
   };
@@ -229,15 +230,17 @@ void batch_norm_backward_eval(Context& ctx, DType dtype, const BatchNormDims& di
     if (dx == nullptr) return;
     const auto* g = static_cast<const T*>(dy);
     auto* out = static_cast<T*>(dx);
-    const int64_t hw = dims.h * dims.w;
-    if (aligned16(g) && aligned16(out)) {
-      constexpr int W = kVecWidth<T>;
-      frozen_dx_kernel<W><<<detail::grid_for(n / W + 1), detail::kBlockSize, 0, s>>>(
-          g, static_cast<const T*>(weight), static_cast<const T*>(var), e, n, dims.c, hw, out);
-    } else {
-      frozen_dx_kernel<1><<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(
-          g, static_cast<const T*>(weight), static_cast<const T*>(var), e, n, dims.c, hw, out);
-    }
+    with_index_divisor(n, [&]<typename D>() {
+      const ChannelOf<D> channel_of(dims.h * dims.w, dims.c);
+      if (aligned16(g) && aligned16(out)) {
+        constexpr int W = kVecWidth<T>;
+        frozen_dx_kernel<W><<<detail::grid_for(n / W + 1), detail::kBlockSize, 0, s>>>(
+            g, static_cast<const T*>(weight), static_cast<const T*>(var), e, n, channel_of, out);
+      } else {
+        frozen_dx_kernel<1><<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(
+            g, static_cast<const T*>(weight), static_cast<const T*>(var), e, n, channel_of, out);
+      }
+    });
     BATON_KERNEL_CHECK(s, "frozen_dx_kernel");
   });
 }
