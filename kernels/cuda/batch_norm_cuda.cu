@@ -2,7 +2,8 @@
 // variant) for the training forward, the inference forward and the training backward; baton's own
 // kernels for the backward with frozen statistics (cuDNN has none) and the batch counter. cuDNN's
 // spatial batch norm is outside the routines its documentation lists as non-deterministic, and the
-// own kernels reduce in a fixed order (one block per channel, no atomics).
+// own kernels reduce in a fixed order (sums split over the batch, then one block per channel, no
+// atomics).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <tuple>
 
 #include "kernels/cuda/batch_norm_cuda.h"
+#include "kernels/cuda/channel_split.cuh"
 #include "kernels/cuda/cudnn_descriptors.h"
 #include "kernels/cuda/index_divisor.h"
 #include "kernels/cuda/launch_context.h"
@@ -103,61 +105,43 @@ std::function<void()> bare_pass(Pass<Args> pass, Context& ctx, const Args& args)
   };
 }
 
-constexpr int kThreads = 256;
-
-// The sums of a and b over the block (valid in thread 0): warp shuffles, then the first warp over
-// the warps' partial sums. A fixed tree, so the same inputs give the same bits.
-template <typename A>
-__device__ void block_sum2(A& a, A& b) {
-  __shared__ A partial[2][kThreads / 32];
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) {
-    a += __shfl_down_sync(0xffffffffu, a, offset);
-    b += __shfl_down_sync(0xffffffffu, b, offset);
-  }
-  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
-  if (lane == 0) {
-    partial[0][warp] = a;
-    partial[1][warp] = b;
-  }
-  __syncthreads();
-  if (warp == 0) {
-    a = lane < kThreads / 32 ? partial[0][lane] : A(0);
-    b = lane < kThreads / 32 ? partial[1][lane] : A(0);
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) {
-      a += __shfl_down_sync(0xffffffffu, a, offset);
-      b += __shfl_down_sync(0xffffffffu, b, offset);
-    }
-  }
-  __syncthreads();  // partial may be reused by the next channel
-}
-
-// One block per channel (grid-stride over channels): bias_grad[c] += Σ dy and weight_grad[c] +=
-// invstd·Σ dy·(x − mean), each skipped when null.
+// The terms of the frozen-statistics parameter gradients at element `at` of channel column / hw
+// (divisors of type D): dy, and dy·(x − mean).
 template <typename T>
-__global__ void __launch_bounds__(kThreads)
-    frozen_param_grads_kernel(const T* __restrict__ x, const T* __restrict__ dy, const T* __restrict__ mean,
-                              const T* __restrict__ var, Acc<T> eps, BatchNormDims d, T* weight_grad, T* bias_grad) {
-  using A = Acc<T>;
-  const int64_t hw = d.h * d.w, per_channel = d.n * hw;
-  for (int64_t c = blockIdx.x; c < d.c; c += gridDim.x) {  // uniform across the block
-    const A m = load(mean[c]);
-    A sum_dy = A(0), sum_dy_xc = A(0);
-    for (int64_t j = threadIdx.x; j < per_channel; j += blockDim.x) {
-      const int64_t b = j / hw, at = (b * d.c + c) * hw + (j - b * hw);
-      const A g = load(dy[at]);
-      sum_dy += g;
-      sum_dy_xc += g * (load(x[at]) - m);
-    }
-    block_sum2(sum_dy, sum_dy_xc);
-    if (threadIdx.x == 0) {
-      const A invstd = A(1) / sqrt(load(var[c]) + eps);
-      if (weight_grad != nullptr) weight_grad[c] = store<T>(load(weight_grad[c]) + sum_dy_xc * invstd);
-      if (bias_grad != nullptr) bias_grad[c] = store<T>(load(bias_grad[c]) + sum_dy);
-    }
+struct GradTerm {
+  const T* dy;
+  __device__ Acc<T> operator()(int64_t at, int64_t) const { return load(dy[at]); }
+};
+
+template <typename T, typename D>
+struct GradTimesDeviationTerm {
+  const T* dy;
+  const T* x;
+  const T* mean;
+  D hw;
+  __device__ Acc<T> operator()(int64_t at, int64_t column) const {
+    return load(dy[at]) * (load(x[at]) - load(mean[hw.div(column)]));
   }
-}
+};
+
+// bias_grad[c] += Σ dy.
+template <typename T>
+struct AddBiasGrad {
+  T* bias_grad;
+  __device__ void operator()(int64_t c, Acc<T> sum) const { bias_grad[c] = store<T>(load(bias_grad[c]) + sum); }
+};
+
+// weight_grad[c] += invstd·Σ dy·(x − mean), invstd = 1/sqrt(var + eps).
+template <typename T>
+struct AddWeightGrad {
+  T* weight_grad;
+  const T* var;
+  Acc<T> eps;
+  __device__ void operator()(int64_t c, Acc<T> sum) const {
+    const Acc<T> invstd = Acc<T>(1) / sqrt(load(var[c]) + eps);
+    weight_grad[c] = store<T>(load(weight_grad[c]) + sum * invstd);
+  }
+};
 
 // dx = dy·γ[c]/sqrt(var[c] + eps) over n elements of NCHW (channel c = (i / hw) % channels), W
 // elements per access (W = 1: scalar accesses).
@@ -220,12 +204,25 @@ void batch_norm_backward_eval(Context& ctx, DType dtype, const BatchNormDims& di
   auto s = cuda_stream(ctx);
   dispatch_f32_f64("batch_norm_backward_eval", dtype, [&]<typename T>() {
     const auto e = static_cast<Acc<T>>(eps);
+    // The parameter gradients: per-channel sums split over the batch (kernels/cuda/channel_split.cuh),
+    // partials in the context's workspace (one at a time: stream order makes the reuse safe).
+    const int64_t hw = dims.h * dims.w;
+    using A = Acc<T>;
+    A* partials = nullptr;
     if (weight_grad != nullptr || bias_grad != nullptr) {
-      const auto blocks = static_cast<unsigned>(dims.c < detail::kMaxBlocks ? dims.c : detail::kMaxBlocks);
-      frozen_param_grads_kernel<<<blocks, kThreads, 0, s>>>(
-          static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<const T*>(mean), static_cast<const T*>(var),
-          e, dims, static_cast<T*>(weight_grad), static_cast<T*>(bias_grad));
-      BATON_KERNEL_CHECK(s, "frozen_param_grads_kernel");
+      partials = static_cast<A*>(ctx.workspace(channel_partials_bytes(sizeof(A), dims.n, dims.c, hw)));
+    }
+    const auto* dys = static_cast<const T*>(dy);
+    if (bias_grad != nullptr) {
+      run_channel_terms(GradTerm<T>{dys}, AddBiasGrad<T>{static_cast<T*>(bias_grad)}, dims.n, dims.c, hw, partials, s);
+    }
+    if (weight_grad != nullptr) {
+      with_index_divisor(dims.c * hw, [&]<typename D>() {
+        run_channel_terms(
+            GradTimesDeviationTerm<T, D>{dys, static_cast<const T*>(x), static_cast<const T*>(mean), D(hw)},
+            AddWeightGrad<T>{static_cast<T*>(weight_grad), static_cast<const T*>(var), e}, dims.n, dims.c, hw, partials,
+            s);
+      });
     }
     if (dx == nullptr) return;
     const auto* g = static_cast<const T*>(dy);

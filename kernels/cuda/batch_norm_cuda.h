@@ -68,8 +68,8 @@ void batch_norm_forward_eval(Context& ctx, DType dtype, const BatchNormDims& dim
                              const void* bias, const void* mean, const void* var, double eps, void* y);
 
 // Frozen statistics, baton's kernels: dx = dy·γ·invstd (skipped when dx is null); weight_grad +=
-// Σ dy·(x − mean)·invstd and bias_grad += Σ dy (skipped when null; one block per channel, fixed
-// reduction order). weight null: γ = 1.
+// Σ dy·(x − mean)·invstd and bias_grad += Σ dy (skipped when null; sums split over the batch, fixed
+// reduction order, partials in ctx.workspace()). weight null: γ = 1.
 void batch_norm_backward_eval(Context& ctx, DType dtype, const BatchNormDims& dims, const void* x, const void* dy,
                               const void* weight, const void* mean, const void* var, double eps, void* dx,
                               void* weight_grad, void* bias_grad);
