@@ -41,14 +41,8 @@ baton_emu_switch:
   pushq %r13
   pushq %r14
   pushq %r15
-  subq $8, %rsp
-  stmxcsr (%rsp)
-  fnstcw 4(%rsp)
   movq %rsp, (%rdi)
   movq %rsi, %rsp
-  ldmxcsr (%rsp)
-  fldcw 4(%rsp)
-  addq $8, %rsp
   popq %r15
   popq %r14
   popq %r13
@@ -107,7 +101,8 @@ bool in_fiber_guard_page(const void* address) {
 }
 
 void prepare_fiber(FiberContext& context, const FiberStack& stack, void (*entry)(void*), void* argument) {
-  // The frame baton_emu_switch pops: MXCSR/FCW word, r15, r14, r13, r12, rbx, rbp, return address.
+  // The frame baton_emu_switch pops: r15, r14, r13, r12, rbx, rbp, return address. (The floating-point
+  // control state is not switched: kernels never change it, and loading it is slow.)
   auto* top = reinterpret_cast<uint64_t*>(stack.base() + kFiberStackBytes);
   uint64_t* sp = top - 2;  // after the switch's `ret` rsp = top - 16, 16-byte aligned before the call
   *--sp = reinterpret_cast<uint64_t>(&baton_emu_fiber_start);
@@ -117,13 +112,6 @@ void prepare_fiber(FiberContext& context, const FiberStack& stack, void (*entry)
   *--sp = reinterpret_cast<uint64_t>(argument);  // r13
   *--sp = 0;                                     // r14
   *--sp = 0;                                     // r15
-  --sp;
-  uint32_t csr;
-  uint16_t cw;
-  asm volatile("stmxcsr %0" : "=m"(csr));
-  asm volatile("fnstcw %0" : "=m"(cw));
-  std::memcpy(sp, &csr, 4);
-  std::memcpy(reinterpret_cast<char*>(sp) + 4, &cw, 2);
   context.stack_pointer = sp;
 }
 

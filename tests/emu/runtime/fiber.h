@@ -1,5 +1,5 @@
 // Fibers for the SIMT scheduler: a stack per CUDA thread (guard page below it) and an x86-64
-// context switch that saves the callee-saved registers and the floating-point control state.
+// context switch that saves the callee-saved general registers.
 #pragma once
 
 #include <cstddef>
