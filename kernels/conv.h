@@ -9,7 +9,8 @@
 // with stride 1 and no padding multiplies the input directly. Column buffers come from
 // ctx.workspace().
 // CUDA: cuDNN, NCHW. For each pass the algorithm is chosen by measurement (cudnnFind*AlgorithmEx
-// with a workspace from ctx.workspace(), so cuDNN allocates nothing) the first time a problem is
+// with a temporary workspace from the pool, freed after the search, so cuDNN allocates nothing and
+// ctx.workspace() grows only to what the chosen algorithm needs) the first time a problem is
 // seen, and kept in a process-wide, thread-safe cache keyed by (pass, shapes, params, dtype,
 // device, allow_tf32, deterministic, workspace limit, alignment of the data). Only algorithms whose workspace fits
 // ctx.workspace_limit() are eligible, and with ctx.deterministic() only those cuDNN reports as

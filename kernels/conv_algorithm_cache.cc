@@ -3,6 +3,7 @@
 
 #include <map>
 #include <mutex>
+#include <utility>
 
 #include "kernels/conv.h"
 
@@ -11,7 +12,7 @@ namespace {
 
 struct Cache {
   std::mutex mutex;
-  std::map<ConvAlgorithmKey, Conv2dAlgorithm> entries;
+  std::map<ConvAlgorithmKey, CachedConvAlgorithm> entries;
   int64_t hits = 0, misses = 0;
 };
 
@@ -38,7 +39,7 @@ ConvAlgorithmKey conv_algorithm_key(const Context& ctx, Conv2dPass pass, const S
           .workspace_limit = ctx.workspace_limit()};
 }
 
-std::optional<Conv2dAlgorithm> find_conv_algorithm(const ConvAlgorithmKey& key) {
+std::optional<CachedConvAlgorithm> find_conv_algorithm(const ConvAlgorithmKey& key) {
   Cache& c = cache();
   const std::lock_guard lock(c.mutex);
   const auto it = c.entries.find(key);
@@ -46,7 +47,7 @@ std::optional<Conv2dAlgorithm> find_conv_algorithm(const ConvAlgorithmKey& key) 
   return it->second;
 }
 
-Conv2dAlgorithm conv_algorithm(const ConvAlgorithmKey& key, const std::function<Conv2dAlgorithm()>& measure) {
+CachedConvAlgorithm conv_algorithm(const ConvAlgorithmKey& key, const std::function<CachedConvAlgorithm()>& measure) {
   Cache& c = cache();
   {
     const std::lock_guard lock(c.mutex);
@@ -57,15 +58,18 @@ Conv2dAlgorithm conv_algorithm(const ConvAlgorithmKey& key, const std::function<
     }
     ++c.misses;
   }
-  const Conv2dAlgorithm measured = measure();
+  CachedConvAlgorithm measured = measure();
   const std::lock_guard lock(c.mutex);
-  return c.entries.emplace(key, measured).first->second;
+  return c.entries.emplace(key, std::move(measured)).first->second;
 }
 
 std::optional<Conv2dAlgorithm> cached_conv2d_algorithm(const Context& ctx, Conv2dPass pass, const Shape& x,
                                                        const Shape& w, const Conv2dParams& params, DType dtype) {
   if (x.rank() != 4 || w.rank() != 4) return std::nullopt;
-  return find_conv_algorithm(conv_algorithm_key(ctx, pass, x, w, params, dtype));
+  const std::optional<CachedConvAlgorithm> entry =
+      find_conv_algorithm(conv_algorithm_key(ctx, pass, x, w, params, dtype));
+  if (!entry) return std::nullopt;
+  return entry->algorithm;
 }
 
 Conv2dAlgorithmCacheStats conv2d_algorithm_cache_stats() {

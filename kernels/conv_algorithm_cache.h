@@ -1,6 +1,6 @@
 // The process-wide cache of measured convolution algorithms (kernels/conv.h): one entry per
-// (pass, shapes, params, dtype, device, TF32, determinism, workspace limit), thread-safe. The CUDA
-// path measures on a miss; the cache itself is plain C++.
+// (pass, shapes, params, dtype, device, TF32, determinism, workspace limit), thread-safe, with the
+// problem's descriptors. The CUDA path measures on a miss; the cache itself is plain C++.
 #pragma once
 
 #include <array>
@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include "kernels/conv_types.h"
@@ -38,11 +39,19 @@ struct ConvAlgorithmKey {
 ConvAlgorithmKey conv_algorithm_key(const Context& ctx, Conv2dPass pass, const Shape& x, const Shape& w,
                                     const Conv2dParams& params, DType dtype);
 
-// The cached algorithm (no statistics counted).
-std::optional<Conv2dAlgorithm> find_conv_algorithm(const ConvAlgorithmKey& key);
+// What the cache keeps per key: the measured algorithm and the backend's descriptors of the problem,
+// set up for that algorithm (cuDNN's on CUDA, opaque here: this file is plain C++), so a call of a
+// known problem creates no descriptor. The descriptors are only read once cached, by any thread.
+struct CachedConvAlgorithm {
+  Conv2dAlgorithm algorithm;
+  std::shared_ptr<const void> descriptors;
+};
 
-// The cached algorithm (a hit), or measure() stored and returned (a miss). measure() runs without
-// the cache's lock held; when two threads measure one key at once the first result stored wins.
-Conv2dAlgorithm conv_algorithm(const ConvAlgorithmKey& key, const std::function<Conv2dAlgorithm()>& measure);
+// The cached entry (no statistics counted).
+std::optional<CachedConvAlgorithm> find_conv_algorithm(const ConvAlgorithmKey& key);
+
+// The cached entry (a hit), or measure() stored and returned (a miss). measure() runs without the
+// cache's lock held; when two threads measure one key at once the first result stored wins.
+CachedConvAlgorithm conv_algorithm(const ConvAlgorithmKey& key, const std::function<CachedConvAlgorithm()>& measure);
 
 }  // namespace baton::kernels

@@ -2,15 +2,21 @@
 // variant) for the training forward, the inference forward and the training backward; baton's own
 // kernels for the backward with frozen statistics (cuDNN has none) and the batch counter. cuDNN's
 // spatial batch norm is outside the routines its documentation lists as non-deterministic, and the
-// own kernels reduce in a fixed order (one block per channel, no atomics).
+// own kernels reduce in a fixed order (sums split over the batch, then one block per channel, no
+// atomics).
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <tuple>
 
 #include "kernels/cuda/batch_norm_cuda.h"
+#include "kernels/cuda/channel_split.cuh"
 #include "kernels/cuda/cudnn_descriptors.h"
+#include "kernels/cuda/index_divisor.h"
 #include "kernels/cuda/launch_context.h"
 #include "kernels/cuda/scalar.cuh"
 #include "kernels/cuda/vec.cuh"
@@ -38,6 +44,26 @@ struct BatchNormDescriptors {
   }
 };
 
+// The descriptors of (dtype, dims), made on first use and kept for the process: a later call of the
+// same shape creates none. Only read once made, so any thread may use them.
+std::shared_ptr<const BatchNormDescriptors> descriptors_for(DType dtype, const BatchNormDims& d) {
+  using Key = std::tuple<DType, int64_t, int64_t, int64_t, int64_t>;
+  static std::mutex mutex;
+  static std::map<Key, std::shared_ptr<const BatchNormDescriptors>> cache;
+  const Key key{dtype, d.n, d.c, d.h, d.w};
+  const std::lock_guard lock(mutex);
+  auto [it, inserted] = cache.try_emplace(key);
+  if (inserted) {
+    try {
+      it->second = std::make_shared<const BatchNormDescriptors>(dtype, d);
+    } catch (...) {
+      cache.erase(it);
+      throw;
+    }
+  }
+  return it->second;
+}
+
 // cudnnBatchNormalizationForwardTraining with descriptors made beforehand.
 void forward_train(cudnnHandle_t handle, const BatchNormDescriptors& desc, const BatchNormForwardTrainArgs& a) {
   const ScalingFactor one(a.dtype, 1.0), zero(a.dtype, 0.0);
@@ -56,88 +82,75 @@ void backward_train(cudnnHandle_t handle, const BatchNormDescriptors& desc, cons
       a.save_mean, a.save_invstd));
 }
 
-// A cuDNN pass run now with descriptors of its own, or bound (bare) to descriptors made now.
+// A cuDNN pass run now, or bound (bare) to its descriptors; both with the cached descriptors.
 template <typename Args>
 using Pass = void (*)(cudnnHandle_t, const BatchNormDescriptors&, const Args&);
 
 template <typename Args>
 void run_pass(Pass<Args> pass, Context& ctx, const Args& args) {
   CudaDeviceGuard guard(ctx.device().index());
-  pass(ctx.cudnn(), BatchNormDescriptors(args.dtype, args.dims), args);
+  pass(ctx.cudnn(), *descriptors_for(args.dtype, args.dims), args);
 }
 
 template <typename Args>
 std::function<void()> bare_pass(Pass<Args> pass, Context& ctx, const Args& args) {
   CudaDeviceGuard guard(ctx.device().index());
   cudnnHandle_t handle = ctx.cudnn();
-  auto desc = std::make_shared<const BatchNormDescriptors>(args.dtype, args.dims);
-  return [pass, handle, desc, args] { pass(handle, *desc, args); };
+  auto desc = descriptors_for(args.dtype, args.dims);
+  // The handle belongs to ctx's device: each call makes that device current, whatever the calling
+  // thread has current.
+  return [pass, device = ctx.device().index(), handle, desc, args] {
+    CudaDeviceGuard call_guard(device);
+    pass(handle, *desc, args);
+  };
 }
 
-constexpr int kThreads = 256;
-
-// The sums of a and b over the block (valid in thread 0): warp shuffles, then the first warp over
-// the warps' partial sums. A fixed tree, so the same inputs give the same bits.
-template <typename A>
-__device__ void block_sum2(A& a, A& b) {
-  __shared__ A partial[2][kThreads / 32];
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) {
-    a += __shfl_down_sync(0xffffffffu, a, offset);
-    b += __shfl_down_sync(0xffffffffu, b, offset);
-  }
-  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
-  if (lane == 0) {
-    partial[0][warp] = a;
-    partial[1][warp] = b;
-  }
-  __syncthreads();
-  if (warp == 0) {
-    a = lane < kThreads / 32 ? partial[0][lane] : A(0);
-    b = lane < kThreads / 32 ? partial[1][lane] : A(0);
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) {
-      a += __shfl_down_sync(0xffffffffu, a, offset);
-      b += __shfl_down_sync(0xffffffffu, b, offset);
-    }
-  }
-  __syncthreads();  // partial may be reused by the next channel
-}
-
-// One block per channel (grid-stride over channels): bias_grad[c] += Σ dy and weight_grad[c] +=
-// invstd·Σ dy·(x − mean), each skipped when null.
+// The terms of the frozen-statistics parameter gradients at element `at` of channel column / hw
+// (divisors of type D): dy, and dy·(x − mean).
 template <typename T>
-__global__ void __launch_bounds__(kThreads)
-    frozen_param_grads_kernel(const T* __restrict__ x, const T* __restrict__ dy, const T* __restrict__ mean,
-                              const T* __restrict__ var, Acc<T> eps, BatchNormDims d, T* weight_grad, T* bias_grad) {
-  using A = Acc<T>;
-  const int64_t hw = d.h * d.w, per_channel = d.n * hw;
-  for (int64_t c = blockIdx.x; c < d.c; c += gridDim.x) {  // uniform across the block
-    const A m = load(mean[c]);
-    A sum_dy = A(0), sum_dy_xc = A(0);
-    for (int64_t j = threadIdx.x; j < per_channel; j += blockDim.x) {
-      const int64_t b = j / hw, at = (b * d.c + c) * hw + (j - b * hw);
-      const A g = load(dy[at]);
-      sum_dy += g;
-      sum_dy_xc += g * (load(x[at]) - m);
-    }
-    block_sum2(sum_dy, sum_dy_xc);
-    if (threadIdx.x == 0) {
-      const A invstd = A(1) / sqrt(load(var[c]) + eps);
-      if (weight_grad != nullptr) weight_grad[c] = store<T>(load(weight_grad[c]) + sum_dy_xc * invstd);
-      if (bias_grad != nullptr) bias_grad[c] = store<T>(load(bias_grad[c]) + sum_dy);
-    }
+struct GradTerm {
+  const T* dy;
+  __device__ Acc<T> operator()(int64_t at, int64_t) const { return load(dy[at]); }
+};
+
+template <typename T, typename D>
+struct GradTimesDeviationTerm {
+  const T* dy;
+  const T* x;
+  const T* mean;
+  D hw;
+  __device__ Acc<T> operator()(int64_t at, int64_t column) const {
+    return load(dy[at]) * (load(x[at]) - load(mean[hw.div(column)]));
   }
-}
+};
+
+// bias_grad[c] += Σ dy.
+template <typename T>
+struct AddBiasGrad {
+  T* bias_grad;
+  __device__ void operator()(int64_t c, Acc<T> sum) const { bias_grad[c] = store<T>(load(bias_grad[c]) + sum); }
+};
+
+// weight_grad[c] += invstd·Σ dy·(x − mean), invstd = 1/sqrt(var + eps).
+template <typename T>
+struct AddWeightGrad {
+  T* weight_grad;
+  const T* var;
+  Acc<T> eps;
+  __device__ void operator()(int64_t c, Acc<T> sum) const {
+    const Acc<T> invstd = Acc<T>(1) / sqrt(load(var[c]) + eps);
+    weight_grad[c] = store<T>(load(weight_grad[c]) + sum * invstd);
+  }
+};
 
 // dx = dy·γ[c]/sqrt(var[c] + eps) over n elements of NCHW (channel c = (i / hw) % channels), W
 // elements per access (W = 1: scalar accesses).
-template <int W, typename T>
+template <int W, typename T, typename D>
 __global__ void frozen_dx_kernel(const T* __restrict__ dy, const T* __restrict__ weight, const T* __restrict__ var,
-                                 Acc<T> eps, int64_t n, int64_t channels, int64_t hw, T* __restrict__ dx) {
+                                 Acc<T> eps, int64_t n, ChannelOf<D> channel_of, T* __restrict__ dx) {
   using A = Acc<T>;
   const auto scaled = [&](T g, int64_t i) {
-    const int64_t c = (i / hw) % channels;
+    const int64_t c = channel_of(i);
     const A gamma = weight != nullptr ? load(weight[c]) : A(1);
     return store<T>(load(g) * (gamma / sqrt(load(var[c]) + eps)));
   };
@@ -167,10 +180,10 @@ void batch_norm_forward_eval(Context& ctx, DType dtype, const BatchNormDims& dim
                              const void* bias, const void* mean, const void* var, double eps, void* y) {
   CudaDeviceGuard guard(ctx.device().index());
   cudnnHandle_t handle = ctx.cudnn();
-  const BatchNormDescriptors desc(dtype, dims);
+  const std::shared_ptr<const BatchNormDescriptors> desc = descriptors_for(dtype, dims);
   const ScalingFactor one(dtype, 1.0), zero(dtype, 0.0);
-  BATON_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(handle, kMode, one.get(), zero.get(), desc.x.get(), x,
-                                                            desc.x.get(), y, desc.channel.get(), weight, bias, mean,
+  BATON_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(handle, kMode, one.get(), zero.get(), desc->x.get(), x,
+                                                            desc->x.get(), y, desc->channel.get(), weight, bias, mean,
                                                             var, eps));
 }
 
@@ -191,25 +204,40 @@ void batch_norm_backward_eval(Context& ctx, DType dtype, const BatchNormDims& di
   auto s = cuda_stream(ctx);
   dispatch_f32_f64("batch_norm_backward_eval", dtype, [&]<typename T>() {
     const auto e = static_cast<Acc<T>>(eps);
+    // The parameter gradients: per-channel sums split over the batch (kernels/cuda/channel_split.cuh),
+    // partials in the context's workspace (one at a time: stream order makes the reuse safe).
+    const int64_t hw = dims.h * dims.w;
+    using A = Acc<T>;
+    A* partials = nullptr;
     if (weight_grad != nullptr || bias_grad != nullptr) {
-      const auto blocks = static_cast<unsigned>(dims.c < detail::kMaxBlocks ? dims.c : detail::kMaxBlocks);
-      frozen_param_grads_kernel<<<blocks, kThreads, 0, s>>>(
-          static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<const T*>(mean), static_cast<const T*>(var),
-          e, dims, static_cast<T*>(weight_grad), static_cast<T*>(bias_grad));
-      BATON_KERNEL_CHECK(s, "frozen_param_grads_kernel");
+      partials = static_cast<A*>(ctx.workspace(channel_partials_bytes(sizeof(A), dims.n, dims.c, hw)));
+    }
+    const auto* dys = static_cast<const T*>(dy);
+    if (bias_grad != nullptr) {
+      run_channel_terms(GradTerm<T>{dys}, AddBiasGrad<T>{static_cast<T*>(bias_grad)}, dims.n, dims.c, hw, partials, s);
+    }
+    if (weight_grad != nullptr) {
+      with_index_divisor(dims.c * hw, [&]<typename D>() {
+        run_channel_terms(
+            GradTimesDeviationTerm<T, D>{dys, static_cast<const T*>(x), static_cast<const T*>(mean), D(hw)},
+            AddWeightGrad<T>{static_cast<T*>(weight_grad), static_cast<const T*>(var), e}, dims.n, dims.c, hw, partials,
+            s);
+      });
     }
     if (dx == nullptr) return;
     const auto* g = static_cast<const T*>(dy);
     auto* out = static_cast<T*>(dx);
-    const int64_t hw = dims.h * dims.w;
-    if (aligned16(g) && aligned16(out)) {
-      constexpr int W = kVecWidth<T>;
-      frozen_dx_kernel<W><<<detail::grid_for(n / W + 1), detail::kBlockSize, 0, s>>>(
-          g, static_cast<const T*>(weight), static_cast<const T*>(var), e, n, dims.c, hw, out);
-    } else {
-      frozen_dx_kernel<1><<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(
-          g, static_cast<const T*>(weight), static_cast<const T*>(var), e, n, dims.c, hw, out);
-    }
+    with_index_divisor(n, [&]<typename D>() {
+      const ChannelOf<D> channel_of(dims.h * dims.w, dims.c);
+      if (aligned16(g) && aligned16(out)) {
+        constexpr int W = kVecWidth<T>;
+        frozen_dx_kernel<W><<<detail::grid_for(n / W + 1), detail::kBlockSize, 0, s>>>(
+            g, static_cast<const T*>(weight), static_cast<const T*>(var), e, n, channel_of, out);
+      } else {
+        frozen_dx_kernel<1><<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(
+            g, static_cast<const T*>(weight), static_cast<const T*>(var), e, n, channel_of, out);
+      }
+    });
     BATON_KERNEL_CHECK(s, "frozen_dx_kernel");
   });
 }

@@ -53,11 +53,12 @@ struct BatchNormBackwardTrainArgs {
   bool accumulate_param_grads = true;
 };
 
-// The cuDNN calls, descriptors made for each call.
+// The cuDNN calls. The descriptors of a (dtype, dims) are made on its first call and cached for the
+// process.
 void batch_norm_forward_train(Context& ctx, const BatchNormForwardTrainArgs& args);
 void batch_norm_backward_train(Context& ctx, const BatchNormBackwardTrainArgs& args);
 
-// The same calls, bare: descriptors made now, each call of the result issues only the cuDNN call
+// The same calls, bare: the cached descriptors bound now, each call of the result issues only the cuDNN call
 // (kernels::batch_norm_library_call). The pointers must stay valid while the result is used.
 std::function<void()> batch_norm_forward_train_call(Context& ctx, const BatchNormForwardTrainArgs& args);
 std::function<void()> batch_norm_backward_train_call(Context& ctx, const BatchNormBackwardTrainArgs& args);
@@ -67,8 +68,8 @@ void batch_norm_forward_eval(Context& ctx, DType dtype, const BatchNormDims& dim
                              const void* bias, const void* mean, const void* var, double eps, void* y);
 
 // Frozen statistics, baton's kernels: dx = dy·γ·invstd (skipped when dx is null); weight_grad +=
-// Σ dy·(x − mean)·invstd and bias_grad += Σ dy (skipped when null; one block per channel, fixed
-// reduction order). weight null: γ = 1.
+// Σ dy·(x − mean)·invstd and bias_grad += Σ dy (skipped when null; sums split over the batch, fixed
+// reduction order, partials in ctx.workspace()). weight null: γ = 1.
 void batch_norm_backward_eval(Context& ctx, DType dtype, const BatchNormDims& dims, const void* x, const void* dy,
                               const void* weight, const void* mean, const void* var, double eps, void* dx,
                               void* weight_grad, void* bias_grad);

@@ -1,11 +1,14 @@
-// CUDA kernels of the deferred batch-norm statistics: per-channel mean and biased variance (one
-// block per channel, two passes, fixed reduction tree: the same bits on every run), their pairwise
-// merge, and the running-statistics update (elementwise over the channels).
+// CUDA kernels of the deferred batch-norm statistics: per-channel mean and biased variance (two
+// passes, each split over the batch as channel_reduce is: kernels/cuda/channel_split.cuh; fixed
+// reduction order, the same bits on every run), their pairwise merge, and the running-statistics
+// update (elementwise over the channels).
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
 #include "kernels/cuda/batch_norm_statistics_cuda.h"
+#include "kernels/cuda/channel_split.cuh"
+#include "kernels/cuda/index_divisor.h"
 #include "kernels/cuda/launch_context.h"
 #include "kernels/cuda/scalar.cuh"
 #include "kernels/cuda/vec.cuh"
@@ -16,57 +19,32 @@
 namespace baton::kernels::cuda {
 namespace {
 
-constexpr int kThreads = 256;
-
-// The sum of v over the block, returned to every thread: warp shuffles, then the first warp over
-// the warps' partial sums.
-template <typename A>
-__device__ A block_sum(A v) {
-  __shared__ A partial[kThreads / 32];
-  __shared__ A total;
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
-  if (lane == 0) partial[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    v = lane < kThreads / 32 ? partial[lane] : A(0);
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-    if (lane == 0) total = v;
-  }
-  __syncthreads();
-  const A result = total;
-  __syncthreads();  // partial and total may be reused by the next call
-  return result;
-}
-
+// The terms of the two statistics passes over x, at element `at` of channel column / hw: x, then
+// (x − mean)² with the first pass's mean (divisors of type D: kernels/cuda/index_divisor.h).
 template <typename T>
-__global__ void __launch_bounds__(kThreads)
-    statistics_kernel(const T* __restrict__ x, BatchNormDims d, T* __restrict__ mean, T* __restrict__ var) {
-  using A = Acc<T>;
-  const int64_t hw = d.h * d.w, per_channel = d.n * hw;
-  const A count = static_cast<A>(per_channel);
-  for (int64_t c = blockIdx.x; c < d.c; c += gridDim.x) {  // uniform across the block
-    A sum = A(0);
-    for (int64_t j = threadIdx.x; j < per_channel; j += blockDim.x) {
-      const int64_t b = j / hw;
-      sum += load(x[(b * d.c + c) * hw + (j - b * hw)]);
-    }
-    const A mu = block_sum(sum) / count;
-    A squares = A(0);
-    for (int64_t j = threadIdx.x; j < per_channel; j += blockDim.x) {
-      const int64_t b = j / hw;
-      const A dev = load(x[(b * d.c + c) * hw + (j - b * hw)]) - mu;
-      squares += dev * dev;
-    }
-    squares = block_sum(squares);
-    if (threadIdx.x == 0) {
-      mean[c] = store<T>(mu);
-      var[c] = store<T>(squares / count);
-    }
+struct ValueTerm {
+  const T* x;
+  __device__ Acc<T> operator()(int64_t at, int64_t) const { return load(x[at]); }
+};
+
+template <typename T, typename D>
+struct SquaredDeviationTerm {
+  const T* x;
+  const T* mean;
+  D hw;
+  __device__ Acc<T> operator()(int64_t at, int64_t column) const {
+    const Acc<T> d = load(x[at]) - load(mean[hw.div(column)]);
+    return d * d;
   }
-}
+};
+
+// out[c] = sum / count.
+template <typename T>
+struct StoreMean {
+  T* out;
+  Acc<T> count;
+  __device__ void operator()(int64_t c, Acc<T> sum) const { out[c] = store<T>(sum / count); }
+};
 
 template <typename T>
 __global__ void merge_kernel(int64_t channels, double count, T* mean, T* var, double batch_count,
@@ -104,10 +82,17 @@ void batch_norm_statistics(Context& ctx, DType dtype, const BatchNormDims& dims,
   CudaDeviceGuard guard(ctx.device().index());
   auto s = cuda_stream(ctx);
   dispatch_f32_f64("batch_norm_statistics", dtype, [&]<typename T>() {
-    const auto blocks = static_cast<unsigned>(dims.c < detail::kMaxBlocks ? dims.c : detail::kMaxBlocks);
-    statistics_kernel<<<blocks, kThreads, 0, s>>>(static_cast<const T*>(x), dims, static_cast<T*>(mean),
-                                                  static_cast<T*>(var));
-    BATON_KERNEL_CHECK(s, "batch_norm statistics_kernel");
+    using A = Acc<T>;
+    const int64_t hw = dims.h * dims.w;
+    auto* partials = static_cast<A*>(ctx.workspace(channel_partials_bytes(sizeof(A), dims.n, dims.c, hw)));
+    const auto* xs = static_cast<const T*>(x);
+    const auto count = static_cast<A>(dims.n * hw);
+    // Two passes for accuracy (mean, then squared deviations from it), each split over the batch.
+    run_channel_terms(ValueTerm<T>{xs}, StoreMean<T>{static_cast<T*>(mean), count}, dims.n, dims.c, hw, partials, s);
+    with_index_divisor(dims.c * hw, [&]<typename D>() {
+      run_channel_terms(SquaredDeviationTerm<T, D>{xs, static_cast<const T*>(mean), D(hw)},
+                        StoreMean<T>{static_cast<T*>(var), count}, dims.n, dims.c, hw, partials, s);
+    });
   });
 }
 

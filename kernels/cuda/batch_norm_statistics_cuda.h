@@ -12,7 +12,8 @@
 
 namespace baton::kernels::cuda {
 
-// Per-channel mean and biased variance of x (NCHW `dims`): one block per channel, two passes.
+// Per-channel mean and biased variance of x (NCHW `dims`): two passes split over the batch, partials
+// in ctx.workspace().
 void batch_norm_statistics(Context& ctx, DType dtype, const BatchNormDims& dims, const void* x, void* mean, void* var);
 
 // Chan et al.'s merge of (batch_mean, batch_var) over batch_count values into (mean, var) over count.

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "kernels/conv_algorithm_cache.h"
 #include "kernels/cuda/cudnn_descriptors.h"
@@ -134,13 +135,15 @@ bool uses_tensor_ops(cudnnMathType_t math) {
   return math == CUDNN_TENSOR_OP_MATH || math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
 }
 
-// Measures every algorithm of pass P on the call's tensors (cudnnFind*AlgorithmEx with a workspace
-// from the context) and returns the fastest eligible one.
+// Measures every algorithm of pass P on the call's tensors (cudnnFind*AlgorithmEx with a temporary
+// workspace from the pool) and returns the fastest eligible one, with the problem's descriptors set
+// to the math type it runs with (kept in the cache with it).
 template <typename P>
-Conv2dAlgorithm measure(Context& ctx, const ConvArgs& a, const ConvAlgorithmKey& key) {
+CachedConvAlgorithm measure(Context& ctx, const ConvArgs& a, const ConvAlgorithmKey& key) {
   cudnnHandle_t handle = ctx.cudnn();
   const cudnnMathType_t math = search_math_type(key);
-  const ConvDescriptors d(a, math);
+  auto descriptors = std::make_shared<ConvDescriptors>(a, math);
+  const ConvDescriptors& d = *descriptors;
   // The search workspace: the most any algorithm asks for within the limit (the others cannot run).
   size_t search_bytes = 0;
   for (int i = 0; i < P::kCount; ++i) {
@@ -150,7 +153,11 @@ Conv2dAlgorithm measure(Context& ctx, const ConvArgs& a, const ConvAlgorithmKey&
       search_bytes = std::max(search_bytes, bytes);
     }
   }
-  void* workspace = search_bytes > 0 ? ctx.workspace(search_bytes) : nullptr;
+  // A temporary allocation, given back (stream-ordered) when the search is done: the context's
+  // workspace grows only to what the chosen algorithm needs, never to the search's maximum.
+  std::shared_ptr<Storage> search_workspace;
+  if (search_bytes > 0) search_workspace = Storage::allocate(search_bytes, ctx.stream());
+  void* workspace = search_workspace ? search_workspace->data() : nullptr;
   // The search writes its output: dw must not be touched (it accumulates), so it gets a scratch copy.
   std::shared_ptr<Storage> scratch;
   void* out = P::output(a);
@@ -167,11 +174,14 @@ Conv2dAlgorithm measure(Context& ctx, const ConvArgs& a, const ConvAlgorithmKey&
     if (r.status != CUDNN_STATUS_SUCCESS || r.memory > key.workspace_limit) continue;
     if (key.deterministic && !deterministic) continue;
     if (math == CUDNN_FMA_MATH && uses_tensor_ops(r.mathType)) continue;
-    return {.algo = static_cast<int>(r.algo),
-            .math_type = static_cast<int>(math == CUDNN_FMA_MATH ? CUDNN_FMA_MATH : r.mathType),
-            .deterministic = deterministic,
-            .workspace_bytes = r.memory,
-            .measured_ms = r.time};
+    const cudnnMathType_t run_math = math == CUDNN_FMA_MATH ? CUDNN_FMA_MATH : r.mathType;
+    BATON_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.get(), run_math));
+    return {.algorithm = {.algo = static_cast<int>(r.algo),
+                          .math_type = static_cast<int>(run_math),
+                          .deterministic = deterministic,
+                          .workspace_bytes = r.memory,
+                          .measured_ms = r.time},
+            .descriptors = std::move(descriptors)};
   }
   BATON_FAIL(pass_name(a.pass), ": no cuDNN algorithm is eligible for input ", a.x.str(), ", filter ", a.w.str(),
              ", output ", a.y.str(), " (", dtype_name(a.dtype), ", workspace limit ", key.workspace_limit, " bytes",
@@ -187,11 +197,17 @@ ConvAlgorithmKey key_of(const Context& ctx, const ConvArgs& a) {
   return key;
 }
 
+// The descriptors cached with an algorithm (made by measure()).
+const ConvDescriptors& descriptors_of(const CachedConvAlgorithm& entry) {
+  return *static_cast<const ConvDescriptors*>(entry.descriptors.get());
+}
+
 template <typename P>
 void run_pass(Context& ctx, const ConvArgs& a) {
   const ConvAlgorithmKey key = key_of(ctx, a);
-  const Conv2dAlgorithm algo = conv_algorithm(key, [&] { return measure<P>(ctx, a, key); });
-  const ConvDescriptors d(a, static_cast<cudnnMathType_t>(algo.math_type));
+  const CachedConvAlgorithm entry = conv_algorithm(key, [&] { return measure<P>(ctx, a, key); });
+  const Conv2dAlgorithm& algo = entry.algorithm;
+  const ConvDescriptors& d = descriptors_of(entry);
   void* workspace = algo.workspace_bytes > 0 ? ctx.workspace(algo.workspace_bytes) : nullptr;
   const Scaling scaling(a.dtype, a.pass == Conv2dPass::backward_filter ? 1.0 : 0.0);
   BATON_CUDNN_CHECK(P::run(ctx.cudnn(), d, a, algo.algo, workspace, algo.workspace_bytes, scaling));
@@ -199,14 +215,19 @@ void run_pass(Context& ctx, const ConvArgs& a) {
 
 template <typename P>
 std::function<void()> library_call(Context& ctx, const ConvArgs& a) {
-  const std::optional<Conv2dAlgorithm> algo = find_conv_algorithm(key_of(ctx, a));
-  BATON_CHECK(algo.has_value(), pass_name(a.pass), ": no algorithm is cached for input ", a.x.str(), ", filter ",
+  const std::optional<CachedConvAlgorithm> entry = find_conv_algorithm(key_of(ctx, a));
+  BATON_CHECK(entry.has_value(), pass_name(a.pass), ": no algorithm is cached for input ", a.x.str(), ", filter ",
               a.w.str(), " with this context's settings; run the op once first");
-  auto d = std::make_shared<const ConvDescriptors>(a, static_cast<cudnnMathType_t>(algo->math_type));
+  const Conv2dAlgorithm algo = entry->algorithm;
+  // The cached descriptors, kept alive by the call.
+  auto d = std::shared_ptr<const ConvDescriptors>(entry->descriptors, &descriptors_of(*entry));
   std::shared_ptr<Storage> workspace;
-  if (algo->workspace_bytes > 0) workspace = Storage::allocate(algo->workspace_bytes, ctx.stream());
+  if (algo.workspace_bytes > 0) workspace = Storage::allocate(algo.workspace_bytes, ctx.stream());
   const Scaling scaling(a.dtype, a.pass == Conv2dPass::backward_filter ? 1.0 : 0.0);
-  return [handle = ctx.cudnn(), d, workspace, a, algo = *algo, scaling] {
+  // The handle belongs to ctx's device: each call makes that device current, whatever the calling
+  // thread has current.
+  return [device = ctx.device().index(), handle = ctx.cudnn(), d, workspace, a, algo, scaling] {
+    CudaDeviceGuard call_guard(device);
     BATON_CUDNN_CHECK(
         P::run(handle, *d, a, algo.algo, workspace ? workspace->data() : nullptr, algo.workspace_bytes, scaling));
   };

@@ -1,14 +1,28 @@
 // cuDNN descriptor wrappers (kernels/cuda/cudnn_descriptors.h).
 #include "kernels/cuda/cudnn_descriptors.h"
 
+#include <atomic>
+
+#include "kernels/cuda/cudnn_descriptor_count.h"
 #include "runtime/core/cuda/cudnn_check.h"
 #include "runtime/core/log.h"
 
 namespace baton::kernels::cuda {
+namespace {
+
+std::atomic<int64_t>& created_count() {
+  static std::atomic<int64_t> count{0};
+  return count;
+}
+
+}  // namespace
+
+int64_t cudnn_descriptors_created() { return created_count().load(); }
 
 template <typename Handle, cudnnStatus_t (*kCreate)(Handle*), cudnnStatus_t (*kDestroy)(Handle)>
 CudnnDescriptor<Handle, kCreate, kDestroy>::CudnnDescriptor() {
   BATON_CUDNN_CHECK(kCreate(&handle_));
+  created_count().fetch_add(1);
 }
 
 template <typename Handle, cudnnStatus_t (*kCreate)(Handle*), cudnnStatus_t (*kDestroy)(Handle)>

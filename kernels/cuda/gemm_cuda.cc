@@ -73,7 +73,12 @@ std::function<void()> gemm_library_call(Context& ctx, const GemmArgs& args) {
   CudaDeviceGuard guard(ctx.device().index());
   cublasHandle_t handle = ctx.cublas();
   set_modes(handle, ctx.allow_tf32());
-  return [handle, call = GemmCall(ctx.allow_tf32(), args)] { call.issue(handle); };
+  // The handle belongs to ctx's device: each call makes that device current, whatever the calling
+  // thread has current (the guard's cost is part of the call, as it is of the op's).
+  return [device = ctx.device().index(), handle, call = GemmCall(ctx.allow_tf32(), args)] {
+    CudaDeviceGuard call_guard(device);
+    call.issue(handle);
+  };
 }
 
 }  // namespace baton::kernels::cuda

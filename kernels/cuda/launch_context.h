@@ -2,7 +2,7 @@
 // Context first; it runs under CudaDeviceGuard(ctx.device().index()) and issues work on this stream).
 #pragma once
 
-#include <cuda_runtime_api.h>
+#include <cuda_runtime.h>
 
 #include "runtime/core/context.h"
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/index_divisor.h"
 #include "kernels/cuda/launch_context.h"
 #include "kernels/cuda/pool_cuda.h"
 #include "kernels/cuda/scalar.cuh"
@@ -18,6 +19,22 @@
 
 namespace baton::kernels::cuda {
 namespace {
+
+// Element i of dx [planes, in_h, in_w] as (plane, h, w), by divisors of type D (32-bit fast division
+// below 2^31 elements: kernels/cuda/index_divisor.h).
+template <typename D>
+struct InputPosition {
+  D plane_div, row_div;
+  int64_t in_size, in_w;
+  explicit InputPosition(const PoolPlane& p)
+      : plane_div(p.in_h * p.in_w), row_div(p.in_w), in_size(p.in_h * p.in_w), in_w(p.in_w) {}
+  __device__ void operator()(int64_t i, int64_t& plane, int64_t& h, int64_t& w) const {
+    plane = plane_div.div(i);
+    const int64_t r = i - plane * in_size;
+    h = row_div.div(r);
+    w = r - h * in_w;
+  }
+};
 
 template <typename T, typename I>
 __global__ void max_pool_forward_kernel(const T* __restrict__ x, int64_t planes, PoolPlane p, T* __restrict__ y,
@@ -34,12 +51,13 @@ __global__ void max_pool_forward_kernel(const T* __restrict__ x, int64_t planes,
   }
 }
 
-template <typename T, typename I>
+template <typename T, typename I, typename D>
 __global__ void max_pool_backward_kernel(const T* __restrict__ dy, const I* __restrict__ indices, int64_t planes,
-                                         PoolPlane p, T* __restrict__ dx) {
+                                         PoolPlane p, InputPosition<D> at, T* __restrict__ dx) {
   const int64_t in_size = p.in_h * p.in_w, out_size = p.out_h * p.out_w;
   for (int64_t i = grid_thread(); i < planes * in_size; i += grid_threads()) {
-    const int64_t plane = i / in_size, r = i - plane * in_size, h = r / p.in_w, w = r - h * p.in_w;
+    int64_t plane, h, w;
+    at(i, plane, h, w);
     const T* gp = dy + plane * out_size;
     const I* ip = indices + plane * out_size;
     dx[i] = store<T>(max_pool_input_grad<Acc<T>>(
@@ -58,12 +76,13 @@ __global__ void avg_pool_forward_kernel(const T* __restrict__ x, int64_t planes,
   }
 }
 
-template <typename T>
+template <typename T, typename D>
 __global__ void avg_pool_backward_kernel(const T* __restrict__ dy, int64_t planes, PoolPlane p, bool count_include_pad,
-                                         T* __restrict__ dx) {
+                                         InputPosition<D> at, T* __restrict__ dx) {
   const int64_t in_size = p.in_h * p.in_w, out_size = p.out_h * p.out_w;
   for (int64_t i = grid_thread(); i < planes * in_size; i += grid_threads()) {
-    const int64_t plane = i / in_size, r = i - plane * in_size, h = r / p.in_w, w = r - h * p.in_w;
+    int64_t plane, h, w;
+    at(i, plane, h, w);
     const T* gp = dy + plane * out_size;
     dx[i] = store<T>(avg_pool_input_grad<Acc<T>>(p, count_include_pad, h, w, [gp](int64_t o) { return load(gp[o]); }));
   }
@@ -79,12 +98,13 @@ __global__ void adaptive_avg_forward_kernel(const T* __restrict__ x, int64_t pla
   }
 }
 
-template <typename T>
-__global__ void adaptive_avg_backward_kernel(const T* __restrict__ dy, int64_t planes, PoolPlane p,
+template <typename T, typename D>
+__global__ void adaptive_avg_backward_kernel(const T* __restrict__ dy, int64_t planes, PoolPlane p, InputPosition<D> at,
                                              T* __restrict__ dx) {
   const int64_t in_size = p.in_h * p.in_w, out_size = p.out_h * p.out_w;
   for (int64_t i = grid_thread(); i < planes * in_size; i += grid_threads()) {
-    const int64_t plane = i / in_size, r = i - plane * in_size, h = r / p.in_w, w = r - h * p.in_w;
+    int64_t plane, h, w;
+    at(i, plane, h, w);
     const T* gp = dy + plane * out_size;
     dx[i] = store<T>(adaptive_avg_pool_input_grad<Acc<T>>(p, h, w, [gp](int64_t o) { return load(gp[o]); }));
   }
@@ -104,17 +124,19 @@ __global__ void global_avg_forward_kernel(const T* __restrict__ x, int64_t plane
 }
 
 // dx[i] = dy[i / hw] / hw; W elements per store (W = 1: scalar stores).
-template <int W, typename T>
-__global__ void global_avg_backward_kernel(const T* __restrict__ dy, int64_t n, int64_t hw, T* __restrict__ dx) {
+template <int W, typename T, typename D>
+__global__ void global_avg_backward_kernel(const T* __restrict__ dy, int64_t n, int64_t hw, D plane_of,
+                                           T* __restrict__ dx) {
   const Acc<T> divisor = static_cast<Acc<T>>(hw);
   const int64_t packs = n / W;
   for (int64_t pack = grid_thread(); pack < packs; pack += grid_threads()) {
     Vec<T, W> v;
 #pragma unroll
-    for (int k = 0; k < W; ++k) v.v[k] = store<T>(load(dy[(pack * W + k) / hw]) / divisor);
+    for (int k = 0; k < W; ++k) v.v[k] = store<T>(load(dy[plane_of.div(pack * W + k)]) / divisor);
     store_vec<W>(dx + pack * W, v);
   }
-  for (int64_t i = packs * W + grid_thread(); i < n; i += grid_threads()) dx[i] = store<T>(load(dy[i / hw]) / divisor);
+  for (int64_t i = packs * W + grid_thread(); i < n; i += grid_threads())
+    dx[i] = store<T>(load(dy[plane_of.div(i)]) / divisor);
 }
 
 // Calls fn.template operator()<I>() with I the C++ type of an index dtype (i32 or i64, checked before).
@@ -149,8 +171,11 @@ void max_pool2d_backward(Context& ctx, DType dtype, DType index_dtype, const voi
   auto s = cuda_stream(ctx);
   dispatch_floating("max_pool2d_backward", dtype, [&]<typename T>() {
     dispatch_index(index_dtype, [&]<typename I>() {
-      max_pool_backward_kernel<<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(
-          static_cast<const T*>(dy), static_cast<const I*>(indices), planes, plane, static_cast<T*>(dx));
+      with_index_divisor(n, [&]<typename D>() {
+        max_pool_backward_kernel<<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(
+            static_cast<const T*>(dy), static_cast<const I*>(indices), planes, plane, InputPosition<D>(plane),
+            static_cast<T*>(dx));
+      });
       BATON_KERNEL_CHECK(s, "max_pool_backward_kernel");
     });
   });
@@ -176,8 +201,10 @@ void avg_pool2d_backward(Context& ctx, DType dtype, const void* dy, int64_t plan
   CudaDeviceGuard guard(ctx.device().index());
   auto s = cuda_stream(ctx);
   dispatch_floating("avg_pool2d_backward", dtype, [&]<typename T>() {
-    avg_pool_backward_kernel<<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(
-        static_cast<const T*>(dy), planes, plane, count_include_pad, static_cast<T*>(dx));
+    with_index_divisor(n, [&]<typename D>() {
+      avg_pool_backward_kernel<<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(
+          static_cast<const T*>(dy), planes, plane, count_include_pad, InputPosition<D>(plane), static_cast<T*>(dx));
+    });
     BATON_KERNEL_CHECK(s, "avg_pool_backward_kernel");
   });
 }
@@ -199,14 +226,16 @@ void global_avg_pool2d_backward(Context& ctx, DType dtype, const void* dy, int64
   CudaDeviceGuard guard(ctx.device().index());
   auto s = cuda_stream(ctx);
   dispatch_floating("global_avg_pool2d_backward", dtype, [&]<typename T>() {
-    if (aligned16(dx)) {
-      constexpr int W = kVecWidth<T>;
-      global_avg_backward_kernel<W><<<detail::grid_for(n / W + 1), detail::kBlockSize, 0, s>>>(
-          static_cast<const T*>(dy), n, hw, static_cast<T*>(dx));
-    } else {
-      global_avg_backward_kernel<1>
-          <<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(static_cast<const T*>(dy), n, hw, static_cast<T*>(dx));
-    }
+    with_index_divisor(n, [&]<typename D>() {
+      if (aligned16(dx)) {
+        constexpr int W = kVecWidth<T>;
+        global_avg_backward_kernel<W><<<detail::grid_for(n / W + 1), detail::kBlockSize, 0, s>>>(
+            static_cast<const T*>(dy), n, hw, D(hw), static_cast<T*>(dx));
+      } else {
+        global_avg_backward_kernel<1><<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(
+            static_cast<const T*>(dy), n, hw, D(hw), static_cast<T*>(dx));
+      }
+    });
     BATON_KERNEL_CHECK(s, "global_avg_backward_kernel");
   });
 }
@@ -231,8 +260,10 @@ void adaptive_avg_pool2d_backward(Context& ctx, DType dtype, const void* dy, int
   CudaDeviceGuard guard(ctx.device().index());
   auto s = cuda_stream(ctx);
   dispatch_floating("adaptive_avg_pool2d_backward", dtype, [&]<typename T>() {
-    adaptive_avg_backward_kernel<<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(static_cast<const T*>(dy), planes,
-                                                                                    plane, static_cast<T*>(dx));
+    with_index_divisor(n, [&]<typename D>() {
+      adaptive_avg_backward_kernel<<<detail::grid_for(n), detail::kBlockSize, 0, s>>>(
+          static_cast<const T*>(dy), planes, plane, InputPosition<D>(plane), static_cast<T*>(dx));
+    });
     BATON_KERNEL_CHECK(s, "adaptive_avg_backward_kernel");
   });
 }

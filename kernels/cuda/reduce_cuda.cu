@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cuda/channel_split.cuh"
 #include "kernels/cuda/launch_context.h"
 #include "kernels/cuda/reduce_cuda.h"
 #include "kernels/cuda/scalar.cuh"
@@ -22,10 +23,6 @@ constexpr int kWarps = kThreads / 32;
 // Whole-tensor reductions: about this many elements per thread, at most kMaxPartials blocks.
 constexpr int64_t kElementsPerThread = 16;
 constexpr int64_t kMaxPartials = 1024;
-// Channel reductions: about this many (row slice, column) work items in the first pass, each
-// covering at least kMinRowsPerSlice rows of the batch.
-constexpr int64_t kChannelTargetItems = int64_t{1} << 20;
-constexpr int64_t kMinRowsPerSlice = 32;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -118,23 +115,9 @@ void run_reduce(R r, Finish finish, const T* x, int64_t n, Acc<T>* out, Acc<T>* 
   BATON_KERNEL_CHECK(s, "reduce_finish_kernel");
 }
 
-// The first pass of a channel reduction sees x as a [batch, columns] matrix (columns = channels·hw)
-// and cuts the batch into `slices` runs of `rows` rows: partials[slice, column] = Σ over the
-// slice's rows of x (· y). Threads walk consecutive columns (coalesced for every hw, 1 included).
-struct ChannelPlan {
-  int64_t slices = 1;
-  int64_t rows = 1;
-};
-
-ChannelPlan channel_plan(int64_t batch, int64_t columns) {
-  ChannelPlan plan;
-  const int64_t wanted = columns > 0 ? ceil_div(kChannelTargetItems, columns) : 1;
-  plan.slices = std::clamp<int64_t>(wanted, 1, std::max<int64_t>(1, ceil_div(batch, kMinRowsPerSlice)));
-  plan.rows = std::max<int64_t>(1, ceil_div(batch, plan.slices));
-  plan.slices = std::max<int64_t>(1, ceil_div(batch, plan.rows));
-  return plan;
-}
-
+// The first pass of a channel reduction (the split of kernels/cuda/channel_split.cuh):
+// partials[slice, column] = Σ over the slice's rows of x (· y). Threads walk consecutive columns
+// (coalesced for every hw, 1 included).
 // With kVector (x, y 16-byte aligned and columns a multiple of the pack size) a work item is a
 // group of one pack's columns; otherwise a single column. Rows are added in order.
 template <bool kVector, bool kDot, typename T>
@@ -168,20 +151,12 @@ __global__ void channel_partials_kernel(const T* x, const T* y, int64_t batch, i
   }
 }
 
-// out[c] = Σ over slices s and i < hw of partials[s, c·hw + i], one block per channel.
+// The second pass's result: out[c] = the channel's sum.
 template <typename A>
-__global__ void channel_finish_kernel(const A* partials, int64_t slices, int64_t channels, int64_t hw, A* out) {
-  const AddOf<A, false> add;
-  for (int64_t c = blockIdx.x; c < channels; c += gridDim.x) {  // uniform across the block
-    A acc = A(0);
-    for (int64_t i = threadIdx.x; i < slices * hw; i += blockDim.x) {
-      const int64_t slice = i / hw, j = i - slice * hw;
-      acc += partials[(slice * channels + c) * hw + j];
-    }
-    acc = block_reduce(acc, add);
-    if (threadIdx.x == 0) out[c] = acc;
-  }
-}
+struct StoreChannelSum {
+  A* out;
+  __device__ void operator()(int64_t c, A sum) const { out[c] = sum; }
+};
 
 template <bool kDot, typename T>
 void run_channel(const T* x, const T* y, int64_t batch, int64_t channels, int64_t hw, Acc<T>* out, Acc<T>* partials,
@@ -197,9 +172,7 @@ void run_channel(const T* x, const T* y, int64_t batch, int64_t channels, int64_
     channel_partials_kernel<false, kDot><<<grid, kThreads, 0, s>>>(x, y, batch, columns, plan, partials);
   }
   BATON_KERNEL_CHECK(s, "channel_partials_kernel");
-  const auto blocks = static_cast<unsigned>(std::min<int64_t>(channels, baton::detail::kMaxBlocks));
-  channel_finish_kernel<<<blocks, kThreads, 0, s>>>(partials, plan.slices, channels, hw, out);
-  BATON_KERNEL_CHECK(s, "channel_finish_kernel");
+  launch_channel_finish(partials, plan, channels, hw, StoreChannelSum<Acc<T>>{out}, s);
 }
 
 }  // namespace

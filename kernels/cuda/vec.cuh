@@ -32,10 +32,16 @@ __device__ __forceinline__ Vec<T, W> load_vec(const T* p) {
   if constexpr (Vec<T, W>::kBytes <= kVecBytes) {
     return *reinterpret_cast<const Vec<T, W>*>(p);
   } else {
-    using Pack = Vec<T, kVecWidth<T>>;
+    // One 16-byte access per pack, its elements copied into the vector one by one (no type-punned
+    // store into vec.v, which the compiler cannot see initialise it).
+    constexpr int P = kVecWidth<T>;
     Vec<T, W> vec;
 #pragma unroll
-    for (int k = 0; k < W / kVecWidth<T>; ++k) reinterpret_cast<Pack*>(vec.v)[k] = reinterpret_cast<const Pack*>(p)[k];
+    for (int k = 0; k < W / P; ++k) {
+      const Vec<T, P> pack = reinterpret_cast<const Vec<T, P>*>(p)[k];
+#pragma unroll
+      for (int j = 0; j < P; ++j) vec.v[k * P + j] = pack.v[j];
+    }
     return vec;
   }
 }
@@ -45,9 +51,15 @@ __device__ __forceinline__ void store_vec(T* p, const Vec<T, W>& vec) {
   if constexpr (Vec<T, W>::kBytes <= kVecBytes) {
     *reinterpret_cast<Vec<T, W>*>(p) = vec;
   } else {
-    using Pack = Vec<T, kVecWidth<T>>;
+    // Each pack built element by element from the vector, then stored with one 16-byte access.
+    constexpr int P = kVecWidth<T>;
 #pragma unroll
-    for (int k = 0; k < W / kVecWidth<T>; ++k) reinterpret_cast<Pack*>(p)[k] = reinterpret_cast<const Pack*>(vec.v)[k];
+    for (int k = 0; k < W / P; ++k) {
+      Vec<T, P> pack;
+#pragma unroll
+      for (int j = 0; j < P; ++j) pack.v[j] = vec.v[k * P + j];
+      reinterpret_cast<Vec<T, P>*>(p)[k] = pack;
+    }
   }
 }
 

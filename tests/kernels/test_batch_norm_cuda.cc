@@ -27,6 +27,7 @@ const Shape kShapes[] = {Shape{2, 3, 4, 5},
                          Shape{8, 16, 7, 7},
                          Shape{4, 3, 33, 33},
                          Shape{32, 64, 16, 16},
+                         Shape{130, 3, 2, 5},  // the frozen gradients' sums split into 5 slices of 26 rows
                          Shape{1, 2, 1, (int64_t{1} << 20) + 3}};
 
 struct Variant {

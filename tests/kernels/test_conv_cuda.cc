@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/conv.h"
+#include "kernels/elementwise.h"
 #include "tests/kernels/conv_reference.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
@@ -85,6 +86,40 @@ TEST_F(ConvCuda, Tf32MatchesTheCpuWithinItsPrecision) {
   // A ResNet-sized reduction (C·R·S = 576) where TF32 rounding shows.
   const ConvCase big{"64 channels 3x3", Shape{2, 64, 14, 14}, Shape{32, 64, 3, 3}, {.padding = {1, 1}}};
   expect_close(run(*gpu, big, DType::f32), run(cpu, big, DType::f32), 1e-2, 5e-3, true);
+}
+
+// TF32 is off by default for convolutions (docs/kernels.md, "TF32"): a context as made runs exact
+// float32, and allowing TF32 makes the 10-bit input rounding visible (relative error to the float64
+// CPU reference far above exact float32's over a reduction of C·R·S = 576 products).
+TEST_F(ConvCuda, Tf32IsOffByDefaultAndVisibleWhenAllowed) {
+  const ConvCase big{"64 channels 3x3", Shape{2, 64, 14, 14}, Shape{32, 64, 3, 3}, {.padding = {1, 1}}};
+  const auto forward_error = [&](Context& ctx) {
+    const Shape ys = conv2d_output_shape(big.x, big.w, big.params);
+    const Tensor x = testing::random_tensor(big.x, DType::f32, cpu.stream(), 50);
+    const Tensor w = testing::random_tensor(big.w, DType::f32, cpu.stream(), 51);
+    const Tensor y = testing::poisoned(ys, DType::f32, ctx.stream());
+    conv2d_forward(ctx, copy_to(x, ctx.stream()), copy_to(w, ctx.stream()), Tensor(), big.params, y);
+    const Tensor x64 = Tensor::empty(big.x, DType::f64, cpu), w64 = Tensor::empty(big.w, DType::f64, cpu);
+    cast(cpu, x, x64);
+    cast(cpu, w, w64);
+    const Tensor y64 = Tensor::empty(ys, DType::f64, cpu);
+    conv2d_forward(cpu, x64, w64, Tensor(), big.params, y64);
+    const std::vector<double> got = testing::to_doubles(y, ctx.stream()), want = testing::to_doubles(y64, cpu.stream());
+    double err = 0, scale = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      err = std::max(err, std::abs(got[i] - want[i]));
+      scale = std::max(scale, std::abs(want[i]));
+    }
+    return err / scale;
+  };
+  Context fresh(Device::cuda());
+  ASSERT_FALSE(fresh.allow_tf32()) << "TF32 must be off by default";
+  const double exact = forward_error(fresh);
+  fresh.set_allow_tf32(true);
+  const double tf32 = forward_error(fresh);
+  EXPECT_LT(exact, 1e-5) << "float32 without TF32";
+  EXPECT_LT(tf32, 1e-2) << "TF32";
+  EXPECT_GT(tf32, 10 * exact) << "allow_tf32 seems to make no difference (exact " << exact << ", tf32 " << tf32 << ")";
 }
 
 TEST_F(ConvCuda, AlgorithmIsMeasuredOnceThenCached) {
@@ -194,6 +229,35 @@ TEST_F(ConvCuda, LibraryCallsGiveTheSameBits) {
   EXPECT_TRUE(testing::identical_values(testing::to_doubles(y_call, gs()), testing::to_doubles(y_op, gs())));
   EXPECT_TRUE(testing::identical_values(testing::to_doubles(dx_call, gs()), testing::to_doubles(dx_op, gs())));
   EXPECT_TRUE(testing::identical_values(testing::to_doubles(dw_call, gs()), testing::to_doubles(dw_op, gs())));
+}
+
+// The algorithm search takes a temporary workspace for the largest candidate: afterwards the
+// context's workspace is exactly what the chosen algorithm needs, not what the search needed. Each
+// pass of several problems in a fresh context with an empty cache, so searches whose fastest
+// algorithm is not their largest are among them.
+TEST_F(ConvCuda, SearchWorkspaceIsNotKeptByTheContext) {
+  for (size_t i = 0; i < 5; ++i) {
+    const ConvCase c = testing::conv_cases()[i];
+    for (const Conv2dPass pass : {Conv2dPass::forward, Conv2dPass::backward_data, Conv2dPass::backward_filter}) {
+      clear_conv2d_algorithm_cache();
+      Context ctx(Device::cuda());
+      const Shape ys = conv2d_output_shape(c.x, c.w, c.params);
+      const Tensor x = copy_to(testing::random_tensor(c.x, DType::f32, cpu.stream(), 40), ctx.stream());
+      const Tensor w = copy_to(testing::random_tensor(c.w, DType::f32, cpu.stream(), 41), ctx.stream());
+      const Tensor dy = copy_to(testing::random_tensor(ys, DType::f32, cpu.stream(), 42), ctx.stream());
+      if (pass == Conv2dPass::forward) {
+        conv2d_forward(ctx, x, w, Tensor(), c.params, testing::poisoned(ys, DType::f32, ctx.stream()));
+      } else if (pass == Conv2dPass::backward_data) {
+        conv2d_backward_data(ctx, dy, w, c.params, testing::poisoned(c.x, DType::f32, ctx.stream()));
+      } else {
+        conv2d_backward_filter(ctx, x, dy, c.params,
+                               copy_to(testing::random_tensor(c.w, DType::f32, cpu.stream(), 43), ctx.stream()));
+      }
+      const std::optional<Conv2dAlgorithm> algo = cached_conv2d_algorithm(ctx, pass, c.x, c.w, c.params, DType::f32);
+      ASSERT_TRUE(algo.has_value()) << c.name;
+      EXPECT_EQ(ctx.workspace_bytes(), algo->workspace_bytes) << c.name << ", pass " << static_cast<int>(pass);
+    }
+  }
 }
 
 TEST_F(ConvCuda, MisalignedViewsHaveTheirOwnAlgorithms) {
