@@ -47,9 +47,8 @@ function(baton_emu_rewrite_cuda_sources target)
   endforeach()
   set_property(TARGET ${target} PROPERTY SOURCES ${kept} ${generated})
   # The rewritten sources get the warnings nvcc's host compiler gets in a CUDA build (-Wall -Wextra,
-  # cmake/BatonWarnings.cmake), not the stricter C++ set. kernels/cuda/vec.cuh's load_vec makes g++
-  # warn "used uninitialized" (issue 12, defect 14): a warning, not an error, until it is fixed.
+  # cmake/BatonWarnings.cmake), not the stricter C++ set.
   set_source_files_properties(${generated} TARGET_DIRECTORY ${target} PROPERTIES
-    COMPILE_OPTIONS "-Wno-pedantic;-Wno-shadow;-Wno-cast-align;-Wno-error=uninitialized")
+    COMPILE_OPTIONS "-Wno-pedantic;-Wno-shadow;-Wno-cast-align")
   target_include_directories(${target} BEFORE PRIVATE "${BATON_EMU_GENERATED_DIR}")
 endfunction()

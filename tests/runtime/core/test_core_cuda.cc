@@ -106,7 +106,6 @@ TEST(CudaTensor, FillEveryDtypeAndUnalignedViews) {
 TEST(CudaTensor, PeerCopyBetweenTwoGpus) {
   BATON_REQUIRE_GPU();
   if (cuda_device_count() < 2) GTEST_SKIP() << "needs two GPUs; this machine has " << cuda_device_count();
-  BATON_SKIP_IN_EMU("a bug in this test, issue 12 defect 1: it reads a cuda:1 tensor through a cuda:0 stream");
   const Stream s0 = Stream::create(Device::cuda(0));
   Tensor a = testing::random_tensor(Shape{1000, 3}, DType::f32, s0, 3);
   Tensor b = a.to(Device::cuda(1), s0);
