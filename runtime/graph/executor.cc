@@ -248,7 +248,7 @@ std::vector<Tensor> Executor::backward(Context& ctx, Tape& tape, const std::vect
     for (ValueId v : node.outputs) grads.erase(v);
     tape.saved_[pos].clear();
     if (last_microbatch && grad_ready_) {
-      for (const ParamEntry* e : node_entries_[pos]) grad_ready_(*e);
+      for (const ParamEntry* e : node_entries_[pos]) grad_ready_(*e, any);
     }
   }
   std::vector<Tensor> input_grads;

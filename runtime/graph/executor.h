@@ -58,8 +58,11 @@ class Executor {
   void discard_deferred_updates();
 
   // Called after the last micro-batch's backward through a node, once per parameter of the node,
-  // when that parameter's gradient is final for the step.
-  void set_grad_ready_hook(std::function<void(const ParamEntry&)> hook) { grad_ready_ = std::move(hook); }
+  // when that parameter's gradient is final for the step. `reached` tells whether a gradient
+  // reached the node in this backward (false: the loss does not depend on it; graphs are static, so
+  // every micro-batch of a step answers alike).
+  using GradReadyHook = std::function<void(const ParamEntry&, bool reached)>;
+  void set_grad_ready_hook(GradReadyHook hook) { grad_ready_ = std::move(hook); }
   // Called before (begin = true) and after each node's forward or backward (for profiling).
   void set_node_hook(std::function<void(NodeId, Phase, bool begin)> hook) { node_hook_ = std::move(hook); }
 
@@ -76,7 +79,7 @@ class Executor {
   std::vector<int> last_use_;  // per value: position of the last node in the range that reads it (-1: none)
   std::vector<std::vector<const ParamEntry*>> node_entries_;  // per position: the node's parameters
   std::vector<std::unique_ptr<DeferredUpdate>> deferred_;     // per position (defer_buffer_updates)
-  std::function<void(const ParamEntry&)> grad_ready_;
+  GradReadyHook grad_ready_;
   std::function<void(NodeId, Phase, bool)> node_hook_;
 };
 

@@ -2,6 +2,8 @@
 // views into them, and seeded initialisation.
 #include "runtime/graph/param_store.h"
 
+#include <unordered_map>
+
 #include "kernels/random.h"
 #include "runtime/core/error.h"
 
@@ -18,14 +20,62 @@ Tensor flat_view(const Tensor& flat, const ParamEntry& e) {
   return flat.slice(e.offset, e.offset + e.shape.numel()).reshape(e.shape);
 }
 
+int64_t padded(int64_t numel, DType dtype) {
+  const auto align = static_cast<int64_t>(64 / dtype_size(dtype));
+  return (numel + align - 1) / align * align;
+}
+
+// The entries laid out block by block, each block's weight-decay parameters first; returns the end.
+int64_t lay_out_blocks(std::vector<ParamEntry>& entries, const ParamLayout& layout, DType dtype,
+                       std::vector<std::pair<int64_t, int64_t>>& block_ranges) {
+  std::unordered_map<std::string, size_t> index;
+  for (size_t i = 0; i < entries.size(); ++i) index.emplace(entries[i].name, i);
+  std::vector<ParamEntry> ordered;
+  std::vector<bool> placed(entries.size(), false);
+  int64_t offset = 0;
+  for (size_t b = 0; b < layout.blocks.size(); ++b) {
+    const int64_t begin = offset;
+    for (bool decay : {true, false}) {
+      for (const std::string& name : layout.blocks[b]) {
+        const auto it = index.find(name);
+        BATON_CHECK(it != index.end(), "ParamStore layout: block ", b, " names '", name,
+                    "', which is not a parameter of these nodes");
+        if (entries[it->second].weight_decay != decay) continue;
+        BATON_CHECK(!placed[it->second], "ParamStore layout: parameter '", name, "' is in more than one block");
+        placed[it->second] = true;
+        ParamEntry e = entries[it->second];
+        e.offset = offset;
+        offset += padded(e.shape.numel(), dtype);
+        ordered.push_back(std::move(e));
+      }
+    }
+    block_ranges.emplace_back(begin, offset);
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    BATON_CHECK(placed[i], "ParamStore layout: parameter '", entries[i].name, "' is in no block");
+  }
+  entries = std::move(ordered);
+  return offset;
+}
+
+std::vector<ParamSegment> segments_of(const std::vector<ParamEntry>& entries, int64_t end) {
+  std::vector<ParamSegment> out;
+  for (const ParamEntry& e : entries) {
+    if (!out.empty() && out.back().weight_decay == e.weight_decay) continue;
+    if (!out.empty()) out.back().end = e.offset;
+    out.push_back({e.offset, end, e.weight_decay});
+  }
+  return out;
+}
+
 }  // namespace
 
-ParamStore::ParamStore(const Graph& graph, const std::vector<NodeId>& nodes, DType dtype, Context& ctx)
-    : dtype_(dtype) {
+std::vector<ParamEntry> ParamStore::describe(const Graph& graph, const std::vector<NodeId>& nodes, DType dtype) {
   BATON_CHECK(dtype == DType::f32 || dtype == DType::f64, "ParamStore: dtype ", dtype_name(dtype),
               " is not supported (expected f32 or f64)");
-  const int64_t align = static_cast<int64_t>(64 / dtype_size(dtype));
   // Two passes: parameters with weight decay, then those without.
+  std::vector<ParamEntry> entries;
+  std::unordered_map<std::string, size_t> by_name;
   int64_t offset = 0;
   for (bool decay : {true, false}) {
     for (NodeId n : nodes) {
@@ -33,16 +83,36 @@ ParamStore::ParamStore(const Graph& graph, const std::vector<NodeId>& nodes, DTy
       const std::vector<TensorSpec> specs = node.layer->param_specs(input_shapes(graph, node));
       for (size_t i = 0; i < specs.size(); ++i) {
         if (specs[i].weight_decay != decay) continue;
-        ParamEntry e{
-            node.name + "." + specs[i].name, n, static_cast<int>(i), specs[i].shape, specs[i].init, decay, offset};
-        offset += (specs[i].shape.numel() + align - 1) / align * align;
-        BATON_CHECK(!by_name_.contains(e.name), "duplicate parameter name '", e.name, "'");
-        by_name_.emplace(e.name, entries_.size());
-        entries_.push_back(std::move(e));
+        ParamEntry e{node.name + "." + specs[i].name,
+                     n,
+                     static_cast<int>(i),
+                     specs[i].shape,
+                     specs[i].init,
+                     decay,
+                     offset,
+                     offset};
+        offset += padded(specs[i].shape.numel(), dtype);
+        BATON_CHECK(!by_name.contains(e.name), "duplicate parameter name '", e.name, "'");
+        by_name.emplace(e.name, entries.size());
+        entries.push_back(std::move(e));
       }
     }
-    if (decay) decay_end_ = offset;
   }
+  return entries;
+}
+
+ParamStore::ParamStore(const Graph& graph, const std::vector<NodeId>& nodes, DType dtype, Context& ctx,
+                       const ParamLayout& layout)
+    : dtype_(dtype), entries_(describe(graph, nodes, dtype)) {
+  int64_t offset = 0;
+  if (layout.blocks.empty()) {
+    for (const ParamEntry& e : entries_) offset = e.offset + padded(e.shape.numel(), dtype);
+    block_ranges_.emplace_back(0, offset);
+  } else {
+    offset = lay_out_blocks(entries_, layout, dtype, block_ranges_);
+  }
+  for (size_t i = 0; i < entries_.size(); ++i) by_name_.emplace(entries_[i].name, i);
+  segments_ = segments_of(entries_, offset);
   params_ = Tensor::empty(Shape{offset}, dtype, ctx);
   grads_ = Tensor::empty(Shape{offset}, dtype, ctx);
   params_.fill(0.0, ctx.stream());  // padding stays zero
@@ -114,7 +184,7 @@ void ParamStore::initialize(Context& ctx, uint64_t seed) {
   params_.fill(0.0, ctx.stream());
   for (const ParamEntry& e : entries_) {
     Tensor view = flat_view(params_, e);
-    const auto offset = static_cast<uint64_t>(e.offset);
+    const auto offset = static_cast<uint64_t>(e.init_offset);
     switch (e.init.kind) {
       case Initializer::Kind::constant:
         view.fill(e.init.a, ctx.stream());

@@ -8,7 +8,7 @@
 namespace baton {
 namespace {
 
-// The two weight-decay groups of the flat buffers: [0, decay_end) and [decay_end, end).
+// The weight-decay segments of the flat buffers (two in the default layout: decay, then none).
 struct Group {
   int64_t begin, end;
   bool decays;
@@ -16,9 +16,7 @@ struct Group {
 
 std::vector<Group> groups(const ParamStore& p) {
   std::vector<Group> out;
-  const int64_t total = p.params_flat().numel();
-  if (p.decay_end() > 0) out.push_back({0, p.decay_end(), true});
-  if (total > p.decay_end()) out.push_back({p.decay_end(), total, false});
+  for (const ParamSegment& s : p.segments()) out.push_back({s.begin, s.end, s.weight_decay});
   return out;
 }
 

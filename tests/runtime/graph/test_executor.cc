@@ -97,7 +97,8 @@ TEST(Executor, GradReadyHookFiresOnceWhenTheGradientIsFinal) {
   Executor ex(g, all_nodes(g), params);
   std::map<std::string, std::vector<double>> at_hook;
   std::vector<std::string> order;
-  ex.set_grad_ready_hook([&](const ParamEntry& e) {
+  ex.set_grad_ready_hook([&](const ParamEntry& e, bool reached) {
+    EXPECT_TRUE(reached) << e.name;
     order.push_back(e.name);
     at_hook[e.name] = testing::to_doubles(params.grad(e.name), ctx.stream());
   });
@@ -115,6 +116,27 @@ TEST(Executor, GradReadyHookFiresOnceWhenTheGradientIsFinal) {
   EXPECT_EQ(order.front(), "a3.weight");
   EXPECT_EQ(order.back(), "a1.bias");
   for (const auto& [name, values] : at_hook) EXPECT_EQ(values, testing::to_doubles(params.grad(name), ctx.stream()));
+}
+
+TEST(Executor, GradReadyHookTellsWhichParametersNoGradientReached) {
+  Graph g;
+  const ValueId x = g.add_input("x", Shape{2, 3}, DType::f64);
+  const ValueId used = g.add_node("used", std::make_shared<HostAffine>(), {x})[0];
+  g.mark_output(g.add_node("loss", std::make_shared<HostSquareSum>(), {used})[0]);
+  g.mark_output(g.add_node("unused", std::make_shared<HostAffine>(), {x})[0]);  // not a scalar: no gradient seeded
+  Context ctx(Device::cpu());
+  ParamStore params(g, all_nodes(g), DType::f64, ctx);
+  params.initialize(ctx, 5);
+  params.zero_grads(ctx);
+  Executor ex(g, all_nodes(g), params);
+  std::map<std::string, bool> reached;
+  ex.set_grad_ready_hook([&](const ParamEntry& e, bool r) { reached[e.name] = r; });
+  Tape tape;
+  ex.forward(ctx, {testing::random_tensor(Shape{2, 3}, DType::f64, ctx.stream(), 2)}, tape, Mode::train);
+  ex.backward(ctx, tape, std::vector<Tensor>(2));
+  const std::map<std::string, bool> expected{
+      {"used.weight", true}, {"used.bias", true}, {"unused.weight", false}, {"unused.bias", false}};
+  EXPECT_EQ(reached, expected);
 }
 
 TEST(Executor, ForwardFreesActivationsNoLaterNodeReads) {
