@@ -51,6 +51,8 @@ int64_t checked_batches_per_epoch(const Dataset& dataset, const LoaderOptions& o
   BATON_CHECK(options.batch_size > 0, "data loader: batch_size must be positive, not ", options.batch_size);
   BATON_CHECK(options.workers >= 1, "data loader: workers must be at least 1, not ", options.workers);
   BATON_CHECK(options.prefetch >= 1, "data loader: prefetch must be at least 1, not ", options.prefetch);
+  BATON_CHECK(options.shards >= 1 && options.shard >= 0 && options.shard < options.shards, "data loader: shard ",
+              options.shard, " of ", options.shards, " (expected 0 <= shard < shards)");
   const int64_t samples = dataset.size();
   BATON_CHECK(!options.shuffle || samples <= int64_t{UINT32_MAX}, "data loader: ", dataset.name(), " has ", samples,
               " samples; shuffling supports at most ", UINT32_MAX);
@@ -82,8 +84,9 @@ struct DataLoader::State {
     for (int i = 0; i < count; ++i) {
       if (device.is_cuda()) {
         Slot& slot = slots[static_cast<size_t>(i)];
-        slot.images = Tensor::empty_host(batch_shape(options.batch_size, image_shape), DType::f32, HostMemory::pinned);
-        slot.labels = Tensor::empty_host(Shape{options.batch_size}, DType::i64, HostMemory::pinned);
+        const int64_t rows = (options.batch_size + options.shards - 1) / options.shards;
+        slot.images = Tensor::empty_host(batch_shape(rows, image_shape), DType::f32, HostMemory::pinned);
+        slot.labels = Tensor::empty_host(Shape{rows}, DType::i64, HostMemory::pinned);
       }
       free_slots.push_back(i);
     }
@@ -157,8 +160,12 @@ struct DataLoader::State {
   Decoded decode(const LoaderPosition& job, int slot_index, const std::vector<int64_t>* order) {
     Decoded out;
     try {
-      const int64_t first = job.next_batch * options.batch_size;
-      const int64_t n = std::min(options.batch_size, dataset.size() - first);
+      // This shard's rows of the batch: the global batch [start, start + rows), cut as Tensor::split cuts.
+      const int64_t start = job.next_batch * options.batch_size;
+      const int64_t rows = std::min(options.batch_size, dataset.size() - start);
+      const int64_t base = rows / options.shards, extra = rows % options.shards, k = options.shard;
+      const int64_t first = start + k * base + std::min(k, extra);
+      const int64_t n = base + (k < extra ? 1 : 0);
       if (device.is_cuda()) {
         Slot& slot = slots[static_cast<size_t>(slot_index)];  // this worker's alone until filed
         if (slot.copied) slot.copied->synchronize();

@@ -30,6 +30,11 @@ struct LoaderOptions {
   int prefetch = 2;  // batches kept ready beyond the ones being decoded (at least 1)
   Augmentation augmentation;
   Normalization normalization;
+  // Data parallelism across processes: every batch of batch_size samples (the same order on every
+  // rank) is cut into `shards` row ranges whose sizes differ by at most one (the first ones larger),
+  // and this loader yields range `shard` of each (0 <= shard < shards).
+  int shard = 0;
+  int shards = 1;
 };
 
 struct Batch {

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <thread>
 
+#include "runtime/data/dataset_shard.h"
 #include "runtime/data/loader.h"
 #include "tests/runtime/data/loader_run.h"
 #include "tests/runtime/data/test_datasets.h"
@@ -184,6 +185,59 @@ class CountingDataset : public IndexDataset {
   }
   mutable std::atomic<int64_t> reads{0};
 };
+
+TEST(DataLoader, ShardsCutEveryBatchIntoDisjointRowRangesInOrder) {
+  const IndexDataset dataset(23);
+  const Stream stream = Stream::create(Device::cpu());
+  LoaderOptions whole_options = options(8);
+  whole_options.drop_last = true;
+  DataLoader whole(dataset, whole_options, Device::cpu());
+  const std::vector<SeenBatch> expected = run_epochs(whole, 2, stream);
+  std::vector<std::vector<SeenBatch>> shards;
+  for (int k = 0; k < 3; ++k) {  // 8 rows: 3, 3 and 2
+    LoaderOptions o = whole_options;
+    o.shard = k;
+    o.shards = 3;
+    DataLoader loader(dataset, o, Device::cpu());
+    shards.push_back(run_epochs(loader, 2, stream));
+    ASSERT_EQ(shards.back().size(), expected.size());
+  }
+  for (size_t b = 0; b < expected.size(); ++b) {
+    SeenBatch joined{expected[b].epoch, expected[b].index, {}, {}};
+    for (int k = 0; k < 3; ++k) {
+      const SeenBatch& part = shards[static_cast<size_t>(k)][b];
+      EXPECT_EQ(part.labels.size(), k < 2 ? 3u : 2u);
+      joined.labels.insert(joined.labels.end(), part.labels.begin(), part.labels.end());
+      joined.images.insert(joined.images.end(), part.images.begin(), part.images.end());
+    }
+    EXPECT_EQ(joined, expected[b]) << "batch " << b;
+  }
+  LoaderOptions bad = whole_options;
+  bad.shard = 3;
+  bad.shards = 3;
+  EXPECT_THROW(DataLoader(dataset, bad, Device::cpu()), Error);
+}
+
+TEST(DatasetShard, ShardsHoldEverySampleOnceInOrder) {
+  const IndexDataset dataset(23);
+  std::vector<int64_t> labels;
+  std::vector<uint8_t> pixels(static_cast<size_t>(dataset.image_bytes()));
+  for (int k = 0; k < 4; ++k) {
+    const DatasetShard shard(dataset, k, 4);
+    EXPECT_NE(shard.name().find("shard " + std::to_string(k) + " of 4"), std::string::npos);
+    for (int64_t i = 0; i < shard.size(); ++i) {
+      int64_t label = -1;
+      shard.read(i, pixels.data(), label);
+      labels.push_back(label);
+    }
+    int64_t label = -1;
+    EXPECT_THROW(shard.read(shard.size(), pixels.data(), label), Error);
+  }
+  std::vector<int64_t> all(23);
+  std::iota(all.begin(), all.end(), 0);
+  EXPECT_EQ(labels, all);
+  EXPECT_THROW(DatasetShard(dataset, 2, 2), Error);
+}
 
 TEST(DataLoader, PrefetchIsBounded) {
   const CountingDataset dataset(1000);
