@@ -11,8 +11,11 @@ void ParallelConfig::update_from_json(const nlohmann::json& j, std::string_view 
   const std::string what(where);
   BATON_CHECK(j.is_object(), what, ": expected an object such as {\"stages\": 2}, got ", j.dump());
   JsonConfig c(j, what,
-               {"stages", "micro_batches", "schedule", "partitioner", "devices", "recompute", "deferred_bn", "trace"});
+               {"stages", "data_parallel", "unused_parameters", "micro_batches", "schedule", "partitioner", "devices",
+                "recompute", "deferred_bn", "trace"});
   stages = static_cast<int>(c.get_int("stages", stages));
+  data_parallel = static_cast<int>(c.get_int("data_parallel", data_parallel));
+  unused_parameters = c.get_string("unused_parameters", unused_parameters);
   micro_batches = static_cast<int>(c.get_int("micro_batches", micro_batches));
   schedule = c.get_string("schedule", schedule);
   partitioner = c.get_string("partitioner", partitioner);
@@ -33,10 +36,16 @@ void ParallelConfig::update_from_json(const nlohmann::json& j, std::string_view 
 }
 
 nlohmann::json ParallelConfig::to_json() const {
-  return {{"stages", stages},           {"micro_batches", micro_batches},
-          {"schedule", schedule},       {"partitioner", partitioner},
-          {"devices", devices},         {"recompute", recompute},
-          {"deferred_bn", deferred_bn}, {"trace", trace}};
+  return {{"stages", stages},
+          {"data_parallel", data_parallel},
+          {"unused_parameters", unused_parameters},
+          {"micro_batches", micro_batches},
+          {"schedule", schedule},
+          {"partitioner", partitioner},
+          {"devices", devices},
+          {"recompute", recompute},
+          {"deferred_bn", deferred_bn},
+          {"trace", trace}};
 }
 
 ParallelConfig take_parallel_config(nlohmann::json& file, std::string_view where, ParallelConfig defaults) {
@@ -60,6 +69,19 @@ void check_parallel_config(const ParallelConfig& p, const TrainConfig& config) {
   const int m = micro_batch_count(p, config.batch_size);
   BATON_CHECK(config.batch_size % m == 0, "--micro-batches ", m, " does not divide the batch size ", config.batch_size);
   (void)parse_schedule_kind(p.schedule);
+}
+
+void check_data_parallel_config(const ParallelConfig& p, const TrainConfig& config) {
+  BATON_CHECK(p.data_parallel >= 1, "--data-parallel must be at least 1 (got ", p.data_parallel, ")");
+  BATON_CHECK(p.unused_parameters == "error" || p.unused_parameters == "ready", "--unused-parameters is '",
+              p.unused_parameters, "', expected 'error' or 'ready'");
+  BATON_CHECK(p.stages == 0 && p.micro_batches == 0 && !p.recompute && !p.deferred_bn && p.trace.empty(),
+              "--data-parallel with pipeline settings (--stages, --micro-batches, --recompute, --deferred-bn, "
+              "--trace) is the hybrid of pipeline and data parallelism, which is not available yet; give one of them "
+              "(docs/data-parallel.md)");
+  BATON_CHECK(config.batch_size % p.data_parallel == 0, "--batch-size ", config.batch_size,
+              " is the global batch and must split evenly over the ", p.data_parallel,
+              " replicas of --data-parallel (a multiple of ", p.data_parallel, ")");
 }
 
 }  // namespace baton::parallel

@@ -15,18 +15,25 @@ constexpr int kInterleavedChunks = 2;  // stages per position under the interlea
 
 }  // namespace
 
-std::vector<Device> pipeline_devices(const ParallelConfig& p, const TrainConfig& config) {
+namespace {
+
+std::vector<Device> listed_devices(const std::string& list_text) {
   std::vector<Device> out;
-  if (!p.devices.empty()) {
-    std::stringstream list(p.devices);
-    for (std::string name; std::getline(list, name, ',');) {
-      BATON_CHECK(!name.empty(), "--devices '", p.devices, "': an empty device name");
-      const Device d = Device::parse(name);
-      check_device(d);
-      out.push_back(d);
-    }
-    return out;
+  std::stringstream list(list_text);
+  for (std::string name; std::getline(list, name, ',');) {
+    BATON_CHECK(!name.empty(), "--devices '", list_text, "': an empty device name");
+    const Device d = Device::parse(name);
+    check_device(d);
+    out.push_back(d);
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Device> pipeline_devices(const ParallelConfig& p, const TrainConfig& config) {
+  if (!p.devices.empty()) return listed_devices(p.devices);
+  std::vector<Device> out;
   const int gpus = cuda_device_count();
   if (config.device == "auto" && gpus > 0) {
     for (int i = 0; i < std::min(gpus, p.stages); ++i) out.push_back(Device::cuda(i));
@@ -37,6 +44,35 @@ std::vector<Device> pipeline_devices(const ParallelConfig& p, const TrainConfig&
   if (d.is_cuda()) return {d};
   for (int i = 0; i < p.stages; ++i) out.push_back(Device::cpu(i));
   return out;
+}
+
+std::vector<Device> data_parallel_devices(const ParallelConfig& p, const TrainConfig& config) {
+  std::vector<Device> out;
+  if (!p.devices.empty()) {
+    out = listed_devices(p.devices);
+    BATON_CHECK(static_cast<int>(out.size()) == p.data_parallel, "--devices lists ", out.size(), " device(s) for ",
+                p.data_parallel, " data-parallel replicas (give one per replica)");
+  } else {
+    BATON_CHECK(
+        config.device == "auto" || config.device == "cpu", "--data-parallel with --device ", config.device,
+        ": replicas run on the virtual CPU devices cpu:0..N-1 (--device cpu) or on the devices --devices lists");
+    for (int i = 0; i < p.data_parallel; ++i) out.push_back(Device::cpu(i));
+  }
+  for (const Device& d : out) {
+    BATON_CHECK(d.is_cpu(), "--data-parallel on ", d.str(),
+                ": replicas on GPUs need the NCCL backend, which is not available yet; use CPU devices "
+                "(docs/data-parallel.md)");
+  }
+  return out;
+}
+
+std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph, const TrainConfig& config,
+                                                              const ParallelConfig& parallel) {
+  check_data_parallel_config(parallel, config);
+  DataParallelOptions options;
+  options.devices = data_parallel_devices(parallel, config);
+  options.sync.unused_parameters_ready = parallel.unused_parameters == "ready";
+  return std::make_unique<DataParallelEngine>(graph, config, options);
 }
 
 PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, const TrainConfig& config,

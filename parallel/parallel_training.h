@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "parallel/cluster.h"
+#include "parallel/dp/data_parallel_engine.h"
 #include "parallel/parallel_config.h"
 #include "parallel/pipeline/pipeline_trainer.h"
 #include "parallel/planner.h"
@@ -52,5 +53,15 @@ struct ParallelTraining {
 ParallelTraining make_parallel_training(const Graph& graph, const std::string& model_name, const TrainConfig& config,
                                         const ParallelConfig& parallel,
                                         const std::function<void(const std::string&)>& progress = {});
+
+// The devices of data-parallel replicas: parallel.devices (one per replica), else the virtual CPU
+// devices cpu:0..N-1 (config.device auto or cpu). Replicas on GPUs need the NCCL backend, which is
+// not available yet: asking for them is an error saying so.
+std::vector<Device> data_parallel_devices(const ParallelConfig& parallel, const TrainConfig& config);
+
+// The engine that trains `graph` as parallel.data_parallel in-process replicas (checked first);
+// `graph` must outlive it.
+std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph, const TrainConfig& config,
+                                                              const ParallelConfig& parallel);
 
 }  // namespace baton::parallel

@@ -87,10 +87,14 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   if (given("--warmup-steps")) config.lr_schedule["warmup_steps"] = f.warmup_steps;
   config.validate(f.config_file.empty() ? "command line" : f.config_file);
   for (const char* name : {"--stages", "--micro-batches", "--schedule", "--partitioner", "--devices", "--recompute",
-                           "--deferred-bn", "--trace"}) {
+                           "--deferred-bn", "--trace", "--data-parallel", "--unused-parameters"}) {
     pipelined = pipelined || given(name);
   }
   if (given("--stages")) pipeline.stages = f.parallel.stages;
+  if (given("--data-parallel")) pipeline.data_parallel = f.parallel.data_parallel;
+  if (given("--unused-parameters")) pipeline.unused_parameters = f.parallel.unused_parameters;
+  const bool data_parallel = pipeline.data_parallel > 0 || given("--data-parallel");
+  BATON_CHECK(data_parallel || !given("--unused-parameters"), "--unused-parameters needs --data-parallel N");
   if (given("--micro-batches")) pipeline.micro_batches = f.parallel.micro_batches;
   if (given("--schedule")) pipeline.schedule = f.parallel.schedule;
   if (given("--partitioner")) pipeline.partitioner = f.parallel.partitioner;
@@ -99,7 +103,10 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   if (given("--recompute")) pipeline.recompute = true;
   if (given("--deferred-bn")) pipeline.deferred_bn = true;
   if (given("--trace")) pipeline.trace = f.parallel.trace;
-  if (pipelined) {
+  if (data_parallel) {
+    parallel::check_data_parallel_config(pipeline, config);
+    BATON_CHECK(!given("--devices") || !given("--device"), "give --devices LIST or --device, not both");
+  } else if (pipelined) {
     parallel::check_parallel_config(pipeline, config);
     BATON_CHECK(!given("--devices") || !given("--device"), "give --devices LIST or --device, not both");
   }
@@ -129,9 +136,10 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   g_stop = false;
   std::signal(SIGINT, on_sigint);
   const auto stop = [] { return g_stop.load(); };
-  const TrainSummary s = pipelined
-                             ? train_pipelined(graph, config.model_spec.empty() ? config.model : config.model_spec,
-                                               config, pipeline, *train_set, test_set.get(), stop)
+  const std::string model_name = config.model_spec.empty() ? config.model : config.model_spec;
+  const TrainSummary s = data_parallel ? train_data_parallel(graph, config, pipeline, *train_set, test_set.get(), stop)
+                         : pipelined
+                             ? train_pipelined(graph, model_name, config, pipeline, *train_set, test_set.get(), stop)
                              : Trainer(graph, config, *train_set, test_set.get(), device).run(stop);
   std::signal(SIGINT, SIG_DFL);
   std::printf("%s after %lld steps: train loss %.4f, %.1f samples/s", s.interrupted ? "stopped" : "done",
@@ -181,12 +189,19 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--log-every", f->config.log_every, "Steps between metrics lines");
   cmd->add_option("--metrics", f->config.metrics, "JSON-lines metrics file (appended)");
   cmd->add_option("--stages", f->parallel.stages, "Train as a pipeline of S stages (docs/training.md)");
+  cmd->add_option("--data-parallel", f->parallel.data_parallel,
+                  "Train N replicas in this process on cpu:0..N-1 (or --devices), --batch-size the global batch "
+                  "(docs/data-parallel.md)");
+  cmd->add_option(
+      "--unused-parameters", f->parallel.unused_parameters,
+      "Data parallel: a parameter that gets no gradient is an 'error' (default) or 'ready' (reduced as zeros)");
   cmd->add_option("--micro-batches", f->parallel.micro_batches,
                   "Micro-batches per step (default: the largest <= 4 x stages dividing the batch)");
   cmd->add_option("--schedule", f->parallel.schedule, "Pipeline schedule: gpipe, 1f1b or interleaved (default 1f1b)");
   cmd->add_option("--partitioner", f->parallel.partitioner, "uniform, block, antichain or hypergraph (default block)");
   cmd->add_option("--devices", f->parallel.devices,
-                  "Pipeline devices, e.g. cuda:0,cuda:1 or cpu:0,cpu:1 (stage i on device i mod count)");
+                  "Pipeline devices, e.g. cuda:0,cuda:1 or cpu:0,cpu:1 (stage i on device i mod count); with "
+                  "--data-parallel, one device per replica");
   cmd->add_flag("--recompute", f->parallel.recompute, "Recompute each stage's forward in its backward");
   cmd->add_flag("--deferred-bn", f->parallel.deferred_bn, "BatchNorm statistics once per mini-batch in pipelines");
   cmd->add_option("--trace", f->parallel.trace,

@@ -49,4 +49,21 @@ TrainSummary train_pipelined(const Graph& graph, const std::string& model_name, 
   return summary;
 }
 
+TrainSummary train_data_parallel(const Graph& graph, const TrainConfig& config, const ParallelConfig& parallel,
+                                 const data::Dataset& train_set, const data::Dataset* test_set,
+                                 const std::function<bool()>& stop_requested) {
+  const std::unique_ptr<DataParallelEngine> engine = make_data_parallel_engine(graph, config, parallel);
+  std::string devices;
+  for (int r = 0; r < engine->replicas(); ++r) devices += (r > 0 ? "," : "") + engine->params(r).device().str();
+  const auto& buckets = engine->bucket_plan().buckets;
+  std::printf(
+      "data parallel: %d replicas in this process on %s, %lld samples each per step; %zu gradient bucket%s, "
+      "all-reduced (mean) during backward\n",
+      engine->replicas(), devices.c_str(), static_cast<long long>(config.batch_size / engine->replicas()),
+      buckets.size(), buckets.size() == 1 ? "" : "s");
+  std::fflush(stdout);
+  Trainer trainer(graph, config, train_set, test_set, *engine);
+  return trainer.run(stop_requested);
+}
+
 }  // namespace baton::cli

@@ -1,0 +1,206 @@
+// N in-process replicas: a step splits the global batch, runs each replica's forward and backward on
+// its own thread with the bucketed all-reduce overlapping backward, then each replica's optimiser.
+#include "parallel/dp/data_parallel_engine.h"
+
+#include <exception>
+#include <thread>
+
+#include "parallel/comm/inproc_communicator.h"
+#include "parallel/pipeline/micro_batches.h"
+#include "parallel/pipeline/transfer.h"
+#include "runtime/core/error.h"
+#include "runtime/train/checkpoint.h"
+#include "runtime/train/evaluation.h"
+#include "runtime/train/graph_contract.h"
+
+namespace baton::parallel {
+
+struct DataParallelEngine::Replica {
+  Replica(const Graph& graph, const TrainConfig& config, Device device, const BucketPlan& plan,
+          std::unique_ptr<comm::Communicator> communicator)
+      : ctx(device),
+        params(graph, graph.topological_order(), parameter_dtype(graph), ctx, plan.layout()),
+        executor(graph, graph.topological_order(), params),
+        buckets(params),
+        comm(std::move(communicator)) {
+    ctx.set_allow_tf32(config.tf32);
+    optimizer = make_optimizer(config.optimizer, params, ctx, "train config: optimizer");
+  }
+
+  Context ctx;
+  ParamStore params;
+  Executor executor;
+  GradientBuckets buckets;
+  std::unique_ptr<comm::Communicator> comm;
+  std::unique_ptr<Optimizer> optimizer;
+  // The last step's results.
+  double loss = 0;
+  std::vector<BucketTiming> timings;
+  std::vector<std::string> ready_order;
+};
+
+namespace {
+
+DType checked_dtype(const Graph& graph) {
+  check_trainable(graph, "DataParallelEngine");
+  return parameter_dtype(graph);  // f32, or f64 (batches of f64 images given by the caller)
+}
+
+double scalar_value(const Tensor& t, const Stream& stream) {
+  const Tensor host = t.to(Device::cpu(), stream);
+  return t.dtype() == DType::f64 ? host.to_vector<double>(stream)[0] : host.to_vector<float>(stream)[0];
+}
+
+}  // namespace
+
+DataParallelEngine::DataParallelEngine(const Graph& graph, const TrainConfig& config, DataParallelOptions options)
+    : graph_(graph),
+      options_(std::move(options)),
+      plan_(plan_buckets(backward_ready_order(graph, graph.topological_order(), checked_dtype(graph)),
+                         parameter_dtype(graph), options_.buckets)) {
+  const int n = static_cast<int>(options_.devices.size());
+  BATON_CHECK(n >= 1, "data parallel: at least one device is needed");
+  std::vector<std::unique_ptr<comm::Communicator>> comms = comm::make_inproc_communicators(n);
+  for (int r = 0; r < n; ++r) {
+    replicas_.push_back(std::make_unique<Replica>(graph, config, options_.devices[static_cast<size_t>(r)], plan_,
+                                                  std::move(comms[static_cast<size_t>(r)])));
+  }
+}
+
+DataParallelEngine::~DataParallelEngine() = default;
+
+Context& DataParallelEngine::input_context() { return replicas_.front()->ctx; }
+
+const ParamStore& DataParallelEngine::params(int replica) const {
+  return replicas_.at(static_cast<size_t>(replica))->params;
+}
+
+const std::vector<BucketTiming>& DataParallelEngine::last_bucket_timings(int replica) const {
+  return replicas_.at(static_cast<size_t>(replica))->timings;
+}
+
+const std::vector<std::string>& DataParallelEngine::last_ready_order(int replica) const {
+  return replicas_.at(static_cast<size_t>(replica))->ready_order;
+}
+
+void DataParallelEngine::on_replicas(const std::function<void(Replica&)>& fn) {
+  std::vector<std::exception_ptr> errors(replicas_.size());
+  auto run = [&](size_t r) {
+    try {
+      fn(*replicas_[r]);
+    } catch (...) {
+      errors[r] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t r = 1; r < replicas_.size(); ++r) threads.emplace_back(run, r);
+  run(0);
+  for (std::thread& t : threads) t.join();
+  for (size_t r = 0; r < errors.size(); ++r) {
+    if (!errors[r]) continue;
+    try {
+      std::rethrow_exception(errors[r]);
+    } catch (Error& e) {
+      if (replicas_.size() > 1) e.add_context("in data-parallel replica " + std::to_string(r));
+      throw;
+    }
+  }
+}
+
+void DataParallelEngine::broadcast_from_rank0(bool buffers) {
+  on_replicas([&](Replica& r) {
+    std::vector<comm::WorkHandle> works{r.comm->broadcast(r.params.params_flat(), 0, r.ctx.stream())};
+    if (buffers) {
+      for (const BufferEntry& b : r.params.buffers()) {
+        works.push_back(r.comm->broadcast(r.params.buffer(b.name), 0, r.ctx.stream()));
+      }
+    }
+    for (const comm::WorkHandle& w : works) w->wait_on(r.ctx.stream());
+  });
+}
+
+void DataParallelEngine::initialize(uint64_t seed) {
+  replicas_.front()->params.initialize(replicas_.front()->ctx, seed);
+  broadcast_from_rank0(/*buffers=*/true);
+}
+
+double DataParallelEngine::step(const data::Batch& batch, uint64_t seed, double lr) {
+  const int64_t rows = batch.images.size(0), n = replicas();
+  BATON_CHECK(rows % n == 0, "data parallel: the global batch of ", rows, " samples does not split evenly over ", n,
+              " replicas (use a batch size that is a multiple of ", n, ")");
+  input_context().stream().synchronize();  // the loader wrote the batch on replica 0's stream
+  const std::vector<Tensor> images = batch.images.split(n), labels = batch.labels.split(n);
+  on_replicas([&](Replica& r) {
+    const auto rank = static_cast<size_t>(r.comm->rank());
+    data::Batch mine{.images = on_device_of(images[rank], r.ctx), .labels = on_device_of(labels[rank], r.ctx)};
+    r.params.zero_grads(r.ctx);
+    GradientSync sync(r.buckets, *r.comm, r.ctx.stream(), options_.sync);
+    r.executor.set_grad_ready_hook([&](const ParamEntry& e, bool reached) { sync.mark_ready(e, reached); });
+    Tape tape;
+    const std::vector<Tensor> out = r.executor.forward(r.ctx, batch_inputs(graph_, r.executor, mine), tape, Mode::train,
+                                                       micro_batch_seed(seed, static_cast<int>(rank)));
+    r.executor.backward(r.ctx, tape, std::vector<Tensor>(out.size()));
+    r.executor.set_grad_ready_hook({});
+    sync.finish();
+    r.optimizer->step(r.ctx, lr);
+    r.loss = scalar_value(out[executor_output_index(r.executor, loss_output(graph_))], r.ctx.stream());
+    r.timings = sync.timings();
+    r.ready_order = sync.ready_order();
+  });
+  // Equal shares of the batch: the mean loss is the mean of the replicas' means.
+  double loss = 0;
+  for (const auto& r : replicas_) loss += r->loss;
+  return loss / static_cast<double>(n);
+}
+
+EvalResult DataParallelEngine::evaluate(const data::Dataset& test, int64_t batch_size, int workers) {
+  broadcast_from_rank0(/*buffers=*/true);
+  const bool classification = has_labels(graph_);
+  return evaluate_batches(input_context(), test, batch_size, workers, classification, [&](const data::Batch& batch) {
+    input_context().stream().synchronize();
+    const int64_t parts = std::min<int64_t>(replicas(), batch.images.size(0));
+    const std::vector<Tensor> images = batch.images.split(parts);
+    const std::vector<Tensor> labels = classification ? batch.labels.split(parts) : std::vector<Tensor>();
+    std::vector<EvalPiece> pieces(static_cast<size_t>(parts));
+    on_replicas([&](Replica& r) {
+      const auto rank = static_cast<size_t>(r.comm->rank());
+      if (static_cast<int64_t>(rank) >= parts) return;
+      data::Batch mine{.images = on_device_of(images[rank], r.ctx),
+                       .labels = classification ? on_device_of(labels[rank], r.ctx) : Tensor()};
+      Tape tape;
+      const std::vector<Tensor> out =
+          r.executor.forward(r.ctx, batch_inputs(graph_, r.executor, mine), tape, Mode::eval);
+      EvalPiece& piece = pieces[rank];
+      piece.ctx = &r.ctx;
+      piece.loss = out[executor_output_index(r.executor, loss_output(graph_))];
+      piece.samples = images[rank].size(0);
+      if (classification) {
+        piece.logits = out[executor_output_index(r.executor, prediction_output(graph_))];
+        piece.labels = mine.labels;
+      }
+    });
+    return pieces;
+  });
+}
+
+std::string DataParallelEngine::save_checkpoint(CheckpointManager& manager, const CheckpointState& state) {
+  broadcast_from_rank0(/*buffers=*/true);
+  Replica& r0 = *replicas_.front();
+  return manager.save(r0.params, *r0.optimizer, state, r0.ctx);
+}
+
+CheckpointState DataParallelEngine::load_checkpoint(const std::string& dir) {
+  std::vector<CheckpointState> states(replicas_.size());
+  on_replicas([&](Replica& r) {
+    states[static_cast<size_t>(r.comm->rank())] = CheckpointManager::load(dir, r.params, r.optimizer.get(), r.ctx);
+  });
+  return states.front();
+}
+
+void DataParallelEngine::load_weights(const std::string& safetensors_path) {
+  Replica& r0 = *replicas_.front();
+  baton::load_weights(safetensors_path, r0.params, r0.ctx);
+  broadcast_from_rank0(/*buffers=*/true);
+}
+
+}  // namespace baton::parallel

@@ -1,0 +1,68 @@
+// DataParallelEngine: N replicas of the whole model in one process (virtual CPU devices cpu:0..N-1,
+// or GPUs), each on its own thread, training on disjoint slices of every global batch and keeping
+// identical parameters through an overlapped, bucketed gradient all-reduce (docs/data-parallel.md).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "parallel/comm/communicator.h"
+#include "parallel/dp/bucket_plan.h"
+#include "parallel/dp/gradient_sync.h"
+#include "runtime/graph/executor.h"
+#include "runtime/graph/param_store.h"
+#include "runtime/train/optimizer.h"
+#include "runtime/train/train_config.h"
+#include "runtime/train/train_engine.h"
+
+namespace baton::parallel {
+
+struct DataParallelOptions {
+  std::vector<Device> devices;  // one per replica (at least one)
+  BucketOptions buckets;
+  GradientSyncOptions sync;
+};
+
+class DataParallelEngine final : public TrainEngine {
+ public:
+  // `graph` (trainable) must outlive the engine. Replica r trains on rows [r n / N, (r + 1) n / N) of
+  // each global batch of n rows (n a multiple of N), with the random layers keyed by
+  // micro_batch_seed(step seed, r): the single-device run over the same batch in N micro-batches.
+  DataParallelEngine(const Graph& graph, const TrainConfig& config, DataParallelOptions options);
+  ~DataParallelEngine() override;
+
+  Context& input_context() override;
+  // Replica 0 draws the initial values; the others receive them (broadcast).
+  void initialize(uint64_t seed) override;
+  double step(const data::Batch& batch, uint64_t seed, double lr) override;
+  // The test set sharded over the replicas, every sample counted once (rank 0's buffers everywhere first).
+  EvalResult evaluate(const data::Dataset& test, int64_t batch_size, int workers) override;
+  // Rank 0's parameters, buffers and optimiser state, in the single-device format.
+  std::string save_checkpoint(CheckpointManager& manager, const CheckpointState& state) override;
+  CheckpointState load_checkpoint(const std::string& dir) override;
+  void load_weights(const std::string& safetensors_path) override;
+
+  int replicas() const { return static_cast<int>(replicas_.size()); }
+  const ParamStore& params(int replica) const;
+  const BucketPlan& bucket_plan() const { return plan_; }
+  // The last step's per-bucket timings and ready order of each replica.
+  const std::vector<BucketTiming>& last_bucket_timings(int replica) const;
+  const std::vector<std::string>& last_ready_order(int replica) const;
+
+ private:
+  struct Replica;
+  // Runs fn(r) for every replica, each on its own thread (replica 0 on the caller's); rethrows the
+  // lowest-ranked failure after all have returned.
+  void on_replicas(const std::function<void(Replica&)>& fn);
+  // Every replica's parameters (and, with `buffers`, buffers) become rank 0's.
+  void broadcast_from_rank0(bool buffers);
+
+  const Graph& graph_;
+  DataParallelOptions options_;
+  BucketPlan plan_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+};
+
+}  // namespace baton::parallel
