@@ -1,0 +1,54 @@
+// Checks of a Communicator that run the same way on every backend: each rank calls them with its own
+// communicator (a thread of an inproc group, or an MPI process), builds every rank's input from a
+// seed, computes the expected result here, in rank order, and compares its result with it bit for
+// bit (so all ranks hold bitwise the same result). Failures are gtest failures naming the rank.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "parallel/comm/communicator.h"
+#include "tests/support/test_support.h"
+
+namespace baton::comm::testing {
+
+// The dtypes every reduction accepts, and the sizes the checks use (0, odd, above one block of 1024,
+// not a multiple of any world size).
+inline constexpr DType kReducibleDTypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i32, DType::i64};
+inline constexpr int64_t kSizes[] = {0, 1, 7, 1031, 4099};
+
+// Runs fn(comm) for every communicator on a thread of its own and joins them all; an exception
+// escaping a rank is a test failure naming the rank.
+void run_ranks(const std::vector<std::unique_ptr<Communicator>>& comms, const std::function<void(Communicator&)>& fn);
+
+// Rank `rank`'s input: random values from (seed, rank) (integers in [-1000, 1000), u8 in [0, 256)), the same in every
+// process.
+Tensor rank_input(const Shape& shape, DType dtype, int rank, uint64_t seed);
+// The reduction of `inputs` in order (inputs[0] + inputs[1] + ...), computed here: f32, f16, bf16
+// accumulated in float, f64 in double, integers in int64; mean divides the sum once.
+Tensor expected_reduction(const std::vector<Tensor>& inputs, ReduceOp op);
+// Byte-for-byte equality, naming the first differing element.
+::testing::AssertionResult same_bytes(const Tensor& actual, const Tensor& expected);
+
+void check_all_reduce(Communicator& comm, DType dtype, ReduceOp op, int64_t numel, uint64_t seed);
+void check_broadcast(Communicator& comm, DType dtype, int root, int64_t numel, uint64_t seed);
+void check_all_gather(Communicator& comm, DType dtype, int64_t numel, uint64_t seed);
+void check_reduce_scatter(Communicator& comm, DType dtype, ReduceOp op, int64_t numel_per_rank, uint64_t seed);
+// The checks above over every dtype they accept (reductions: sum and, for floating dtypes, mean),
+// every size of kSizes and (broadcast) every root.
+void check_every_all_reduce(Communicator& comm);
+void check_every_broadcast(Communicator& comm);
+void check_every_all_gather(Communicator& comm);
+void check_every_reduce_scatter(Communicator& comm);
+
+// Every rank sends `messages` tensors to the next rank and receives as many from the previous one,
+// all sends issued before the receives (a send never holds up the operations after it).
+void check_ring_exchange(Communicator& comm, int messages, int64_t numel, uint64_t seed);
+// split(rank % 2, -rank) (reversed order inside each color; colors >= 2 ranks), then an all_reduce
+// in each part; with `drop_last`, the last rank passes a negative color and must get nullptr.
+void check_split(Communicator& comm, bool drop_last);
+
+}  // namespace baton::comm::testing
