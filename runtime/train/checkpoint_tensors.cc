@@ -1,14 +1,27 @@
 // The tensors of checkpoint files: parameters and buffers by name, optimiser state per parameter.
+#include <algorithm>
 #include <unordered_set>
 
 #include "runtime/core/error.h"
 #include "runtime/train/checkpoint.h"
 
 namespace baton {
+namespace {
+
+// The parameters in the default layout's order, whatever the store's layout: files list them alike.
+std::vector<const ParamEntry*> in_default_order(const ParamStore& params) {
+  std::vector<const ParamEntry*> out;
+  for (const ParamEntry& e : params.params()) out.push_back(&e);
+  std::sort(out.begin(), out.end(),
+            [](const ParamEntry* a, const ParamEntry* b) { return a->init_offset < b->init_offset; });
+  return out;
+}
+
+}  // namespace
 
 NamedTensors model_tensors(const ParamStore& params) {
   NamedTensors out;
-  for (const ParamEntry& e : params.params()) out.emplace_back(e.name, params.param(e.name));
+  for (const ParamEntry* e : in_default_order(params)) out.emplace_back(e->name, params.param(e->name));
   for (const BufferEntry& b : params.buffers()) out.emplace_back(b.name, params.buffer(b.name));
   return out;
 }
@@ -20,8 +33,9 @@ NamedTensors optimizer_tensors(const ParamStore& params, const Optimizer& optimi
                 "optimiser state '", state_name, "' is not laid out like the parameters (",
                 flat.defined() ? dtype_name(flat.dtype()) : "undefined", " ", flat.shape().str(), ", expected ",
                 dtype_name(params.dtype()), " ", params.params_flat().shape().str(), ")");
-    for (const ParamEntry& e : params.params()) {
-      out.emplace_back(state_name + "." + e.name, flat.slice(e.offset, e.offset + e.shape.numel()).reshape(e.shape));
+    for (const ParamEntry* e : in_default_order(params)) {
+      out.emplace_back(state_name + "." + e->name,
+                       flat.slice(e->offset, e->offset + e->shape.numel()).reshape(e->shape));
     }
   }
   return out;
