@@ -5,6 +5,7 @@
 #include <exception>
 #include <thread>
 
+#include "parallel/comm/agreement.h"
 #include "parallel/comm/collective_args.h"
 
 namespace baton::comm::testing {
@@ -268,6 +269,41 @@ void check_wait_on_and_barrier(Communicator& comm) {
   EXPECT_EQ(buffer.to_vector<float>(s)[0], 1.5f) << where(comm);
   comm.barrier();
   comm.barrier();
+}
+
+void check_agreement_cases(Communicator& comm) {
+  const std::string what = "the model fingerprint";
+  std::vector<std::string> model;
+  for (int i = 1; i <= 20; ++i) model.push_back(detail::concat("layer", i, ".weight f32 [", i, ", 3]"));
+  model[17] = "fc.weight f32 [100, 64]";  // line 18
+  model[3] = "multi\nline";
+  EXPECT_NO_THROW(check_agreement(comm, what, model)) << where(comm);
+  EXPECT_NO_THROW(check_agreement(comm, "nothing", {})) << where(comm);
+  if (comm.size() < 2) return;
+
+  std::vector<std::string> mine = model;
+  if (comm.rank() == 1) mine[17] = "fc.weight f32 [10, 64]";
+  const std::string one = baton::testing::error_message([&] { check_agreement(comm, what, mine); });
+  EXPECT_NE(one.find("the model fingerprint differs between ranks (rank 1 differs from rank 0): rank 1 has "
+                     "'fc.weight f32 [10, 64]' where rank 0 has 'fc.weight f32 [100, 64]' (line 18 of the model "
+                     "fingerprint)"),
+            std::string::npos)
+      << one << " on " << where(comm);
+
+  if (comm.size() < 3) return;
+  mine = model;
+  if (comm.rank() == 1) mine.push_back("extra.bias f32 [3]");
+  if (comm.rank() == comm.size() - 1) mine.pop_back();
+  const std::string two = baton::testing::error_message([&] { check_agreement(comm, what, mine); });
+  const std::string last = std::to_string(comm.size() - 1);
+  EXPECT_NE(
+      two.find("(ranks 1, " + last +
+               " differ from rank 0): rank 1 has 'extra.bias f32 [3]' (line 21 of the "
+               "model fingerprint) where rank 0 has no line 21; rank " +
+               last +
+               " has no line 20 where rank 0 has 'layer20.weight f32 [20, 3]' (line 20 of the model fingerprint)"),
+      std::string::npos)
+      << two << " on " << where(comm);
 }
 
 void check_refused_arguments(Communicator& comm) {

@@ -44,6 +44,8 @@ TEST_P(InprocRanks, SplitByParityInReverseOrder) {
   });
 }
 
+TEST_P(InprocRanks, AgreementOfDescriptions) { run_ranks(comms_, testing::check_agreement_cases); }
+
 TEST_P(InprocRanks, WaitOnAStreamAndBarrier) { run_ranks(comms_, testing::check_wait_on_and_barrier); }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, InprocRanks, ::testing::Values(1, 2, 3, 4),

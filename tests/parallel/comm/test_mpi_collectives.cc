@@ -38,6 +38,7 @@ TEST(Mpi, ReduceScatterSumAndMean) { testing::check_every_reduce_scatter(mpi_wor
 TEST(Mpi, ManyOperationsInFlightCompleteInIssueOrder) { testing::check_many_in_flight(mpi_world()); }
 TEST(Mpi, WaitOnAStreamAndBarrier) { testing::check_wait_on_and_barrier(mpi_world()); }
 TEST(Mpi, RefusedArguments) { testing::check_refused_arguments(mpi_world()); }
+TEST(Mpi, AgreementOfDescriptions) { testing::check_agreement_cases(mpi_world()); }
 
 TEST(Mpi, RingOfSendsAndReceives) {
   if (mpi_world().size() < 2) GTEST_SKIP() << "send and recv need a peer";
