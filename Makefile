@@ -43,7 +43,7 @@ help:
 	@echo "make test       install missing packages, build, run every test (ctest -j$(JOBS))"
 	@echo "make test-emu   build the gpu tests for the emulated GPU in build-emu/ (no nvcc needed) and run them (ctest -L gpu)"
 	@echo "make build      configure and build in $(BUILD_DIR)/ (options: CUDA= CUDA_ARCHS= MPI= WERROR= BUILD_TYPE= CMAKE_ARGS=)"
-	@echo "make deps       install missing Debian packages (tools/install-deps.sh)"
+	@echo "make deps       install missing Debian packages, Open MPI included unless MPI=OFF (tools/install-deps.sh)"
 	@echo "make bench      kernel benchmark, JSON in $(BUILD_DIR)/bench-kernels.json"
 	@echo "make gpu-check  on a GPU machine: CUDA build in build-gpu/, gpu tests, devices, benchmark"
 	@echo "make format     clang-format the project's sources in place"
@@ -51,7 +51,7 @@ help:
 	@echo "make clean      remove build/, build-cpu/, build-gpu/ and build-emu/"
 
 deps:
-	tools/install-deps.sh $(if $(filter ON,$(MPI)),--with-mpi)
+	tools/install-deps.sh $(if $(filter OFF,$(MPI)),--without-mpi)
 
 build:
 	$(configure_and_build)

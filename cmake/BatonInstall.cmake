@@ -31,6 +31,8 @@ install(TARGETS baton_cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 # Headers keep their source paths (include/baton/runtime/core/tensor.h). CUDA headers (cuda/
 # folders) only in a CUDA build; *.cuh files are nvcc-only and not installed.
 set(_baton_header_filters PATTERN "*.h")
+# parallel/comm/mpi_calls.h includes <mpi.h>: internal to the mpi backend's sources.
+list(APPEND _baton_header_filters PATTERN "mpi_calls.h" EXCLUDE)
 # kernels/batch_norm_cudnn_args.h is the batch norm front end's internal bridge to its cuDNN launchers.
 if(NOT BATON_HAVE_CUDA)
   list(APPEND _baton_header_filters PATTERN "cuda" EXCLUDE PATTERN "batch_norm_cudnn_args.h" EXCLUDE)

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Installs the Debian packages baton needs to build and test; safe to run again (idempotent).
-# Usage: tools/install-deps.sh [--with-mpi] [--with-format]
+# Open MPI (libopenmpi-dev, openmpi-bin) is installed by default so that the mpi backend is built
+# and its tests run; --without-mpi leaves it out (--with-mpi, the former opt-in, is still accepted).
+# Usage: tools/install-deps.sh [--without-mpi] [--with-format]
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev
           libcli11-dev libgtest-dev libgmock-dev)
+with_mpi=1
 for option in "$@"; do
   case "$option" in
-    --with-mpi) packages+=(libopenmpi-dev openmpi-bin) ;;
+    --with-mpi) with_mpi=1 ;;
+    --without-mpi) with_mpi=0 ;;
     --with-format) packages+=(clang-format) ;;
-    *) echo "install-deps: unknown option '$option' (expected --with-mpi or --with-format)" >&2; exit 2 ;;
+    *) echo "install-deps: unknown option '$option' (expected --without-mpi, --with-mpi or --with-format)" >&2; exit 2 ;;
   esac
 done
+if [[ $with_mpi -eq 1 ]]; then packages+=(libopenmpi-dev openmpi-bin); fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   echo "install-deps: not a Debian-based system (no dpkg-query/apt-get); cannot check or install packages." >&2

@@ -1,10 +1,9 @@
 // InprocCommunicator: one rank of an InprocGroup, issuing its operations to its own communication thread.
 #include "parallel/comm/inproc_communicator.h"
 
-#include <atomic>
 #include <cstring>
 
-#include "parallel/comm/collective_args.h"
+#include "parallel/comm/host_communicator.h"
 #include "parallel/comm/inproc_group.h"
 #include "parallel/comm/op_thread.h"
 #include "parallel/comm/reduce_kernel.h"
@@ -19,30 +18,16 @@ std::byte* bytes_at(void* base, int64_t elements, DType dtype) {
   return static_cast<std::byte*>(base) + elements * static_cast<int64_t>(dtype_size(dtype));
 }
 
-class InprocCommunicator final : public Communicator {
+class InprocCommunicator final : public HostCommunicator {
  public:
   InprocCommunicator(std::shared_ptr<InprocGroup> group, int rank, std::chrono::milliseconds timeout)
-      : group_(std::move(group)),
-        rank_(rank),
-        timeout_ms_(timeout.count()),
-        next_send_(static_cast<size_t>(group_->size())),
-        next_recv_(static_cast<size_t>(group_->size())) {}
-
-  int rank() const override { return rank_; }
-  int size() const override { return group_->size(); }
-  std::string_view backend() const override { return "inproc"; }
-  void set_timeout(std::chrono::milliseconds timeout) override {
-    BATON_CHECK(timeout.count() > 0, "inproc communicator: the timeout must be positive, not ", timeout.count(), " ms");
-    timeout_ms_ = timeout.count();
-  }
+      : HostCommunicator("inproc", rank, group->size(), timeout), group_(std::move(group)) {}
 
   WorkHandle all_reduce(const Tensor& buffer, ReduceOp op, const Stream& stream) override {
-    const std::string what = describe_next(OpKind::all_reduce);
-    check_host_tensor(buffer, "inproc", what + ": buffer");
-    check_reducible(buffer, op, what + ": buffer");
+    check_all_reduce(buffer, op);
     Contribution mine = contribution(OpKind::all_reduce, buffer, buffer.data_ptr());
     mine.op = op;
-    return collective(mine, {buffer}, StreamReady(stream), [rank = rank_, op](const std::vector<Contribution>& all) {
+    return collective(mine, {buffer}, StreamReady(stream), [rank = rank(), op](const std::vector<Contribution>& all) {
       const Contribution& c0 = all[0];
       const ElementRange range = chunk_range(c0.shape.numel(), static_cast<int>(all.size()), rank);
       std::vector<const void*> sources;
@@ -56,12 +41,10 @@ class InprocCommunicator final : public Communicator {
   }
 
   WorkHandle broadcast(const Tensor& buffer, int root, const Stream& stream) override {
-    const std::string what = describe_next(OpKind::broadcast);
-    check_host_tensor(buffer, "inproc", what + ": buffer");
-    check_root(root, size(), what);
+    check_broadcast(buffer, root);
     Contribution mine = contribution(OpKind::broadcast, buffer, buffer.data_ptr());
     mine.root = root;
-    return collective(mine, {buffer}, StreamReady(stream), [rank = rank_, root](const std::vector<Contribution>& all) {
+    return collective(mine, {buffer}, StreamReady(stream), [rank = rank(), root](const std::vector<Contribution>& all) {
       const Contribution& src = all[static_cast<size_t>(root)];
       const ElementRange range = chunk_range(src.shape.numel(), static_cast<int>(all.size()), rank);
       const size_t bytes = static_cast<size_t>(range.count) * dtype_size(src.dtype);
@@ -74,30 +57,25 @@ class InprocCommunicator final : public Communicator {
   }
 
   WorkHandle all_gather(const Tensor& input, const Tensor& output, const Stream& stream) override {
-    const std::string what = describe_next(OpKind::all_gather);
-    check_host_tensor(input, "inproc", what + ": input");
-    check_host_tensor(output, "inproc", what + ": output");
-    check_whole_of_parts(output, input, size(), what, "output", "input");
+    check_all_gather(input, output);
     const Contribution mine = contribution(OpKind::all_gather, input, output.data_ptr());
-    return collective(mine, {input, output}, StreamReady(stream), [rank = rank_](const std::vector<Contribution>& all) {
-      const Contribution& me = all[static_cast<size_t>(rank)];
-      const int64_t n = me.shape.numel();
-      const size_t bytes = static_cast<size_t>(n) * dtype_size(me.dtype);
-      if (bytes == 0) return;
-      for (const Contribution& c : all) std::memmove(bytes_at(c.output, rank * n, me.dtype), me.input, bytes);
-    });
+    return collective(mine, {input, output}, StreamReady(stream),
+                      [rank = rank()](const std::vector<Contribution>& all) {
+                        const Contribution& me = all[static_cast<size_t>(rank)];
+                        const int64_t n = me.shape.numel();
+                        const size_t bytes = static_cast<size_t>(n) * dtype_size(me.dtype);
+                        if (bytes == 0) return;
+                        for (const Contribution& c : all)
+                          std::memmove(bytes_at(c.output, rank * n, me.dtype), me.input, bytes);
+                      });
   }
 
   WorkHandle reduce_scatter(const Tensor& input, const Tensor& output, ReduceOp op, const Stream& stream) override {
-    const std::string what = describe_next(OpKind::reduce_scatter);
-    check_host_tensor(input, "inproc", what + ": input");
-    check_host_tensor(output, "inproc", what + ": output");
-    check_reducible(input, op, what + ": input");
-    check_whole_of_parts(input, output, size(), what, "input", "output");
+    check_reduce_scatter(input, output, op);
     Contribution mine = contribution(OpKind::reduce_scatter, input, output.data_ptr());
     mine.op = op;
     return collective(mine, {input, output}, StreamReady(stream),
-                      [rank = rank_, op](const std::vector<Contribution>& all) {
+                      [rank = rank(), op](const std::vector<Contribution>& all) {
                         const Contribution& me = all[static_cast<size_t>(rank)];
                         const int64_t m = me.shape.numel() / static_cast<int64_t>(all.size());
                         std::vector<const void*> sources;
@@ -108,18 +86,16 @@ class InprocCommunicator final : public Communicator {
   }
 
   WorkHandle send(const Tensor& tensor, int peer, const Stream& stream) override {
-    const uint64_t seq = next_p2p(next_send_, tensor, peer, "send", "to");
-    const std::string what =
-        detail::concat("send #", seq, " to rank ", peer, " on rank ", rank_, " of ", size(), " (inproc)");
+    const auto [seq, what] = number_send(tensor, peer);
     auto work = std::make_shared<PendingWork>(
-        what, timeout(), [group = group_, from = rank_, to = peer, seq](const PendingWork& w) {
+        what, timeout(), [group = group_, from = rank(), to = peer, seq](const PendingWork& w) {
           if (w.done()) return;
           const std::string reason = detail::concat(w.description(), " was not received within ", w.timeout().count(),
                                                     " ms: ", group->describe_send(from, to, seq));
           group->abort(reason);
           throw Error(reason);
         });
-    thread_.post([group = group_, from = rank_, peer, seq, tensor, work, ready = StreamReady(stream)] {
+    thread_.post([group = group_, from = rank(), peer, seq, tensor, work, ready = StreamReady(stream)] {
       try {
         ready.wait();
         group->post_send(from, peer, seq, tensor, work);  // the receiver completes it
@@ -131,12 +107,10 @@ class InprocCommunicator final : public Communicator {
   }
 
   WorkHandle recv(const Tensor& tensor, int peer, const Stream& stream) override {
-    const uint64_t seq = next_p2p(next_recv_, tensor, peer, "recv", "from");
-    const std::string what =
-        detail::concat("recv #", seq, " from rank ", peer, " on rank ", rank_, " of ", size(), " (inproc)");
+    const auto [seq, what] = number_recv(tensor, peer);
     auto work = make_work(what);
     thread_.post(
-        [group = group_, to = rank_, peer, seq, tensor, work, timeout = timeout(), ready = StreamReady(stream)] {
+        [group = group_, to = rank(), peer, seq, tensor, work, timeout = timeout(), ready = StreamReady(stream)] {
           run_and_report(*work, [&] {
             ready.wait();
             group->receive(peer, to, seq, tensor, timeout);
@@ -152,10 +126,10 @@ class InprocCommunicator final : public Communicator {
   }
 
   std::unique_ptr<Communicator> split(int color, int key) override {
-    const uint64_t seq = next_collective_++;
+    const uint64_t seq = take_collective_number();
     auto work = make_work(describe(OpKind::split, seq));
     auto result = std::make_shared<SplitResult>();
-    thread_.post([group = group_, rank = rank_, seq, color, key, result, work, timeout = timeout()] {
+    thread_.post([group = group_, rank = rank(), seq, color, key, result, work, timeout = timeout()] {
       run_and_report(*work, [&] { *result = group->split(rank, seq, color, key, timeout); });
     });
     work->wait();
@@ -164,23 +138,6 @@ class InprocCommunicator final : public Communicator {
   }
 
  private:
-  std::chrono::milliseconds timeout() const { return std::chrono::milliseconds(timeout_ms_.load()); }
-
-  std::string describe(OpKind kind, uint64_t seq) const {
-    return detail::concat(op_name(kind), " #", seq, " on rank ", rank_, " of ", size(), " (inproc)");
-  }
-  std::string describe_next(OpKind kind) const { return describe(kind, next_collective_); }
-
-  // Checks a send or recv and takes its number among those to or from `peer`.
-  uint64_t next_p2p(std::vector<uint64_t>& counters, const Tensor& tensor, int peer, std::string_view op,
-                    std::string_view direction) {
-    const std::string what =
-        detail::concat(op, " ", direction, " rank ", peer, " on rank ", rank_, " of ", size(), " (inproc)");
-    check_peer(peer, rank_, size(), what);
-    check_host_tensor(tensor, "inproc", what + ": tensor");
-    return counters[static_cast<size_t>(peer)]++;
-  }
-
   static Contribution contribution(OpKind kind, const Tensor& input, void* output) {
     Contribution c;
     c.kind = kind;
@@ -207,7 +164,7 @@ class InprocCommunicator final : public Communicator {
   // A Work whose timed-out wait() aborts the group, naming what this rank waits for.
   std::shared_ptr<PendingWork> make_work(std::string description) const {
     return std::make_shared<PendingWork>(
-        std::move(description), timeout(), [group = group_, rank = rank_](const PendingWork& w) {
+        std::move(description), timeout(), [group = group_, rank = rank()](const PendingWork& w) {
           if (w.done()) return;
           const std::string reason = detail::concat(w.description(), " did not complete within ", w.timeout().count(),
                                                     " ms: ", group->describe_wait(rank));
@@ -216,11 +173,11 @@ class InprocCommunicator final : public Communicator {
         });
   }
 
-  // Queues collective number next_collective_; `keep` holds the tensors alive until it has run.
+  // Queues the next collective; `keep` holds the tensors alive until it has run.
   WorkHandle collective(const Contribution& mine, std::vector<Tensor> keep, StreamReady ready, InprocGroup::Part part) {
-    const uint64_t seq = next_collective_++;
+    const uint64_t seq = take_collective_number();
     auto work = make_work(describe(mine.kind, seq));
-    thread_.post([group = group_, rank = rank_, seq, mine, keep = std::move(keep), part = std::move(part), work,
+    thread_.post([group = group_, rank = rank(), seq, mine, keep = std::move(keep), part = std::move(part), work,
                   timeout = timeout(), ready = std::move(ready)] {
       run_and_report(*work, [&] {
         ready.wait();
@@ -231,12 +188,6 @@ class InprocCommunicator final : public Communicator {
   }
 
   const std::shared_ptr<InprocGroup> group_;
-  const int rank_;
-  std::atomic<int64_t> timeout_ms_;
-  // Issue counters: a communicator is used from one thread at a time.
-  uint64_t next_collective_ = 0;
-  std::vector<uint64_t> next_send_;  // per peer
-  std::vector<uint64_t> next_recv_;
   OpThread thread_;  // last: joined first, while the members above still exist
 };
 

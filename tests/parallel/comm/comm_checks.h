@@ -51,4 +51,18 @@ void check_ring_exchange(Communicator& comm, int messages, int64_t numel, uint64
 // in each part; with `drop_last`, the last rank passes a negative color and must get nullptr.
 void check_split(Communicator& comm, bool drop_last);
 
+// 16 all_reduces issued before any wait: waiting for the last one finds every earlier one done
+// (operations run in issue order), each with its own result.
+void check_many_in_flight(Communicator& comm);
+// wait_on(a CPU stream) waits like wait(); barriers pass.
+void check_wait_on_and_barrier(Communicator& comm);
+
+// check_agreement: equal descriptions pass; a rank whose line 18 differs, one with a line more and
+// one with a line fewer make every rank throw the same message naming them and their lines.
+void check_agreement_cases(Communicator& comm);
+
+// Bad arguments are refused by the issuing call with a clear message, taking no sequence number
+// (local: the other ranks need not call it).
+void check_refused_arguments(Communicator& comm);
+
 }  // namespace baton::comm::testing

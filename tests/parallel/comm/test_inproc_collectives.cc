@@ -30,24 +30,7 @@ TEST_P(InprocRanks, BroadcastFromEveryRoot) { run_ranks(comms_, testing::check_e
 TEST_P(InprocRanks, AllGatherOfEveryDTypeAndSize) { run_ranks(comms_, testing::check_every_all_gather); }
 TEST_P(InprocRanks, ReduceScatterSumAndMean) { run_ranks(comms_, testing::check_every_reduce_scatter); }
 
-TEST_P(InprocRanks, ManyOperationsInFlightCompleteInIssueOrder) {
-  run_ranks(comms_, [](Communicator& comm) {
-    const Stream s = Stream::create(Device::cpu(comm.rank()));
-    std::vector<Tensor> buffers;
-    std::vector<WorkHandle> works;
-    for (int i = 0; i < 16; ++i) {
-      buffers.push_back(Tensor::from_vector(std::vector<int64_t>{comm.rank() + i, 1}, Shape{2}, s));
-      works.push_back(comm.all_reduce(buffers.back(), ReduceOp::sum, s));
-    }
-    works.back()->wait();
-    const int64_t n = comm.size();
-    for (int i = 0; i < 16; ++i) {
-      EXPECT_TRUE(works[static_cast<size_t>(i)]->done()) << "operation " << i << " before the last one";
-      EXPECT_EQ(buffers[static_cast<size_t>(i)].to_vector<int64_t>(s),
-                (std::vector<int64_t>{n * (n - 1) / 2 + n * i, n}));
-    }
-  });
-}
+TEST_P(InprocRanks, ManyOperationsInFlightCompleteInIssueOrder) { run_ranks(comms_, testing::check_many_in_flight); }
 
 TEST_P(InprocRanks, RingOfSendsAndReceives) {
   if (GetParam() < 2) GTEST_SKIP() << "send and recv need a peer";
@@ -61,18 +44,9 @@ TEST_P(InprocRanks, SplitByParityInReverseOrder) {
   });
 }
 
-TEST_P(InprocRanks, WaitOnAStreamAndBarrier) {
-  run_ranks(comms_, [](Communicator& comm) {
-    const Stream s = Stream::create(Device::cpu(comm.rank()));
-    const Tensor buffer = Tensor::from_vector(std::vector<float>{1.5f}, Shape{1}, s);
-    const WorkHandle work = comm.all_reduce(buffer, ReduceOp::mean, s);
-    work->wait_on(s);
-    EXPECT_TRUE(work->done());
-    EXPECT_EQ(buffer.to_vector<float>(s)[0], 1.5f);
-    comm.barrier();
-    comm.barrier();
-  });
-}
+TEST_P(InprocRanks, AgreementOfDescriptions) { run_ranks(comms_, testing::check_agreement_cases); }
+
+TEST_P(InprocRanks, WaitOnAStreamAndBarrier) { run_ranks(comms_, testing::check_wait_on_and_barrier); }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, InprocRanks, ::testing::Values(1, 2, 3, 4),
                          [](const ::testing::TestParamInfo<int>& p) { return std::to_string(p.param); });

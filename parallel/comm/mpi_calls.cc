@@ -1,0 +1,79 @@
+// The mpi backend's datatypes and its reductions in rank order (all-to-all, local sum, all-gather).
+#include "parallel/comm/mpi_calls.h"
+
+#include <vector>
+
+#include "parallel/comm/collective_args.h"
+#include "parallel/comm/mpi_engine.h"
+#include "parallel/comm/reduce_kernel.h"
+
+namespace baton::comm {
+namespace {
+
+std::byte* at(void* base, int64_t elements, size_t element_size) {
+  return static_cast<std::byte*>(base) + static_cast<size_t>(elements) * element_size;
+}
+
+// Reduces the `parts` consecutive runs of `count` elements of `gathered` into `dest`, in run order.
+void reduce_runs(DType dtype, ReduceOp op, int parts, std::vector<std::byte>& gathered, int64_t count, void* dest) {
+  std::vector<const void*> sources;
+  for (int k = 0; k < parts; ++k) sources.push_back(at(gathered.data(), k * count, dtype_size(dtype)));
+  reduce_in_order(dtype, op, parts, sources, {&dest, 1}, count);
+}
+
+}  // namespace
+
+MPI_Datatype mpi_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return MPI_FLOAT;
+    case DType::f64:
+      return MPI_DOUBLE;
+    case DType::f16:
+    case DType::bf16:
+      return MPI_UINT16_T;
+    case DType::i32:
+      return MPI_INT32_T;
+    case DType::i64:
+      return MPI_INT64_T;
+    case DType::u8:
+      return MPI_UINT8_T;
+  }
+  BATON_FAIL("mpi: no MPI datatype for dtype value ", static_cast<int>(dtype));
+}
+
+void all_reduce_in_rank_order(MPI_Comm comm, int rank, int size, const Tensor& buffer, ReduceOp op) {
+  const DType dtype = buffer.dtype();
+  const size_t element_size = dtype_size(dtype);
+  const MPI_Datatype type = mpi_type(dtype);
+  std::vector<int> counts(static_cast<size_t>(size));
+  std::vector<int> displacements(counts.size());
+  for (int k = 0; k < size; ++k) {
+    const ElementRange range = chunk_range(buffer.numel(), size, k);
+    counts[static_cast<size_t>(k)] = static_cast<int>(range.count);
+    displacements[static_cast<size_t>(k)] = static_cast<int>(range.begin);
+  }
+  const int mine = counts[static_cast<size_t>(rank)];
+  std::vector<int> gathered_counts(counts.size(), mine);
+  std::vector<int> gathered_displacements(counts.size());
+  for (int k = 0; k < size; ++k) gathered_displacements[static_cast<size_t>(k)] = k * mine;
+  std::vector<std::byte> gathered(static_cast<size_t>(size) * static_cast<size_t>(mine) * element_size);
+  void* data = buffer.data_ptr();
+  check_mpi(MPI_Alltoallv(data, counts.data(), displacements.data(), type, gathered.data(), gathered_counts.data(),
+                          gathered_displacements.data(), type, comm),
+            "MPI_Alltoallv");
+  reduce_runs(dtype, op, size, gathered, mine, at(data, displacements[static_cast<size_t>(rank)], element_size));
+  check_mpi(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, counts.data(), displacements.data(), type, comm),
+            "MPI_Allgatherv");
+}
+
+void reduce_scatter_in_rank_order(MPI_Comm comm, int size, const Tensor& input, const Tensor& output, ReduceOp op) {
+  const DType dtype = input.dtype();
+  const int count = static_cast<int>(output.numel());
+  const MPI_Datatype type = mpi_type(dtype);
+  std::vector<std::byte> gathered(static_cast<size_t>(size) * static_cast<size_t>(count) * dtype_size(dtype));
+  check_mpi(MPI_Alltoall(input.data_ptr(), count, type, gathered.data(), count, type, comm), "MPI_Alltoall");
+  reduce_runs(dtype, op, size, gathered, count, output.data_ptr());
+}
+
+}  // namespace baton::comm

@@ -1,0 +1,43 @@
+// MpiRuntime: MPI for a multi-process run (mpirun / srun), initialised once per process and
+// finalised when it and every communicator made from it are gone; world() is the communicator of
+// all processes (the "mpi" backend). Available when baton was built with MPI (BATON_HAVE_MPI).
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "parallel/comm/communicator.h"
+
+namespace baton::comm {
+
+class MpiEngine;
+
+class MpiRuntime {
+ public:
+  // True when baton was built with MPI; otherwise the constructor throws.
+  static bool available();
+
+  // Initialises MPI on the runtime's communication thread, which makes every MPI call of the
+  // operations (MPI_Init_thread asks for MPI_THREAD_MULTIPLE, needed only so that a wait() that
+  // timed out may call MPI_Abort from its own thread). Throws baton::Error when baton was built
+  // without MPI, when MPI fails to start, or when this process already initialised MPI.
+  MpiRuntime();
+  ~MpiRuntime();
+  MpiRuntime(const MpiRuntime&) = delete;
+  MpiRuntime& operator=(const MpiRuntime&) = delete;
+
+  int rank() const;  // in MPI_COMM_WORLD
+  int size() const;
+  int local_rank() const;  // among the processes of this node (MPI_COMM_TYPE_SHARED)
+  int local_size() const;
+  std::string_view thread_level() const;  // what MPI_Init_thread provided: "MPI_THREAD_MULTIPLE"
+
+  // A new communicator over every process (a duplicate of MPI_COMM_WORLD); collective: every
+  // process calls it, in the same order as its other collectives.
+  std::unique_ptr<Communicator> world() const;
+
+ private:
+  std::shared_ptr<MpiEngine> engine_;
+};
+
+}  // namespace baton::comm
