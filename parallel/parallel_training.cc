@@ -72,7 +72,7 @@ std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph
   DataParallelOptions options;
   options.devices = data_parallel_devices(parallel, config);
   options.sync.unused_parameters_ready = parallel.unused_parameters == "ready";
-  return std::make_unique<DataParallelEngine>(graph, config, options);
+  return std::make_unique<DataParallelEngine>(graph, config, std::move(options));
 }
 
 PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, const TrainConfig& config,

@@ -2,13 +2,17 @@
 // its own thread with the bucketed all-reduce overlapping backward, then each replica's optimiser.
 #include "parallel/dp/data_parallel_engine.h"
 
+#include <algorithm>
+#include <cmath>
 #include <exception>
 #include <thread>
 
+#include "parallel/comm/agreement.h"
 #include "parallel/comm/inproc_communicator.h"
 #include "parallel/pipeline/micro_batches.h"
 #include "parallel/pipeline/transfer.h"
 #include "runtime/core/error.h"
+#include "runtime/data/dataset_shard.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/evaluation.h"
 #include "runtime/train/graph_contract.h"
@@ -53,6 +57,27 @@ double scalar_value(const Tensor& t, const Stream& stream) {
 
 }  // namespace
 
+namespace {
+
+// One line per parameter and buffer: "name dtype [shape]", compared across ranks at construction.
+std::vector<std::string> model_fingerprint(const ParamStore& params) {
+  std::vector<std::string> lines;
+  for (const ParamEntry& e : params.params()) {
+    lines.push_back(e.name + " " + std::string(dtype_name(params.dtype())) + " " + e.shape.str());
+  }
+  for (const BufferEntry& b : params.buffers()) {
+    const Tensor t = params.buffer(b.name);
+    lines.push_back(b.name + " " + std::string(dtype_name(t.dtype())) + " " + t.shape().str() + " (buffer)");
+  }
+  return lines;
+}
+
+Tensor host_scalars(const std::vector<double>& values, const Stream& stream) {
+  return Tensor::from_vector<double>(values, Shape{static_cast<int64_t>(values.size())}, stream);
+}
+
+}  // namespace
+
 DataParallelEngine::DataParallelEngine(const Graph& graph, const TrainConfig& config, DataParallelOptions options)
     : graph_(graph),
       options_(std::move(options)),
@@ -60,19 +85,47 @@ DataParallelEngine::DataParallelEngine(const Graph& graph, const TrainConfig& co
                          parameter_dtype(graph), options_.buckets)) {
   const int n = static_cast<int>(options_.devices.size());
   BATON_CHECK(n >= 1, "data parallel: at least one device is needed");
-  std::vector<std::unique_ptr<comm::Communicator>> comms = comm::make_inproc_communicators(n);
+  std::vector<std::unique_ptr<comm::Communicator>> comms = std::move(options_.communicators);
+  if (comms.empty()) comms = comm::make_inproc_communicators(n);
+  BATON_CHECK(static_cast<int>(comms.size()) == n, "data parallel: ", comms.size(), " communicators for ", n,
+              " devices (one per replica)");
+  world_ = comms.front()->size();
+  BATON_CHECK(world_ % n == 0, "data parallel: ", world_, " replicas in all do not split into processes of ", n);
+  const int first_rank = comms.front()->rank();
   for (int r = 0; r < n; ++r) {
+    BATON_CHECK(comms[static_cast<size_t>(r)]->rank() == first_rank + r,
+                "data parallel: this process's replicas must have consecutive ranks");
     replicas_.push_back(std::make_unique<Replica>(graph, config, options_.devices[static_cast<size_t>(r)], plan_,
                                                   std::move(comms[static_cast<size_t>(r)])));
   }
+  on_replicas(
+      [&](Replica& r) { comm::check_agreement(*r.comm, "the model fingerprint", model_fingerprint(r.params)); });
 }
 
 DataParallelEngine::~DataParallelEngine() = default;
 
 Context& DataParallelEngine::input_context() { return replicas_.front()->ctx; }
 
-const ParamStore& DataParallelEngine::params(int replica) const {
-  return replicas_.at(static_cast<size_t>(replica))->params;
+const ParamStore& DataParallelEngine::params(int local_replica) const {
+  return replicas_.at(static_cast<size_t>(local_replica))->params;
+}
+
+DataShard DataParallelEngine::data_shard() const {
+  const int local = local_replicas();
+  return {replicas_.front()->comm->rank() / local, world_ / local};
+}
+
+bool DataParallelEngine::primary() const { return replicas_.front()->comm->rank() == 0; }
+
+bool DataParallelEngine::any_rank(bool flag) {
+  if (world_ == local_replicas()) return flag;  // every replica is in this process
+  bool any = false;
+  on_replicas([&](Replica& r) {
+    const Tensor raised = host_scalars({flag ? 1.0 : 0.0}, r.ctx.stream());
+    r.comm->all_reduce(raised, comm::ReduceOp::sum, r.ctx.stream())->wait();
+    if (&r == replicas_.front().get()) any = raised.data<double>()[0] > 0;
+  });
+  return any;
 }
 
 const std::vector<BucketTiming>& DataParallelEngine::last_bucket_timings(int replica) const {
@@ -125,14 +178,18 @@ void DataParallelEngine::initialize(uint64_t seed) {
 }
 
 double DataParallelEngine::step(const data::Batch& batch, uint64_t seed, double lr) {
-  const int64_t rows = batch.images.size(0), n = replicas();
-  BATON_CHECK(rows % n == 0, "data parallel: the global batch of ", rows, " samples does not split evenly over ", n,
-              " replicas (use a batch size that is a multiple of ", n, ")");
+  // This process's rows of the global batch, split over its replicas.
+  const int64_t rows = batch.images.size(0), n = local_replicas();
+  BATON_CHECK(rows % n == 0, "data parallel: the global batch of ", rows * (world_ / n),
+              " samples does not split evenly over ", world_, " replicas (use a batch size that is a multiple of ",
+              world_, ")");
   input_context().stream().synchronize();  // the loader wrote the batch on replica 0's stream
   const std::vector<Tensor> images = batch.images.split(n), labels = batch.labels.split(n);
+  const int first_rank = replicas_.front()->comm->rank();
   on_replicas([&](Replica& r) {
-    const auto rank = static_cast<size_t>(r.comm->rank());
-    data::Batch mine{.images = on_device_of(images[rank], r.ctx), .labels = on_device_of(labels[rank], r.ctx)};
+    const int rank = r.comm->rank();
+    const auto local = static_cast<size_t>(rank - first_rank);
+    data::Batch mine{.images = on_device_of(images[local], r.ctx), .labels = on_device_of(labels[local], r.ctx)};
     r.params.zero_grads(r.ctx);
     GradientSync sync(r.buckets, *r.comm, r.ctx.stream(), options_.sync);
     r.executor.set_grad_ready_hook([&](const ParamEntry& e, bool reached) { sync.mark_ready(e, reached); });
@@ -143,48 +200,61 @@ double DataParallelEngine::step(const data::Batch& batch, uint64_t seed, double 
     r.executor.set_grad_ready_hook({});
     sync.finish();
     r.optimizer->step(r.ctx, lr);
-    r.loss = scalar_value(out[executor_output_index(r.executor, loss_output(graph_))], r.ctx.stream());
+    // Equal shares of the batch: the mean loss is the mean of the replicas' means.
+    const Tensor loss = host_scalars(
+        {scalar_value(out[executor_output_index(r.executor, loss_output(graph_))], r.ctx.stream())}, r.ctx.stream());
+    r.comm->all_reduce(loss, comm::ReduceOp::mean, r.ctx.stream())->wait();
+    r.loss = loss.data<double>()[0];
     r.timings = sync.timings();
     r.ready_order = sync.ready_order();
   });
-  // Equal shares of the batch: the mean loss is the mean of the replicas' means.
-  double loss = 0;
-  for (const auto& r : replicas_) loss += r->loss;
-  return loss / static_cast<double>(n);
+  return replicas_.front()->loss;
 }
 
 EvalResult DataParallelEngine::evaluate(const data::Dataset& test, int64_t batch_size, int workers) {
   broadcast_from_rank0(/*buffers=*/true);
   const bool classification = has_labels(graph_);
-  return evaluate_batches(input_context(), test, batch_size, workers, classification, [&](const data::Batch& batch) {
-    input_context().stream().synchronize();
-    const int64_t parts = std::min<int64_t>(replicas(), batch.images.size(0));
-    const std::vector<Tensor> images = batch.images.split(parts);
-    const std::vector<Tensor> labels = classification ? batch.labels.split(parts) : std::vector<Tensor>();
-    std::vector<EvalPiece> pieces(static_cast<size_t>(parts));
-    on_replicas([&](Replica& r) {
-      const auto rank = static_cast<size_t>(r.comm->rank());
-      if (static_cast<int64_t>(rank) >= parts) return;
-      data::Batch mine{.images = on_device_of(images[rank], r.ctx),
-                       .labels = classification ? on_device_of(labels[rank], r.ctx) : Tensor()};
-      Tape tape;
-      const std::vector<Tensor> out =
-          r.executor.forward(r.ctx, batch_inputs(graph_, r.executor, mine), tape, Mode::eval);
-      EvalPiece& piece = pieces[rank];
-      piece.ctx = &r.ctx;
-      piece.loss = out[executor_output_index(r.executor, loss_output(graph_))];
-      piece.samples = images[rank].size(0);
-      if (classification) {
-        piece.logits = out[executor_output_index(r.executor, prediction_output(graph_))];
-        piece.labels = mine.labels;
-      }
-    });
-    return pieces;
+  EvalResult result;
+  on_replicas([&](Replica& r) {
+    // Each replica evaluates its shard of the test set; the sums over the shards make the result.
+    const data::DatasetShard shard(test, r.comm->rank(), world_);
+    EvalResult mine;
+    if (shard.size() > 0) {
+      mine = evaluate_batches(r.ctx, shard, batch_size, std::max(1, workers / local_replicas()), classification,
+                              [&](const data::Batch& batch) {
+                                Tape tape;
+                                const std::vector<Tensor> out = r.executor.forward(
+                                    r.ctx, batch_inputs(graph_, r.executor, batch), tape, Mode::eval);
+                                EvalPiece piece;
+                                piece.ctx = &r.ctx;
+                                piece.loss = out[executor_output_index(r.executor, loss_output(graph_))];
+                                piece.samples = batch.images.size(0);
+                                if (classification) {
+                                  piece.logits = out[executor_output_index(r.executor, prediction_output(graph_))];
+                                  piece.labels = batch.labels;
+                                }
+                                return std::vector<EvalPiece>{piece};
+                              });
+    }
+    const auto n = static_cast<double>(mine.samples);
+    const Tensor sums =
+        host_scalars({mine.loss * n, std::round(mine.top1 * n), std::round(mine.top5 * n), n}, r.ctx.stream());
+    r.comm->all_reduce(sums, comm::ReduceOp::sum, r.ctx.stream())->wait();
+    if (&r != replicas_.front().get()) return;
+    const double* s = sums.data<double>();
+    result.samples = static_cast<int64_t>(s[3]);
+    result.loss = s[3] > 0 ? s[0] / s[3] : 0;
+    if (classification && s[3] > 0) {
+      result.top1 = s[1] / s[3];
+      result.top5 = s[2] / s[3];
+    }
   });
+  return result;
 }
 
 std::string DataParallelEngine::save_checkpoint(CheckpointManager& manager, const CheckpointState& state) {
   broadcast_from_rank0(/*buffers=*/true);
+  if (!primary()) return {};  // rank 0's process writes
   Replica& r0 = *replicas_.front();
   return manager.save(r0.params, *r0.optimizer, state, r0.ctx);
 }
@@ -192,12 +262,14 @@ std::string DataParallelEngine::save_checkpoint(CheckpointManager& manager, cons
 CheckpointState DataParallelEngine::load_checkpoint(const std::string& dir) {
   std::vector<CheckpointState> states(replicas_.size());
   on_replicas([&](Replica& r) {
-    states[static_cast<size_t>(r.comm->rank())] = CheckpointManager::load(dir, r.params, r.optimizer.get(), r.ctx);
+    states[static_cast<size_t>(r.comm->rank() - replicas_.front()->comm->rank())] =
+        CheckpointManager::load(dir, r.params, r.optimizer.get(), r.ctx);
   });
   return states.front();
 }
 
 void DataParallelEngine::load_weights(const std::string& safetensors_path) {
+  // Every process reads the file (checked in full, as on one device); rank 0's values then win.
   Replica& r0 = *replicas_.front();
   baton::load_weights(safetensors_path, r0.params, r0.ctx);
   broadcast_from_rank0(/*buffers=*/true);

@@ -1,6 +1,7 @@
-// DataParallelEngine: N replicas of the whole model in one process (virtual CPU devices cpu:0..N-1,
-// or GPUs), each on its own thread, training on disjoint slices of every global batch and keeping
-// identical parameters through an overlapped, bucketed gradient all-reduce (docs/data-parallel.md).
+// DataParallelEngine: replicas of the whole model training on disjoint slices of every global batch
+// and keeping identical parameters through an overlapped, bucketed gradient all-reduce
+// (docs/data-parallel.md). This process runs some of the replicas, each on its own thread and
+// device: all N of them (an in-process group), or one per process under mpirun (MPI communicators).
 #pragma once
 
 #include <functional>
@@ -20,16 +21,21 @@
 namespace baton::parallel {
 
 struct DataParallelOptions {
-  std::vector<Device> devices;  // one per replica (at least one)
+  std::vector<Device> devices;  // this process's replicas, one device each (at least one)
   BucketOptions buckets;
   GradientSyncOptions sync;
+  // The communicators of this process's replicas (one per device, in order; consecutive ranks of
+  // every process's replicas); empty: an in-process group of devices.size() replicas.
+  std::vector<std::unique_ptr<comm::Communicator>> communicators;
 };
 
 class DataParallelEngine final : public TrainEngine {
  public:
-  // `graph` (trainable) must outlive the engine. Replica r trains on rows [r n / N, (r + 1) n / N) of
-  // each global batch of n rows (n a multiple of N), with the random layers keyed by
+  // `graph` (trainable) must outlive the engine. Replica r of N trains on rows [r n / N, (r + 1) n / N)
+  // of each global batch of n rows (n a multiple of N), with the random layers keyed by
   // micro_batch_seed(step seed, r): the single-device run over the same batch in N micro-batches.
+  // Collective: every replica's process constructs its engine, and the model fingerprints (parameter
+  // names, dtypes, shapes) are compared (an error on every rank names the first difference).
   DataParallelEngine(const Graph& graph, const TrainConfig& config, DataParallelOptions options);
   ~DataParallelEngine() override;
 
@@ -43,9 +49,16 @@ class DataParallelEngine final : public TrainEngine {
   std::string save_checkpoint(CheckpointManager& manager, const CheckpointState& state) override;
   CheckpointState load_checkpoint(const std::string& dir) override;
   void load_weights(const std::string& safetensors_path) override;
+  // This process's shard of each global batch (its replicas' rows), rank 0's process writes, and a
+  // flag raised in any process counts for all.
+  DataShard data_shard() const override;
+  bool primary() const override;
+  bool any_rank(bool flag) override;
 
-  int replicas() const { return static_cast<int>(replicas_.size()); }
-  const ParamStore& params(int replica) const;
+  // All replicas of the run, and those of this process.
+  int replicas() const { return world_; }
+  int local_replicas() const { return static_cast<int>(replicas_.size()); }
+  const ParamStore& params(int local_replica) const;
   const BucketPlan& bucket_plan() const { return plan_; }
   // The last step's per-bucket timings and ready order of each replica.
   const std::vector<BucketTiming>& last_bucket_timings(int replica) const;
@@ -63,6 +76,7 @@ class DataParallelEngine final : public TrainEngine {
   DataParallelOptions options_;
   BucketPlan plan_;
   std::vector<std::unique_ptr<Replica>> replicas_;
+  int world_ = 1;  // replicas in the run
 };
 
 }  // namespace baton::parallel

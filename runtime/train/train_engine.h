@@ -19,6 +19,13 @@ struct EvalResult {
   int64_t samples = 0;
 };
 
+// The part of every global batch this process trains on: row range `index` of `count` (as
+// data::LoaderOptions::shard and shards cut it).
+struct DataShard {
+  int index = 0;
+  int count = 1;
+};
+
 class TrainEngine {
  public:
   virtual ~TrainEngine() = default;
@@ -37,6 +44,13 @@ class TrainEngine {
   // (a model.safetensors, or a converted state_dict), validated in full first as load_weights does
   // (an error names the file and the tensors that differ); the optimiser's state is untouched.
   virtual void load_weights(const std::string& safetensors_path) = 0;
+
+  // Multi-process training (data parallelism under mpirun): this process's shard of every batch,
+  // whether this process prints progress and writes metrics and checkpoints (one process does),
+  // and whether a flag (a stop request) is raised in any process. One process: all of it.
+  virtual DataShard data_shard() const { return {}; }
+  virtual bool primary() const { return true; }
+  virtual bool any_rank(bool flag) { return flag; }
 };
 
 }  // namespace baton

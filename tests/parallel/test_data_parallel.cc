@@ -112,7 +112,7 @@ TEST(DataParallel, UnusedParameterIsAnErrorNamingItUnlessAllowed) {
   }
   DataParallelOptions lenient = on_cpus(2);
   lenient.sync.unused_parameters_ready = true;
-  DataParallelEngine engine(graph, dp_config(), lenient);
+  DataParallelEngine engine(graph, dp_config(), std::move(lenient));
   engine.initialize(1);
   EXPECT_NO_THROW(train(engine, graph, 2));
 }
