@@ -75,9 +75,9 @@ void check_data_parallel_config(const ParallelConfig& p, const TrainConfig& conf
   BATON_CHECK(p.data_parallel >= 1, "--data-parallel must be at least 1 (got ", p.data_parallel, ")");
   BATON_CHECK(p.unused_parameters == "error" || p.unused_parameters == "ready", "--unused-parameters is '",
               p.unused_parameters, "', expected 'error' or 'ready'");
-  BATON_CHECK(p.stages == 0 && p.micro_batches == 0 && !p.recompute && !p.deferred_bn && p.trace.empty(),
-              "--data-parallel with pipeline settings (--stages, --micro-batches, --recompute, --deferred-bn, "
-              "--trace) is the hybrid of pipeline and data parallelism, which is not available yet; give one of them "
+  BATON_CHECK(p.stages == 0 && p.micro_batches == 0 && !p.recompute && !p.deferred_bn,
+              "--data-parallel with pipeline settings (--stages, --micro-batches, --recompute, --deferred-bn) is the "
+              "hybrid of pipeline and data parallelism, which is not available yet; give one of them "
               "(docs/data-parallel.md)");
   BATON_CHECK(config.batch_size % p.data_parallel == 0, "--batch-size ", config.batch_size,
               " is the global batch and must split evenly over the ", p.data_parallel,

@@ -75,6 +75,25 @@ std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph
   return std::make_unique<DataParallelEngine>(graph, config, std::move(options));
 }
 
+std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph, const TrainConfig& config,
+                                                              const ParallelConfig& parallel,
+                                                              const comm::MpiRuntime& runtime) {
+  check_data_parallel_config(parallel, config);
+  BATON_CHECK(parallel.data_parallel == runtime.size(), "--data-parallel ", parallel.data_parallel, " with ",
+              runtime.size(), " MPI processes: give one replica per process (--data-parallel ", runtime.size(), ")");
+  BATON_CHECK(parallel.devices.empty(),
+              "--devices with several MPI processes: each process trains one replica, on "
+              "cpu:0 (GPUs need the NCCL backend, which is not available yet)");
+  BATON_CHECK(config.device == "auto" || config.device == "cpu", "--device ", config.device,
+              " with several MPI processes: each process trains one replica, on cpu:0 (GPUs need the NCCL backend, "
+              "which is not available yet)");
+  DataParallelOptions options;
+  options.devices = {Device::cpu(0)};
+  options.sync.unused_parameters_ready = parallel.unused_parameters == "ready";
+  options.communicators.push_back(runtime.world());
+  return std::make_unique<DataParallelEngine>(graph, config, std::move(options));
+}
+
 PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, const TrainConfig& config,
                             const ParallelConfig& p, const std::function<void(const std::string&)>& progress) {
   check_parallel_config(p, config);

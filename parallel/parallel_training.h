@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "parallel/cluster.h"
+#include "parallel/comm/mpi_runtime.h"
 #include "parallel/dp/data_parallel_engine.h"
 #include "parallel/parallel_config.h"
 #include "parallel/pipeline/pipeline_trainer.h"
@@ -63,5 +64,11 @@ std::vector<Device> data_parallel_devices(const ParallelConfig& parallel, const 
 // `graph` must outlive it.
 std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph, const TrainConfig& config,
                                                               const ParallelConfig& parallel);
+
+// The engine of one process of a multi-process job (mpirun -np N): one replica on cpu:0 and a
+// communicator over every process of `runtime`; parallel.data_parallel must be N. Collective.
+std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph, const TrainConfig& config,
+                                                              const ParallelConfig& parallel,
+                                                              const comm::MpiRuntime& runtime);
 
 }  // namespace baton::parallel

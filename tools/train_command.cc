@@ -8,6 +8,7 @@
 
 #include "layers/builtin_layers.h"
 #include "models/model_registry.h"
+#include "parallel/comm/launch_environment.h"
 #include "runtime/core/device_info.h"
 #include "runtime/core/error.h"
 #include "runtime/data/dataset.h"
@@ -21,6 +22,12 @@ namespace baton::cli {
 namespace {
 
 std::atomic<bool> g_stop{false};
+
+// Sends this process's standard output to /dev/null (the processes of a job other than rank 0).
+void quiet_stdout() {
+  std::fflush(stdout);
+  BATON_CHECK(std::freopen("/dev/null", "w", stdout) != nullptr, "cannot redirect the standard output to /dev/null");
+}
 
 extern "C" void on_sigint(int) {
   if (g_stop.exchange(true)) std::_Exit(130);  // a second Ctrl-C stops at once
@@ -95,6 +102,14 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   if (given("--unused-parameters")) pipeline.unused_parameters = f.parallel.unused_parameters;
   const bool data_parallel = pipeline.data_parallel > 0 || given("--data-parallel");
   BATON_CHECK(data_parallel || !given("--unused-parameters"), "--unused-parameters needs --data-parallel N");
+  const comm::LaunchEnvironment launch = comm::launch_environment();
+  if (launch.size > 1) {
+    BATON_CHECK(data_parallel && pipeline.data_parallel == launch.size, launch.launcher, " started ", launch.size,
+                " processes: train them as one data-parallel run with --data-parallel ", launch.size,
+                " (one replica per process)", data_parallel ? " instead of --data-parallel " : "",
+                data_parallel ? std::to_string(pipeline.data_parallel) : "");
+    if (launch.rank != 0) quiet_stdout();  // rank 0 prints; the others speak only of errors
+  }
   if (given("--micro-batches")) pipeline.micro_batches = f.parallel.micro_batches;
   if (given("--schedule")) pipeline.schedule = f.parallel.schedule;
   if (given("--partitioner")) pipeline.partitioner = f.parallel.partitioner;

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "parallel/comm/launch_environment.h"
+#include "parallel/comm/mpi_runtime.h"
 #include "parallel/parallel_training.h"
 #include "parallel/trace.h"
 #include "tools/stage_table.h"
@@ -49,21 +51,66 @@ TrainSummary train_pipelined(const Graph& graph, const std::string& model_name, 
   return summary;
 }
 
+namespace {
+
+TrainSummary train_replicas(DataParallelEngine& engine, const Graph& graph, const TrainConfig& config,
+                            const ParallelConfig& parallel, const data::Dataset& train_set,
+                            const data::Dataset* test_set, const std::function<bool()>& stop_requested,
+                            const std::string& where) {
+  const auto& buckets = engine.bucket_plan().buckets;
+  std::printf("data parallel: %d replicas %s, %lld samples each per step; %zu gradient bucket%s, all-reduced "
+              "(mean) during backward\n",
+              engine.replicas(), where.c_str(), static_cast<long long>(config.batch_size / engine.replicas()),
+              buckets.size(), buckets.size() == 1 ? "" : "s");
+  std::fflush(stdout);
+  if (!parallel.trace.empty()) engine.set_trace_steps(parallel.trace_steps);
+  Trainer trainer(graph, config, train_set, test_set, engine);
+  const TrainSummary summary = trainer.run(stop_requested);
+  if (summary.steps > 0) {
+    std::printf("communication: %.0f%% of the last step's all-reduce time ran during backward (replica 0)\n",
+                100 * hidden_communication_fraction(engine.last_step(0)));
+  }
+  if (!parallel.trace.empty()) {
+    // Several processes: each writes its replicas' lanes to a file of its own ("t.json" -> "t.rank1.json").
+    std::string path = parallel.trace;
+    if (engine.local_replicas() < engine.replicas()) {
+      const std::string rank = ".rank" + std::to_string(engine.data_shard().index);
+      const size_t dot = path.rfind('.');
+      path = dot == std::string::npos || path.find('/', dot) != std::string::npos ? path + rank
+                                                                                  : path.substr(0, dot) + rank +
+                                                                                        path.substr(dot);
+    }
+    write_chrome_trace(path, chrome_trace_json(engine.take_trace(), engine.trace_lanes(), {"predicted", "measured"}));
+    std::printf("wrote %d measured steps of every replica to %s (open in Perfetto or chrome://tracing)\n",
+                std::min<int>(parallel.trace_steps, static_cast<int>(summary.steps)), path.c_str());
+  }
+  return summary;
+}
+
+}  // namespace
+
 TrainSummary train_data_parallel(const Graph& graph, const TrainConfig& config, const ParallelConfig& parallel,
                                  const data::Dataset& train_set, const data::Dataset* test_set,
                                  const std::function<bool()>& stop_requested) {
-  const std::unique_ptr<DataParallelEngine> engine = make_data_parallel_engine(graph, config, parallel);
-  std::string devices;
-  for (int r = 0; r < engine->replicas(); ++r) devices += (r > 0 ? "," : "") + engine->params(r).device().str();
-  const auto& buckets = engine->bucket_plan().buckets;
-  std::printf(
-      "data parallel: %d replicas in this process on %s, %lld samples each per step; %zu gradient bucket%s, "
-      "all-reduced (mean) during backward\n",
-      engine->replicas(), devices.c_str(), static_cast<long long>(config.batch_size / engine->replicas()),
-      buckets.size(), buckets.size() == 1 ? "" : "s");
-  std::fflush(stdout);
-  Trainer trainer(graph, config, train_set, test_set, *engine);
-  return trainer.run(stop_requested);
+  const comm::LaunchEnvironment launch = comm::launch_environment();
+  if (launch.size == 1) {
+    const std::unique_ptr<DataParallelEngine> engine = make_data_parallel_engine(graph, config, parallel);
+    std::string where = "in this process on ";
+    for (int r = 0; r < engine->local_replicas(); ++r) {
+      if (r > 0) where += ',';
+      where += engine->params(r).device().str();
+    }
+    return train_replicas(*engine, graph, config, parallel, train_set, test_set, stop_requested, where);
+  }
+  // One replica per process of the job; an error on any rank ends every rank at once.
+  comm::MpiRuntime runtime;
+  try {
+    const std::unique_ptr<DataParallelEngine> engine = make_data_parallel_engine(graph, config, parallel, runtime);
+    return train_replicas(*engine, graph, config, parallel, train_set, test_set, stop_requested,
+                          "(one per process, MPI " + std::string(runtime.thread_level()) + ")");
+  } catch (const std::exception& e) {
+    runtime.abort(std::string("error: ") + e.what());
+  }
 }
 
 }  // namespace baton::cli

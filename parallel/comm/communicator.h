@@ -26,6 +26,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "runtime/core/stream.h"
@@ -34,6 +35,12 @@
 namespace baton::comm {
 
 enum class ReduceOp { sum, mean };
+
+// When an operation ran: its backend began it (its thread took it up, before waiting for peers)
+// and it completed or failed; unset until then, or when a backend does not record it.
+struct WorkTimes {
+  std::optional<std::chrono::steady_clock::time_point> started, finished;
+};
 
 // The completion of one asynchronous operation.
 class Work {
@@ -48,6 +55,8 @@ class Work {
   // Work issued on `stream` after this call runs after the operation (a CUDA stream waits on an
   // event; a CPU stream, which runs work at issue, blocks here like wait()).
   virtual void wait_on(const Stream& stream) = 0;
+  // For traces and overlap measurements (never blocks).
+  virtual WorkTimes times() const { return {}; }
 };
 using WorkHandle = std::shared_ptr<Work>;
 

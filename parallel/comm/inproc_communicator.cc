@@ -151,6 +151,7 @@ class InprocCommunicator final : public HostCommunicator {
   // Runs `body`, completing `work`, or failing it with the baton::Error `body` throws.
   template <typename Body>
   static void run_and_report(PendingWork& work, Body&& body) {
+    work.start();
     try {
       body();
       work.complete();

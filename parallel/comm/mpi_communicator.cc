@@ -199,6 +199,7 @@ class MpiCommunicator final : public HostCommunicator {
     auto work = make_work(what, peers);
     engine_->post([engine = engine_.get(), work, what, peers, timeout = timeout(), ready = std::move(ready),
                    body = std::move(body)] {
+      work->start();
       ready.wait();
       engine->watch(what, timeout, peers);
       try {

@@ -16,5 +16,6 @@ int MpiRuntime::local_rank() const { return engine_->local_rank(); }
 int MpiRuntime::local_size() const { return engine_->local_size(); }
 std::string_view MpiRuntime::thread_level() const { return engine_->thread_level(); }
 std::unique_ptr<Communicator> MpiRuntime::world() const { return make_mpi_world_communicator(engine_); }
+void MpiRuntime::abort(const std::string& message) const { engine_->abort(message); }
 
 }  // namespace baton::comm

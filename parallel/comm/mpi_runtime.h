@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "parallel/comm/communicator.h"
@@ -35,6 +36,10 @@ class MpiRuntime {
   // A new communicator over every process (a duplicate of MPI_COMM_WORLD); collective: every
   // process calls it, in the same order as its other collectives.
   std::unique_ptr<Communicator> world() const;
+
+  // Prints "baton mpi: rank R of N: <message>; ending the job (MPI_Abort)" on stderr and ends every
+  // process of the job (a failure on one rank must not leave the others waiting for it).
+  [[noreturn]] void abort(const std::string& message) const;
 
  private:
   std::shared_ptr<MpiEngine> engine_;

@@ -24,5 +24,6 @@ int MpiRuntime::local_rank() const { unavailable(); }
 int MpiRuntime::local_size() const { unavailable(); }
 std::string_view MpiRuntime::thread_level() const { unavailable(); }
 std::unique_ptr<Communicator> MpiRuntime::world() const { unavailable(); }
+void MpiRuntime::abort(const std::string&) const { unavailable(); }
 
 }  // namespace baton::comm

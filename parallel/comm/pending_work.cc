@@ -6,11 +6,17 @@ namespace baton::comm {
 PendingWork::PendingWork(std::string description, std::chrono::milliseconds timeout, TimeoutHandler on_timeout)
     : description_(std::move(description)), timeout_(timeout), on_timeout_(std::move(on_timeout)) {}
 
+void PendingWork::start() {
+  std::lock_guard lock(mutex_);
+  if (!times_.started) times_.started = std::chrono::steady_clock::now();
+}
+
 void PendingWork::complete() {
   {
     std::lock_guard lock(mutex_);
     if (done_) return;
     done_ = true;
+    times_.finished = std::chrono::steady_clock::now();
   }
   finished_.notify_all();
 }
@@ -20,6 +26,7 @@ void PendingWork::fail(Error error) {
     std::lock_guard lock(mutex_);
     if (done_) return;
     done_ = true;
+    times_.finished = std::chrono::steady_clock::now();
     error_.emplace(std::move(error));
   }
   finished_.notify_all();
@@ -42,6 +49,11 @@ bool PendingWork::done() const {
 }
 
 void PendingWork::wait_on(const Stream& /*stream*/) { wait(); }
+
+WorkTimes PendingWork::times() const {
+  std::lock_guard lock(mutex_);
+  return times_;
+}
 
 StreamReady::StreamReady(const Stream& stream) {
   if (stream.device().is_cuda()) {

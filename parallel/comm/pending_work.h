@@ -27,6 +27,8 @@ class PendingWork final : public Work {
   // `description` names the operation in messages: "all_reduce #3 on rank 1 of 4 (inproc)".
   PendingWork(std::string description, std::chrono::milliseconds timeout, TimeoutHandler on_timeout);
 
+  // The operation's thread takes it up (the first call counts).
+  void start();
   void complete();
   // wait() will throw `error`.
   void fail(Error error);
@@ -35,6 +37,7 @@ class PendingWork final : public Work {
   bool done() const override;
   // Host backends: a stream of any device can only be ordered after the host, so this waits.
   void wait_on(const Stream& stream) override;
+  WorkTimes times() const override;
 
   const std::string& description() const { return description_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
@@ -47,6 +50,7 @@ class PendingWork final : public Work {
   std::condition_variable finished_;
   bool done_ = false;
   std::optional<Error> error_;
+  WorkTimes times_;
 };
 
 // The work issued so far on a stream: nothing to wait for on a CPU stream (its work ran at issue);

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <exception>
 #include <thread>
+#include <utility>
 
 #include "parallel/comm/agreement.h"
 #include "parallel/comm/inproc_communicator.h"
 #include "parallel/pipeline/micro_batches.h"
+#include "parallel/pipeline/pipeline_trace.h"
 #include "parallel/pipeline/transfer.h"
 #include "runtime/core/error.h"
 #include "runtime/data/dataset_shard.h"
@@ -39,8 +41,7 @@ struct DataParallelEngine::Replica {
   std::unique_ptr<Optimizer> optimizer;
   // The last step's results.
   double loss = 0;
-  std::vector<BucketTiming> timings;
-  std::vector<std::string> ready_order;
+  ReplicaStepRecord last;
 };
 
 namespace {
@@ -128,12 +129,14 @@ bool DataParallelEngine::any_rank(bool flag) {
   return any;
 }
 
-const std::vector<BucketTiming>& DataParallelEngine::last_bucket_timings(int replica) const {
-  return replicas_.at(static_cast<size_t>(replica))->timings;
+const ReplicaStepRecord& DataParallelEngine::last_step(int local_replica) const {
+  return replicas_.at(static_cast<size_t>(local_replica))->last;
 }
 
-const std::vector<std::string>& DataParallelEngine::last_ready_order(int replica) const {
-  return replicas_.at(static_cast<size_t>(replica))->ready_order;
+std::vector<TraceEvent> DataParallelEngine::take_trace() { return std::exchange(trace_, {}); }
+
+std::vector<TraceLane> DataParallelEngine::trace_lanes() const {
+  return data_parallel_trace_lanes(replicas_.front()->comm->rank(), local_replicas(), kMeasuredProcess);
 }
 
 void DataParallelEngine::on_replicas(const std::function<void(Replica&)>& fn) {
@@ -190,24 +193,37 @@ double DataParallelEngine::step(const data::Batch& batch, uint64_t seed, double 
     const int rank = r.comm->rank();
     const auto local = static_cast<size_t>(rank - first_rank);
     data::Batch mine{.images = on_device_of(images[local], r.ctx), .labels = on_device_of(labels[local], r.ctx)};
+    ReplicaStepRecord record;
+    record.rank = rank;
+    record.forward = ReplicaStepRecord::Clock::now();
     r.params.zero_grads(r.ctx);
     GradientSync sync(r.buckets, *r.comm, r.ctx.stream(), options_.sync);
     r.executor.set_grad_ready_hook([&](const ParamEntry& e, bool reached) { sync.mark_ready(e, reached); });
     Tape tape;
     const std::vector<Tensor> out = r.executor.forward(r.ctx, batch_inputs(graph_, r.executor, mine), tape, Mode::train,
-                                                       micro_batch_seed(seed, static_cast<int>(rank)));
+                                                       micro_batch_seed(seed, rank));
+    record.backward = ReplicaStepRecord::Clock::now();
     r.executor.backward(r.ctx, tape, std::vector<Tensor>(out.size()));
     r.executor.set_grad_ready_hook({});
     sync.finish();
     r.optimizer->step(r.ctx, lr);
+    r.ctx.synchronize();
+    record.end = ReplicaStepRecord::Clock::now();
+    record.backward_end = sync.backward_end();
+    record.buckets = sync.timings();
+    record.ready_order = sync.ready_order();
+    for (size_t b = 0; b < r.buckets.size(); ++b) record.bucket_bytes.push_back(r.buckets.bytes(b));
+    r.last = std::move(record);
     // Equal shares of the batch: the mean loss is the mean of the replicas' means.
     const Tensor loss = host_scalars(
         {scalar_value(out[executor_output_index(r.executor, loss_output(graph_))], r.ctx.stream())}, r.ctx.stream());
     r.comm->all_reduce(loss, comm::ReduceOp::mean, r.ctx.stream())->wait();
     r.loss = loss.data<double>()[0];
-    r.timings = sync.timings();
-    r.ready_order = sync.ready_order();
   });
+  if (traced_steps_ < trace_steps_) {
+    ++traced_steps_;
+    for (const auto& r : replicas_) append_trace_events(r->last, trace_origin_, kMeasuredProcess, trace_);
+  }
   return replicas_.front()->loss;
 }
 

@@ -4,6 +4,7 @@
 // device: all N of them (an in-process group), or one per process under mpirun (MPI communicators).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -12,6 +13,7 @@
 #include "parallel/comm/communicator.h"
 #include "parallel/dp/bucket_plan.h"
 #include "parallel/dp/gradient_sync.h"
+#include "parallel/dp/step_record.h"
 #include "runtime/graph/executor.h"
 #include "runtime/graph/param_store.h"
 #include "runtime/train/optimizer.h"
@@ -60,9 +62,12 @@ class DataParallelEngine final : public TrainEngine {
   int local_replicas() const { return static_cast<int>(replicas_.size()); }
   const ParamStore& params(int local_replica) const;
   const BucketPlan& bucket_plan() const { return plan_; }
-  // The last step's per-bucket timings and ready order of each replica.
-  const std::vector<BucketTiming>& last_bucket_timings(int replica) const;
-  const std::vector<std::string>& last_ready_order(int replica) const;
+  // The last step of each of this process's replicas: its timeline and ready order.
+  const ReplicaStepRecord& last_step(int local_replica) const;
+  // Records the timelines of the next `steps` steps (this process's replicas) for take_trace().
+  void set_trace_steps(int steps) { trace_steps_ = traced_steps_ + steps; }
+  std::vector<TraceEvent> take_trace();
+  std::vector<TraceLane> trace_lanes() const;
 
  private:
   struct Replica;
@@ -77,6 +82,9 @@ class DataParallelEngine final : public TrainEngine {
   BucketPlan plan_;
   std::vector<std::unique_ptr<Replica>> replicas_;
   int world_ = 1;  // replicas in the run
+  int trace_steps_ = 0, traced_steps_ = 0;
+  std::chrono::steady_clock::time_point trace_origin_ = std::chrono::steady_clock::now();
+  std::vector<TraceEvent> trace_;
 };
 
 }  // namespace baton::parallel

@@ -71,6 +71,7 @@ void GradientSync::launch_ready_buckets() {
 }
 
 void GradientSync::finish() {
+  backward_end_ = std::chrono::steady_clock::now();
   finished_ = true;
   std::vector<std::string> never;
   for (size_t b = next_; b < buckets_.size(); ++b) {
@@ -78,7 +79,7 @@ void GradientSync::finish() {
   }
   for (size_t b = 0; b < next_; ++b) {
     works_[b]->wait_on(compute_);
-    timings_[b].completed = std::chrono::steady_clock::now();
+    timings_[b].ran = works_[b]->times();
   }
   BATON_CHECK(never.empty(), "gradient sync: ", never.size(), " bucket(s) never became ready (the first is ",
               never.front(), "): backward did not mark every parameter ready");

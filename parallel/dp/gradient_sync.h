@@ -42,9 +42,11 @@ struct GradientSyncOptions {
   bool unused_parameters_ready = false;
 };
 
-// When one bucket's all-reduce was issued and when finish() saw it complete.
+// One bucket's all-reduce: when backward issued it, and when the communicator ran it (from its
+// thread taking it up to completion; unset when the backend does not record it).
 struct BucketTiming {
-  std::chrono::steady_clock::time_point issued, completed;
+  std::chrono::steady_clock::time_point issued;
+  comm::WorkTimes ran;
 };
 
 // One step of one replica; create it before backward and call mark_ready from the grad-ready hook.
@@ -58,11 +60,14 @@ class GradientSync {
   GradientSync& operator=(const GradientSync&) = delete;
 
   void mark_ready(const ParamEntry& entry, bool reached);
-  // Waits for every bucket (ordering the compute stream after them); throws when a parameter was never
-  // marked ready, when one no gradient reached is not allowed, or when a collective failed.
+  // Call when backward has returned: waits for every bucket (ordering the compute stream after them);
+  // throws when a parameter was never marked ready, when one no gradient reached is not allowed, or
+  // when a collective failed.
   void finish();
 
   const std::vector<BucketTiming>& timings() const { return timings_; }
+  // When finish() was called: the end of backward.
+  std::chrono::steady_clock::time_point backward_end() const { return backward_end_; }
   // The parameter names in the order they were marked ready.
   const std::vector<std::string>& ready_order() const { return ready_order_; }
 
@@ -78,6 +83,7 @@ class GradientSync {
   std::vector<comm::WorkHandle> works_;
   std::vector<BucketTiming> timings_;
   std::vector<std::string> ready_order_, unreached_;
+  std::chrono::steady_clock::time_point backward_end_;
   bool finished_ = false;
 };
 

@@ -24,6 +24,7 @@ ProgressReporter::ProgressReporter(std::FILE* out, bool interactive, int64_t eve
     : out_(out), interactive_(interactive), every_(every < 1 ? 1 : every) {}
 
 void ProgressReporter::update(const ProgressUpdate& u) {
+  if (out_ == nullptr) return;
   if (interactive_) {
     constexpr int kWidth = 24;
     const int filled = u.batches_per_epoch > 0 ? static_cast<int>(kWidth * u.batch / u.batches_per_epoch) : 0;
@@ -46,13 +47,14 @@ void ProgressReporter::update(const ProgressUpdate& u) {
 }
 
 void ProgressReporter::message(const std::string& text) {
+  if (out_ == nullptr) return;
   finish_epoch();
   std::fprintf(out_, "%s\n", text.c_str());
   std::fflush(out_);
 }
 
 void ProgressReporter::finish_epoch() {
-  if (bar_open_) std::fprintf(out_, "\n");
+  if (bar_open_ && out_ != nullptr) std::fprintf(out_, "\n");
   bar_open_ = false;
 }
 

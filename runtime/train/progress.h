@@ -22,7 +22,8 @@ struct ProgressUpdate {
 
 class ProgressReporter {
  public:
-  // `interactive`: redraw one line (a terminal); else print a line every `every` steps.
+  // `interactive`: redraw one line (a terminal); else print a line every `every` steps. A null `out`
+  // prints nothing (the quiet processes of a multi-process run).
   ProgressReporter(std::FILE* out, bool interactive, int64_t every);
   void update(const ProgressUpdate& u);
   // A line of its own (evaluations, checkpoints), ending any bar in progress.

@@ -22,9 +22,13 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 
 // Shuffled, full batches (BatchNorm statistics never come from a sliver), normalised, and random
 // crops and flips for 32x32 images when config.augment.
-data::LoaderOptions training_loader_options(const TrainConfig& config, const data::Dataset& train_set) {
+// With several processes (data parallelism under mpirun), this process's rows of every global batch.
+data::LoaderOptions training_loader_options(const TrainConfig& config, const data::Dataset& train_set,
+                                            DataShard shard) {
   data::LoaderOptions options;
   options.batch_size = config.batch_size;
+  options.shard = shard.index;
+  options.shards = shard.count;
   options.shuffle = true;
   options.drop_last = true;
   options.seed = config.seed;
@@ -58,11 +62,12 @@ TrainRun::TrainRun(const Graph& graph, const TrainConfig& config, const data::Da
     : config_(config),
       test_set_(test_set),
       engine_(engine),
-      loader_(train_set, training_loader_options(config, train_set), engine.input_context().device()),
+      loader_(train_set, training_loader_options(config, train_set, engine.data_shard()),
+              engine.input_context().device()),
       per_epoch_(batches_per_epoch(loader_, train_set, config.batch_size)),
       total_steps_(config.steps > 0 ? config.steps : config.epochs * per_epoch_),
       schedule_(run_schedule(config, total_steps_)),
-      progress_(stdout, isatty(STDOUT_FILENO) != 0, config.log_every) {
+      progress_(engine.primary() ? stdout : nullptr, isatty(STDOUT_FILENO) != 0, config.log_every) {
   checkpoint_state_.seed = config.seed;
   checkpoint_state_.model_spec = graph.to_json();
   checkpoint_state_.train_config = config.to_json();
@@ -78,7 +83,7 @@ void TrainRun::start() {
     progress_.message("weights from " + config_.weights + ", starting at step 0");
   }
   if (checkpoints_ && config_.resume) resume();
-  if (config_.metrics.empty()) {
+  if (config_.metrics.empty() || !engine_.primary()) {  // one process writes the metrics
     metrics_.emplace();
   } else {
     metrics_.emplace(config_.metrics);
@@ -109,7 +114,7 @@ TrainSummary TrainRun::run(const std::function<bool()>& stop_requested) {
     }
     train_step(*batch);
     if (config_.checkpoint_every > 0 && step_ % config_.checkpoint_every == 0) save(epoch_);
-    if (stop_requested && stop_requested()) {
+    if (stop_requested && engine_.any_rank(stop_requested())) {
       progress_.message("interrupted at step " + std::to_string(step_));
       save(epoch_);
       summary_.interrupted = true;
@@ -131,7 +136,7 @@ void TrainRun::train_step(const data::Batch& batch) {
 
 // The progress bar after every step; a metrics line every log_every steps and after the last.
 void TrainRun::log(const data::Batch& batch, double loss, double lr) {
-  const int64_t n = batch.images.size(0);
+  const int64_t n = batch.images.size(0) * engine_.data_shard().count;  // the samples of every process
   interval_.samples += n;
   run_samples_ += n;
   interval_.loss += loss;

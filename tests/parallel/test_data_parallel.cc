@@ -87,16 +87,46 @@ TEST(DataParallel, BucketsAreReducedInOrderWhileBackwardRuns) {
   engine.initialize(3);
   train(engine, graph, 1);
   for (int r = 0; r < 2; ++r) {
+    const ReplicaStepRecord& step = engine.last_step(r);
     // Gradients became final in the planned order, bucket by bucket.
     std::vector<std::string> planned;
     for (const auto& bucket : engine.bucket_plan().buckets) planned.insert(planned.end(), bucket.begin(), bucket.end());
-    EXPECT_EQ(engine.last_ready_order(r), planned) << "replica " << r;
-    const std::vector<BucketTiming>& t = engine.last_bucket_timings(r);
+    EXPECT_EQ(step.ready_order, planned) << "replica " << r;
+    const std::vector<BucketTiming>& t = step.buckets;
     ASSERT_EQ(t.size(), engine.bucket_plan().buckets.size());
-    for (size_t b = 1; b < t.size(); ++b) EXPECT_LE(t[b - 1].issued, t[b].issued) << "bucket " << b;
-    // The first bucket was issued before the last bucket's gradients existed: during backward.
-    EXPECT_LT(t.front().issued, t.back().issued);
+    for (size_t b = 0; b < t.size(); ++b) {
+      ASSERT_TRUE(t[b].ran.started && t[b].ran.finished) << "bucket " << b;
+      if (b > 0) {
+        EXPECT_LE(t[b - 1].issued, t[b].issued) << "bucket " << b;
+        EXPECT_LE(*t[b - 1].ran.started, *t[b].ran.started) << "bucket " << b;
+      }
+    }
+    // The first bucket's all-reduce started while backward was still running.
+    EXPECT_LT(*t.front().ran.started, step.backward_end) << "replica " << r;
+    EXPECT_GT(t.front().issued, step.backward);
+    const double hidden = hidden_communication_fraction(step);
+    EXPECT_GE(hidden, 0.0);
+    EXPECT_LE(hidden, 1.0);
   }
+}
+
+TEST(DataParallel, TraceHasAComputeAndACommunicationLanePerReplica) {
+  const Graph graph = dp_conv_bn(DType::f64, 8);
+  DataParallelEngine engine(graph, dp_config(), on_cpus(2, {64, 64}));
+  engine.initialize(3);
+  engine.set_trace_steps(1);
+  train(engine, graph, 2);  // only the first is recorded
+  const std::vector<TraceEvent> events = engine.take_trace();
+  const size_t buckets = engine.bucket_plan().buckets.size();
+  ASSERT_EQ(events.size(), 2 * (3 + buckets));
+  for (const TraceEvent& e : events) {
+    EXPECT_EQ(e.thread % 2 == 1, e.category == "allreduce") << e.name;
+    if (e.category == "allreduce") {
+      EXPECT_GT(e.args.value("bytes", 0), 0) << e.name;
+    }
+  }
+  EXPECT_EQ(engine.trace_lanes().size(), 4u);
+  EXPECT_TRUE(engine.take_trace().empty());
 }
 
 TEST(DataParallel, UnusedParameterIsAnErrorNamingItUnlessAllowed) {

@@ -26,9 +26,11 @@ inline std::string read_file_text(const std::filesystem::path& path) {
 class CliTest : public ::testing::Test {
  protected:
   // Runs `baton <args>` (arguments are not quoted: keep them free of shell characters).
-  CliResult run_baton(const std::string& args) {
+  // `environment`: "NAME=value ..." assignments for that run alone.
+  CliResult run_baton(const std::string& args, const std::string& environment = "") {
     const std::filesystem::path out = dir_ / "stdout", err = dir_ / "stderr";
-    const std::string command = std::string(BATON_CLI_PATH) + " " + args + " > " + out.string() + " 2> " + err.string();
+    const std::string command =
+        environment + " " + std::string(BATON_CLI_PATH) + " " + args + " > " + out.string() + " 2> " + err.string();
     const int status = std::system(command.c_str());
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file_text(out), read_file_text(err)};
   }

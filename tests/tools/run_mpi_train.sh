@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# `baton train --data-parallel 2` under mpiexec, end to end: the two processes log exactly the losses
+# and evaluation of the in-process run with 2 replicas, rank 0 alone prints and writes, the job's
+# checkpoint resumes on one device, and a rank killed mid-run ends the job quickly, naming it.
+# Usage: run_mpi_train.sh <baton> <mpiexec> <its arguments...>
+set -uo pipefail
+
+baton=$1
+shift
+mpiexec=("$@")
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+failed=0
+fail() {
+  echo "run_mpi_train: FAILED: $*" >&2
+  failed=1
+}
+losses() { grep -o '"loss":[^,}]*' "$1"; }
+
+common=(train --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --steps 4 --workers 1 --log-every 1
+        --eval-every 1 --lr 0.05 --data-parallel 2)
+
+echo "== in-process, 2 replicas"
+"$baton" "${common[@]}" --metrics "$dir/inproc.jsonl" >"$dir/inproc.out" 2>&1 || { cat "$dir/inproc.out"; fail "the in-process run failed"; }
+
+echo "== mpiexec -n 2"
+"${mpiexec[@]}" -n 2 "$baton" "${common[@]}" --metrics "$dir/mpi.jsonl" --checkpoint-dir "$dir/ckpt" \
+  >"$dir/mpi.out" 2>&1
+status=$?
+cat "$dir/mpi.out"
+[[ $status -eq 0 ]] || fail "the MPI run exited with status $status"
+[[ $(grep -c 'data parallel: 2 replicas (one per process' "$dir/mpi.out") -eq 1 ]] || fail "rank 0 alone should print the setup line once"
+[[ $(grep -c '^done after 4 steps' "$dir/mpi.out") -eq 1 ]] || fail "rank 0 alone should print the summary once"
+if [[ "$(losses "$dir/inproc.jsonl")" != "$(losses "$dir/mpi.jsonl")" ]]; then
+  fail "the MPI run's losses differ from the in-process run's:"
+  paste <(losses "$dir/inproc.jsonl") <(losses "$dir/mpi.jsonl") >&2
+fi
+[[ $(losses "$dir/mpi.jsonl" | wc -l) -eq 5 ]] || fail "expected 4 train lines and 1 eval line in the metrics"
+[[ -d "$dir/ckpt/step-00000004" ]] || fail "no checkpoint of step 4"
+
+echo "== the job's checkpoint resumes on one device"
+"$baton" train --resume "$dir/ckpt" --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --steps 6 \
+  --workers 1 --log-every 1 --eval-every 0 --lr 0.05 --device cpu >"$dir/resume.out" 2>&1 || fail "resuming on one device failed"
+grep -q 'at step 4' "$dir/resume.out" || { cat "$dir/resume.out"; fail "the run did not resume at step 4"; }
+
+echo "== a rank killed mid-run"
+"${mpiexec[@]}" -n 2 "$baton" train --model resnet20 --data synthetic:3x8x8:4:100000 --batch-size 8 --steps 100000 \
+  --workers 1 --log-every 1 --eval-every 0 --data-parallel 2 --metrics "$dir/killed.jsonl" >"$dir/killed.out" 2>&1 &
+job=$!
+for _ in $(seq 1 300); do
+  [[ -s "$dir/killed.jsonl" && $(wc -l <"$dir/killed.jsonl") -ge 2 ]] && break
+  sleep 0.1
+done
+victim=""
+for pid in $(pgrep -f "synthetic:3x8x8:4:100000"); do
+  if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then victim=$pid; fi
+done
+if [[ -z "$victim" ]]; then
+  fail "rank 1's process was not found"
+  kill "$job" 2>/dev/null
+else
+  start=${EPOCHREALTIME/./}
+  kill -9 "$victim"
+  timeout 60 tail --pid="$job" -f /dev/null
+  wait "$job"
+  status=$?
+  elapsed_ms=$(((${EPOCHREALTIME/./} - start) / 1000))
+  cat "$dir/killed.out"
+  [[ $status -ne 0 ]] || fail "the job exited with status 0 after rank 1 was killed"
+  ((elapsed_ms < 30000)) || fail "the job took ${elapsed_ms} ms to end after rank 1 was killed"
+  grep -Eq 'rank 1|\[\[[0-9]+,[0-9]+\],1\]' "$dir/killed.out" || fail "no line names rank 1"
+  echo "run_mpi_train: the job ended with status $status ${elapsed_ms} ms after rank 1 was killed"
+fi
+[[ $failed -eq 0 ]] && echo "run_mpi_train: passed"
+exit $failed
