@@ -38,6 +38,13 @@ fi
 [[ $(losses "$dir/mpi.jsonl" | wc -l) -eq 5 ]] || fail "expected 4 train lines and 1 eval line in the metrics"
 [[ -d "$dir/ckpt/step-00000004" ]] || fail "no checkpoint of step 4"
 
+echo "== --data-parallel that differs from the process count: an error on every rank"
+"${mpiexec[@]}" -n 2 "$baton" train --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --steps 1 \
+  --data-parallel 4 >"$dir/mismatch.out" 2>&1 && fail "a job with --data-parallel 4 on 2 processes succeeded"
+# Each rank checks before MPI starts; mpirun may end the second before it prints, so at least one line.
+grep -q 'Open MPI started 2 processes: .* instead of --data-parallel 4' "$dir/mismatch.out" ||
+  { cat "$dir/mismatch.out"; fail "no rank named the mismatch"; }
+
 echo "== the job's checkpoint resumes on one device"
 "$baton" train --resume "$dir/ckpt" --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --steps 6 \
   --workers 1 --log-every 1 --eval-every 0 --lr 0.05 --device cpu >"$dir/resume.out" 2>&1 || fail "resuming on one device failed"
