@@ -1,48 +1,26 @@
-// N in-process replicas: a step splits the global batch, runs each replica's forward and backward on
-// its own thread with the bucketed all-reduce overlapping backward, then each replica's optimiser.
+// The data-parallel engine's replicas and step: a step splits this process's rows of the global
+// batch, runs each replica's forward and backward on its own thread with the bucketed all-reduce
+// overlapping backward, then each replica's optimiser.
 #include "parallel/dp/data_parallel_engine.h"
 
 #include <algorithm>
-#include <cmath>
 #include <exception>
 #include <thread>
 #include <utility>
 
 #include "parallel/comm/agreement.h"
 #include "parallel/comm/inproc_communicator.h"
+#include "parallel/dp/replica.h"
 #include "parallel/pipeline/micro_batches.h"
 #include "parallel/pipeline/pipeline_trace.h"
 #include "parallel/pipeline/transfer.h"
 #include "runtime/core/error.h"
-#include "runtime/data/dataset_shard.h"
-#include "runtime/train/checkpoint.h"
-#include "runtime/train/evaluation.h"
 #include "runtime/train/graph_contract.h"
 
 namespace baton::parallel {
 
-struct DataParallelEngine::Replica {
-  Replica(const Graph& graph, const TrainConfig& config, Device device, const BucketPlan& plan,
-          std::unique_ptr<comm::Communicator> communicator)
-      : ctx(device),
-        params(graph, graph.topological_order(), parameter_dtype(graph), ctx, plan.layout()),
-        executor(graph, graph.topological_order(), params),
-        buckets(params),
-        comm(std::move(communicator)) {
-    ctx.set_allow_tf32(config.tf32);
-    optimizer = make_optimizer(config.optimizer, params, ctx, "train config: optimizer");
-  }
-
-  Context ctx;
-  ParamStore params;
-  Executor executor;
-  GradientBuckets buckets;
-  std::unique_ptr<comm::Communicator> comm;
-  std::unique_ptr<Optimizer> optimizer;
-  // The last step's results.
-  double loss = 0;
-  ReplicaStepRecord last;
-};
+using detail::host_scalars;
+using detail::scalar_value;
 
 namespace {
 
@@ -50,15 +28,6 @@ DType checked_dtype(const Graph& graph) {
   check_trainable(graph, "DataParallelEngine");
   return parameter_dtype(graph);  // f32, or f64 (batches of f64 images given by the caller)
 }
-
-double scalar_value(const Tensor& t, const Stream& stream) {
-  const Tensor host = t.to(Device::cpu(), stream);
-  return t.dtype() == DType::f64 ? host.to_vector<double>(stream)[0] : host.to_vector<float>(stream)[0];
-}
-
-}  // namespace
-
-namespace {
 
 // One line per parameter and buffer: "name dtype [shape]", compared across ranks at construction.
 std::vector<std::string> model_fingerprint(const ParamStore& params) {
@@ -71,10 +40,6 @@ std::vector<std::string> model_fingerprint(const ParamStore& params) {
     lines.push_back(b.name + " " + std::string(dtype_name(t.dtype())) + " " + t.shape().str() + " (buffer)");
   }
   return lines;
-}
-
-Tensor host_scalars(const std::vector<double>& values, const Stream& stream) {
-  return Tensor::from_vector<double>(values, Shape{static_cast<int64_t>(values.size())}, stream);
 }
 
 }  // namespace
@@ -163,23 +128,6 @@ void DataParallelEngine::on_replicas(const std::function<void(Replica&)>& fn) {
   }
 }
 
-void DataParallelEngine::broadcast_from_rank0(bool buffers) {
-  on_replicas([&](Replica& r) {
-    std::vector<comm::WorkHandle> works{r.comm->broadcast(r.params.params_flat(), 0, r.ctx.stream())};
-    if (buffers) {
-      for (const BufferEntry& b : r.params.buffers()) {
-        works.push_back(r.comm->broadcast(r.params.buffer(b.name), 0, r.ctx.stream()));
-      }
-    }
-    for (const comm::WorkHandle& w : works) w->wait_on(r.ctx.stream());
-  });
-}
-
-void DataParallelEngine::initialize(uint64_t seed) {
-  replicas_.front()->params.initialize(replicas_.front()->ctx, seed);
-  broadcast_from_rank0(/*buffers=*/true);
-}
-
 double DataParallelEngine::step(const data::Batch& batch, uint64_t seed, double lr) {
   // This process's rows of the global batch, split over its replicas.
   const int64_t rows = batch.images.size(0), n = local_replicas();
@@ -225,70 +173,6 @@ double DataParallelEngine::step(const data::Batch& batch, uint64_t seed, double 
     for (const auto& r : replicas_) append_trace_events(r->last, trace_origin_, kMeasuredProcess, trace_);
   }
   return replicas_.front()->loss;
-}
-
-EvalResult DataParallelEngine::evaluate(const data::Dataset& test, int64_t batch_size, int workers) {
-  broadcast_from_rank0(/*buffers=*/true);
-  const bool classification = has_labels(graph_);
-  EvalResult result;
-  on_replicas([&](Replica& r) {
-    // Each replica evaluates its shard of the test set; the sums over the shards make the result.
-    const data::DatasetShard shard(test, r.comm->rank(), world_);
-    EvalResult mine;
-    if (shard.size() > 0) {
-      mine = evaluate_batches(r.ctx, shard, batch_size, std::max(1, workers / local_replicas()), classification,
-                              [&](const data::Batch& batch) {
-                                Tape tape;
-                                const std::vector<Tensor> out = r.executor.forward(
-                                    r.ctx, batch_inputs(graph_, r.executor, batch), tape, Mode::eval);
-                                EvalPiece piece;
-                                piece.ctx = &r.ctx;
-                                piece.loss = out[executor_output_index(r.executor, loss_output(graph_))];
-                                piece.samples = batch.images.size(0);
-                                if (classification) {
-                                  piece.logits = out[executor_output_index(r.executor, prediction_output(graph_))];
-                                  piece.labels = batch.labels;
-                                }
-                                return std::vector<EvalPiece>{piece};
-                              });
-    }
-    const auto n = static_cast<double>(mine.samples);
-    const Tensor sums =
-        host_scalars({mine.loss * n, std::round(mine.top1 * n), std::round(mine.top5 * n), n}, r.ctx.stream());
-    r.comm->all_reduce(sums, comm::ReduceOp::sum, r.ctx.stream())->wait();
-    if (&r != replicas_.front().get()) return;
-    const double* s = sums.data<double>();
-    result.samples = static_cast<int64_t>(s[3]);
-    result.loss = s[3] > 0 ? s[0] / s[3] : 0;
-    if (classification && s[3] > 0) {
-      result.top1 = s[1] / s[3];
-      result.top5 = s[2] / s[3];
-    }
-  });
-  return result;
-}
-
-std::string DataParallelEngine::save_checkpoint(CheckpointManager& manager, const CheckpointState& state) {
-  broadcast_from_rank0(/*buffers=*/true);
-  if (!primary()) return {};  // rank 0's process writes
-  Replica& r0 = *replicas_.front();
-  return manager.save(r0.params, *r0.optimizer, state, r0.ctx);
-}
-
-CheckpointState DataParallelEngine::load_checkpoint(const std::string& dir) {
-  std::vector<CheckpointState> states(replicas_.size());
-  on_replicas([&](Replica& r) {
-    states[static_cast<size_t>(r.comm->rank() - replicas_.front()->comm->rank())] =
-        CheckpointManager::load(dir, r.params, r.optimizer.get(), r.ctx);
-  });
-  return states.front();
-}
-
-void DataParallelEngine::load_weights(const std::string& safetensors_path) {
-  // Every process reads the file (checked in full, as on one device); rank 0's values then win.
-  Replica& r0 = *replicas_.front();
-  baton::load_weights(safetensors_path, r0.params, r0.ctx);
-  broadcast_from_rank0(/*buffers=*/true);
 }
 
 }  // namespace baton::parallel

@@ -1,0 +1,97 @@
+// The data-parallel engine's model state across replicas: initial values and weights broadcast from
+// rank 0, sharded evaluation, and checkpoints in the single-device format.
+#include <algorithm>
+#include <cmath>
+
+#include "parallel/dp/data_parallel_engine.h"
+#include "parallel/dp/replica.h"
+#include "runtime/data/dataset_shard.h"
+#include "runtime/train/checkpoint.h"
+#include "runtime/train/evaluation.h"
+
+namespace baton::parallel {
+
+using detail::host_scalars;
+
+void DataParallelEngine::broadcast_from_rank0(bool buffers) {
+  on_replicas([&](Replica& r) {
+    std::vector<comm::WorkHandle> works{r.comm->broadcast(r.params.params_flat(), 0, r.ctx.stream())};
+    if (buffers) {
+      for (const BufferEntry& b : r.params.buffers()) {
+        works.push_back(r.comm->broadcast(r.params.buffer(b.name), 0, r.ctx.stream()));
+      }
+    }
+    for (const comm::WorkHandle& w : works) w->wait_on(r.ctx.stream());
+  });
+}
+
+void DataParallelEngine::initialize(uint64_t seed) {
+  replicas_.front()->params.initialize(replicas_.front()->ctx, seed);
+  broadcast_from_rank0(/*buffers=*/true);
+}
+
+EvalResult DataParallelEngine::evaluate(const data::Dataset& test, int64_t batch_size, int workers) {
+  broadcast_from_rank0(/*buffers=*/true);
+  const bool classification = has_labels(graph_);
+  EvalResult result;
+  on_replicas([&](Replica& r) {
+    // Each replica evaluates its shard of the test set; the sums over the shards make the result.
+    const data::DatasetShard shard(test, r.comm->rank(), world_);
+    EvalResult mine;
+    if (shard.size() > 0) {
+      mine = evaluate_batches(r.ctx, shard, batch_size, std::max(1, workers / local_replicas()), classification,
+                              [&](const data::Batch& batch) {
+                                Tape tape;
+                                const std::vector<Tensor> out = r.executor.forward(
+                                    r.ctx, batch_inputs(graph_, r.executor, batch), tape, Mode::eval);
+                                EvalPiece piece;
+                                piece.ctx = &r.ctx;
+                                piece.loss = out[executor_output_index(r.executor, loss_output(graph_))];
+                                piece.samples = batch.images.size(0);
+                                if (classification) {
+                                  piece.logits = out[executor_output_index(r.executor, prediction_output(graph_))];
+                                  piece.labels = batch.labels;
+                                }
+                                return std::vector<EvalPiece>{piece};
+                              });
+    }
+    const auto n = static_cast<double>(mine.samples);
+    const Tensor sums =
+        host_scalars({mine.loss * n, std::round(mine.top1 * n), std::round(mine.top5 * n), n}, r.ctx.stream());
+    r.comm->all_reduce(sums, comm::ReduceOp::sum, r.ctx.stream())->wait();
+    if (&r != replicas_.front().get()) return;
+    const double* s = sums.data<double>();
+    result.samples = static_cast<int64_t>(s[3]);
+    result.loss = s[3] > 0 ? s[0] / s[3] : 0;
+    if (classification && s[3] > 0) {
+      result.top1 = s[1] / s[3];
+      result.top5 = s[2] / s[3];
+    }
+  });
+  return result;
+}
+
+std::string DataParallelEngine::save_checkpoint(CheckpointManager& manager, const CheckpointState& state) {
+  broadcast_from_rank0(/*buffers=*/true);
+  if (!primary()) return {};  // rank 0's process writes
+  Replica& r0 = *replicas_.front();
+  return manager.save(r0.params, *r0.optimizer, state, r0.ctx);
+}
+
+CheckpointState DataParallelEngine::load_checkpoint(const std::string& dir) {
+  std::vector<CheckpointState> states(replicas_.size());
+  on_replicas([&](Replica& r) {
+    states[static_cast<size_t>(r.comm->rank() - replicas_.front()->comm->rank())] =
+        CheckpointManager::load(dir, r.params, r.optimizer.get(), r.ctx);
+  });
+  return states.front();
+}
+
+void DataParallelEngine::load_weights(const std::string& safetensors_path) {
+  // Every process reads the file (checked in full, as on one device); rank 0's values then win.
+  Replica& r0 = *replicas_.front();
+  baton::load_weights(safetensors_path, r0.params, r0.ctx);
+  broadcast_from_rank0(/*buffers=*/true);
+}
+
+}  // namespace baton::parallel
