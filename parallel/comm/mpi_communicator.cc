@@ -46,6 +46,16 @@ CommInfo describe_comm(MPI_Comm comm) {
   return info;
 }
 
+// Runs `body` (MPI calls); a failure ends the job, naming the operation `what`.
+template <typename Body>
+void check_or_abort(const MpiEngine& engine, const std::string& what, Body&& body) {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    engine.abort(what + ": " + e.what());
+  }
+}
+
 class MpiCommunicator final : public HostCommunicator {
  public:
   MpiCommunicator(std::shared_ptr<MpiEngine> engine, CommInfo info, std::chrono::milliseconds timeout)
@@ -103,16 +113,17 @@ class MpiCommunicator final : public HostCommunicator {
     auto work = make_work(what, peer_description(peer));
     engine_->post([engine = engine_.get(), comm = info_.comm, tensor, peer, tag = tag_of(seq), work, what,
                    ready = StreamReady(stream)] {
-      ready.wait();
       auto request = std::make_shared<MPI_Request>(MPI_REQUEST_NULL);
-      const int code = MPI_Isend(tensor.data_ptr(), static_cast<int>(tensor.numel()), mpi_type(tensor.dtype()), peer,
-                                 tag, comm, request.get());
-      if (code != MPI_SUCCESS) engine->abort(what + ": MPI_Isend failed (MPI error code " + std::to_string(code) + ")");
+      check_or_abort(*engine, what, [&] {
+        ready.wait();
+        check_mpi(MPI_Isend(tensor.data_ptr(), static_cast<int>(tensor.numel()), mpi_type(tensor.dtype()), peer, tag,
+                            comm, request.get()),
+                  "MPI_Isend");
+      });
       engine->add_in_flight([engine, request, tensor, work, what] {
         int finished = 0;
-        const int test = MPI_Test(request.get(), &finished, MPI_STATUS_IGNORE);
-        if (test != MPI_SUCCESS)
-          engine->abort(what + ": MPI_Test failed (MPI error code " + std::to_string(test) + ")");
+        check_or_abort(*engine, what,
+                       [&] { check_mpi(MPI_Test(request.get(), &finished, MPI_STATUS_IGNORE), "MPI_Test"); });
         if (finished) work->complete();
         return finished != 0;
       });
@@ -200,13 +211,11 @@ class MpiCommunicator final : public HostCommunicator {
     engine_->post([engine = engine_.get(), work, what, peers, timeout = timeout(), ready = std::move(ready),
                    body = std::move(body)] {
       work->start();
-      ready.wait();
       engine->watch(what, timeout, peers);
-      try {
+      check_or_abort(*engine, what, [&] {
+        ready.wait();
         body();
-      } catch (const std::exception& e) {
-        engine->abort(what + ": " + e.what());
-      }
+      });
       engine->unwatch();
       work->complete();
     });

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "parallel/comm/communicator.h"
@@ -19,6 +20,9 @@ namespace baton::comm::testing {
 // not a multiple of any world size).
 inline constexpr DType kReducibleDTypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i32, DType::i64};
 inline constexpr int64_t kSizes[] = {0, 1, 7, 1031, 4099};
+
+// "rank 1 of 4 (mpi)", for failure messages.
+std::string where(const Communicator& comm);
 
 // Runs fn(comm) for every communicator on a thread of its own and joins them all; an exception
 // escaping a rank is a test failure naming the rank.
