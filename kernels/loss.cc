@@ -7,6 +7,7 @@
 
 #include "kernels/cpu/loss_cpu.h"
 #include "kernels/cuda/loss_cuda.h"
+#include "kernels/deferred_checks.h"
 #include "kernels/device_dispatch.h"
 #include "kernels/dispatch.h"
 #include "kernels/op_checks.h"
@@ -39,23 +40,29 @@ void check_smoothing(std::string_view op, double label_smoothing) {
               ", expected a value in [0, 1]");
 }
 
-// Every label in [0, classes): on the host for CPU tensors; on CUDA a kernel counts the bad labels and
-// the stream is synchronised to read the count (see kernels/loss.h).
-void check_label_values(std::string_view op, Context& ctx, const Tensor& labels, RowsClasses rc) {
-  int64_t first_row = 0, first_value = 0;
-  const int64_t bad = on_device(
+// Every label in [0, classes): on the host for CPU tensors (an error at once); on CUDA a kernel records
+// the first failure in the context's device-check buffer, reported at the next synchronisation
+// (kernels/deferred_checks.h), or at once when the context synchronises its checks.
+void check_label_values(std::string_view op, CheckedOp checked, Context& ctx, const Tensor& labels, RowsClasses rc) {
+  on_device(
       op, ctx,
       [&] {
-        return dispatch_labels(labels.dtype(), [&]<typename L>() {
-          return cpu::count_bad_labels(labels.data<L>(), rc.rows, rc.classes, first_row, first_value);
+        LabelCheckRecord r{.op = static_cast<int64_t>(checked),
+                           .count = 0,
+                           .first_row = 0,
+                           .first_value = 0,
+                           .classes = rc.classes,
+                           .tag = ctx.check_tag()};
+        r.count = dispatch_labels(labels.dtype(), [&]<typename L>() {
+          return cpu::count_bad_labels(labels.data<L>(), rc.rows, rc.classes, r.first_row, r.first_value);
         });
+        if (r.count != 0) raise_label_check(r);
       },
       [&](auto& cuda_ctx) {
-        return cuda::count_bad_labels(cuda_ctx, labels.data_ptr(), labels.dtype(), rc.rows, rc.classes,
-                                      cuda_ctx.workspace(cuda::label_check_workspace_bytes()), first_row, first_value);
+        cuda::check_labels(cuda_ctx, labels.data_ptr(), labels.dtype(), rc.rows, rc.classes,
+                           static_cast<int64_t>(checked), cuda_ctx.device_checks());
+        if (cuda_ctx.sync_checks()) raise_deferred_errors(cuda_ctx);
       });
-  BATON_CHECK(bad == 0, op, ": argument 'labels' has ", bad, " value(s) outside [0, ", rc.classes, "), the first is ",
-              first_value, " at row ", first_row);
 }
 
 }  // namespace
@@ -70,7 +77,7 @@ void softmax_cross_entropy_forward(Context& ctx, const Tensor& logits, const Ten
   check_same_dtype(op, {{"logits", logits}, {"probs_out", probs_out}});
   check_rank(op, {"loss_out", loss_out}, 0);
   check_dtype_in(op, {"loss_out", loss_out}, {logits.dtype() == DType::f64 ? DType::f64 : DType::f32});
-  check_label_values(op, ctx, labels, rc);
+  check_label_values(op, CheckedOp::softmax_cross_entropy_forward, ctx, labels, rc);
 
   on_device(
       op, ctx,
@@ -100,7 +107,7 @@ void softmax_cross_entropy_backward(Context& ctx, const Tensor& probs, const Ten
   BATON_CHECK(std::isfinite(grad_scale), op, ": argument 'grad_scale' is ", grad_scale, ", expected a finite value");
   check_same_shape(op, {{"probs", probs}, {"dlogits", dlogits}});
   check_same_dtype(op, {{"probs", probs}, {"dlogits", dlogits}});
-  check_label_values(op, ctx, labels, rc);
+  check_label_values(op, CheckedOp::softmax_cross_entropy_backward, ctx, labels, rc);
 
   on_device(
       op, ctx,
@@ -127,7 +134,7 @@ void topk_correct(Context& ctx, const Tensor& logits, const Tensor& labels, int 
               " (the number of classes)");
   check_rank(op, {"count_out", count_out}, 0);
   check_dtype_in(op, {"count_out", count_out}, {DType::i64});
-  check_label_values(op, ctx, labels, rc);
+  check_label_values(op, CheckedOp::topk_correct, ctx, labels, rc);
 
   on_device(
       op, ctx,

@@ -5,15 +5,19 @@
 // i64 with every value in [0, C). Logits and probs are f32, f64, f16 or bf16; arithmetic happens in
 // float (double for f64); the CPU reference accumulates its sums in double.
 //
-// Labels outside [0, C) are a baton::Error naming 'labels', the first bad row and its value.
-//   CPU:  checked on the host before any work.
-//   CUDA: checked by a small kernel on the context's stream before the op's kernels; the launcher
-//         copies its result (count, first bad row and value) to the host and synchronises the
-//         stream to read it, so the error is thrown by this call, before any output is written,
-//         exactly as on the CPU. The price is one stream synchronisation per call (the host
-//         cannot run ahead of the GPU past a loss op). The op kernels never index memory with a
-//         bad label even if labels change behind the check's back (another stream writing them):
-//         such a row gets a NaN loss, no target term in its gradient, and never counts as correct.
+// Labels outside [0, C) are a baton::Error naming the op, 'labels', the count, the first bad row and
+// its value ("softmax_cross_entropy_forward: argument 'labels' has 2 value(s) outside [0, 10), the
+// first is 10 at row 617").
+//   CPU:  checked on the host before any work; this call throws.
+//   CUDA: checked by a small kernel on the context's stream before the op's kernels, without a host
+//         synchronisation (so the host can run ahead of the GPU past a loss op): the first failure
+//         is recorded in the context's device-check buffer and thrown, once, at the next natural
+//         synchronisation: kernels::raise_deferred_errors(ctx) (kernels/deferred_checks.h), a
+//         training step's loss (runtime/train/pending_loss.h), an evaluation or a checkpoint. The
+//         op's outputs are written meanwhile. With ctx.set_sync_checks(true) or BATON_SYNC_CHECKS=1
+//         the check synchronises the stream and this call throws before any output is written, as on
+//         the CPU. The op kernels never index memory with a bad label: such a row gets a NaN loss,
+//         no target term in its gradient, and never counts as correct.
 #pragma once
 
 #include "runtime/core/context.h"

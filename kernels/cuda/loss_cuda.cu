@@ -11,6 +11,7 @@
 #include "kernels/cuda/loss_cuda.h"
 #include "kernels/cuda/scalar.cuh"
 #include "kernels/cuda/vec.cuh"
+#include "kernels/deferred_check_types.h"
 #include "kernels/dispatch.h"
 #include "kernels/loss_math.h"
 #include "runtime/core/cuda/cuda_check.h"
@@ -62,10 +63,12 @@ __device__ __forceinline__ V group_reduce(V v, Op op, V* scratch) {
   return v;
 }
 
-// One block: result = {number of labels outside [0, classes), first bad row, its label}.
+// One block: counts the labels outside [0, classes); when there are some and the record holds no
+// failure yet, records {op, count, first bad row, its label, classes, tag} (kernels/deferred_check_types.h).
 template <typename L>
 __global__ void __launch_bounds__(kSingleBlockThreads)
-    check_labels_kernel(const L* __restrict__ labels, int64_t rows, int64_t classes, int64_t* __restrict__ result) {
+    check_labels_kernel(const L* __restrict__ labels, int64_t rows, int64_t classes, int64_t op, int64_t tag,
+                        LabelCheckRecord* __restrict__ record) {
   __shared__ int64_t scratch[kSingleBlockThreads / kWarp];
   int64_t bad = 0, first = rows;
   for (int64_t r = threadIdx.x; r < rows; r += kSingleBlockThreads) {
@@ -77,10 +80,13 @@ __global__ void __launch_bounds__(kSingleBlockThreads)
   }
   bad = group_reduce<kSingleBlockThreads>(bad, SumOp{}, scratch);
   first = group_reduce<kSingleBlockThreads>(first, MinOp{}, scratch);
-  if (threadIdx.x == 0) {
-    result[0] = bad;
-    result[1] = first;
-    result[2] = bad != 0 ? static_cast<int64_t>(labels[first]) : 0;
+  if (threadIdx.x == 0 && bad != 0 && record->op == static_cast<int64_t>(CheckedOp::none)) {
+    record->op = op;
+    record->count = bad;
+    record->first_row = first;
+    record->first_value = static_cast<int64_t>(labels[first]);
+    record->classes = classes;
+    record->tag = tag;
   }
 }
 
@@ -195,23 +201,15 @@ unsigned row_grid(int64_t rows, int rows_per_block) {
 
 }  // namespace
 
-size_t label_check_workspace_bytes() { return 3 * sizeof(int64_t); }
-
-int64_t count_bad_labels(Context& ctx, const void* labels, DType label_dtype, int64_t rows, int64_t classes,
-                         void* workspace, int64_t& first_row, int64_t& first_value) {
+void check_labels(Context& ctx, const void* labels, DType label_dtype, int64_t rows, int64_t classes, int64_t op,
+                  void* record) {
   CudaDeviceGuard guard(ctx.device().index());
   auto stream = cuda_stream(ctx);
-  auto* result = static_cast<int64_t*>(workspace);
   dispatch_labels(label_dtype, [&]<typename L>() {
-    check_labels_kernel<L><<<1, kSingleBlockThreads, 0, stream>>>(static_cast<const L*>(labels), rows, classes, result);
+    check_labels_kernel<L><<<1, kSingleBlockThreads, 0, stream>>>(
+        static_cast<const L*>(labels), rows, classes, op, ctx.check_tag(), static_cast<LabelCheckRecord*>(record));
     BATON_KERNEL_CHECK(stream, "check_labels_kernel");
   });
-  int64_t host[3] = {0, 0, 0};
-  BATON_CUDA_CHECK(cudaMemcpyAsync(host, result, sizeof(host), cudaMemcpyDeviceToHost, stream));
-  BATON_CUDA_CHECK(cudaStreamSynchronize(stream));
-  first_row = host[1];
-  first_value = host[2];
-  return host[0];
 }
 
 size_t softmax_cross_entropy_forward_workspace_bytes(int64_t rows) {

@@ -10,13 +10,12 @@
 
 namespace baton::kernels::cuda {
 
-// Device memory the label check needs (passed as `workspace`).
-size_t label_check_workspace_bytes();
-// Counts the labels (i32 or i64) outside [0, classes) with one kernel on the stream, then copies
-// the result to the host and synchronises the stream. Returns the count; when it is not zero,
-// first_row and first_value describe the first bad label.
-int64_t count_bad_labels(Context& ctx, const void* labels, DType label_dtype, int64_t rows, int64_t classes,
-                         void* workspace, int64_t& first_row, int64_t& first_value);
+// Counts the labels (i32 or i64) outside [0, classes) with one kernel on the stream; when there are
+// some and `record` (a LabelCheckRecord of kernels/deferred_check_types.h in device memory) holds no
+// failure yet, writes {op (a CheckedOp), count, first bad row, its value, classes, ctx.check_tag()}
+// there. The host does not wait.
+void check_labels(Context& ctx, const void* labels, DType label_dtype, int64_t rows, int64_t classes, int64_t op,
+                  void* record);
 
 // Device memory the forward pass needs (passed as `workspace`): one double per row.
 size_t softmax_cross_entropy_forward_workspace_bytes(int64_t rows);

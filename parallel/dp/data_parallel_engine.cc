@@ -128,7 +128,7 @@ void DataParallelEngine::on_replicas(const std::function<void(Replica&)>& fn) {
   }
 }
 
-double DataParallelEngine::step(const data::Batch& batch, uint64_t seed, double lr) {
+PendingLoss DataParallelEngine::step(const data::Batch& batch, uint64_t seed, double lr) {
   // This process's rows of the global batch, split over its replicas.
   const int64_t rows = batch.images.size(0), n = local_replicas();
   BATON_CHECK(rows % n == 0, "data parallel: the global batch of ", rows * (world_ / n),
@@ -172,7 +172,7 @@ double DataParallelEngine::step(const data::Batch& batch, uint64_t seed, double 
     ++traced_steps_;
     for (const auto& r : replicas_) append_trace_events(r->last, trace_origin_, kMeasuredProcess, trace_);
   }
-  return replicas_.front()->loss;
+  return PendingLoss(replicas_.front()->loss);
 }
 
 }  // namespace baton::parallel

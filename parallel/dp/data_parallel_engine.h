@@ -44,7 +44,9 @@ class DataParallelEngine final : public TrainEngine {
   Context& input_context() override;
   // Replica 0 draws the initial values; the others receive them (broadcast).
   void initialize(uint64_t seed) override;
-  double step(const data::Batch& batch, uint64_t seed, double lr) override;
+  // The step's loss is on the host when it returns (replicas on CPU devices; every replica has waited
+  // for its gradients' all-reduce).
+  PendingLoss step(const data::Batch& batch, uint64_t seed, double lr) override;
   // The test set sharded over the replicas, every sample counted once (rank 0's buffers everywhere first).
   EvalResult evaluate(const data::Dataset& test, int64_t batch_size, int workers) override;
   // Rank 0's parameters, buffers and optimiser state, in the single-device format.

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "kernels/deferred_checks.h"
 #include "parallel/analytic_profile.h"
 #include "runtime/train/optimizer.h"
 
@@ -97,8 +98,25 @@ void PipelineExecutor::synchronize() {
   for (auto& stage : stages_) stage->context().synchronize();
 }
 
-double PipelineExecutor::step(const std::vector<Tensor>& inputs, const StepOptions& options) {
+void PipelineExecutor::order_inputs(const std::vector<Tensor>& inputs, const Stream& written_on) {
+  bool host_reader = false;  // a CPU stage copies CUDA inputs on a stream of its own
+  for (auto& stage : stages_) host_reader = host_reader || stage->device().is_cpu();
+  if (written_on.device().is_cpu() || host_reader) return written_on.synchronize();
+  if (!inputs_ready_ || inputs_ready_->device() != written_on.device()) {
+    inputs_ready_.emplace(written_on.device(), /*timing=*/false);
+  }
+  inputs_ready_->record(written_on);
+  for (auto& stage : stages_) {
+    const Stream& stream = stage->context().stream();
+    if (stream == written_on) continue;
+    stream.wait(*inputs_ready_);
+    for (const Tensor& t : inputs) t.record_stream(stream);
+  }
+}
+
+PendingLoss PipelineExecutor::start_step(const std::vector<Tensor>& inputs, const StepOptions& options) {
   MicroBatches batches = split_batch(graph_, inputs, schedule_.micro_batches, "step");
+  if (options.inputs_stream) order_inputs(inputs, *options.inputs_stream);
   for (auto& stage : stages_) stage->start_training_step();
   StepRecorder* recorder = nullptr;
   if (options.record_trace) {
@@ -110,10 +128,18 @@ double PipelineExecutor::step(const std::vector<Tensor>& inputs, const StepOptio
   PipelineRun run(parts(), std::move(batches),
                   {.mode = Mode::train, .seed = options.seed, .lr = options.lr, .recorder = recorder});
   run.execute(schedule_);
-  const double loss = run.mean_loss();
-  synchronize();
-  if (recorder != nullptr) recorder->end_step();
+  PendingLoss loss = run.mean_loss(losses_);
+  if (recorder != nullptr) {
+    synchronize();  // the trace's events are read now
+    recorder->end_step();
+  }
   return loss;
+}
+
+double PipelineExecutor::step(const std::vector<Tensor>& inputs, const StepOptions& options) {
+  PendingLoss loss = start_step(inputs, options);
+  synchronize();
+  return loss.value();
 }
 
 PipelineOutputs PipelineExecutor::evaluate(const std::vector<Tensor>& inputs) {
@@ -123,8 +149,13 @@ PipelineOutputs PipelineExecutor::evaluate(const std::vector<Tensor>& inputs) {
   validate_schedule(forward, routing_->consumers());
   PipelineRun run(parts(), std::move(batches), {.mode = Mode::eval});
   run.execute(forward);
-  synchronize();
+  raise_deferred_errors();
   return run.take_outputs();
+}
+
+void PipelineExecutor::raise_deferred_errors() {
+  synchronize();
+  for (auto& stage : stages_) kernels::raise_deferred_errors(stage->context());
 }
 
 StepRecorder& PipelineExecutor::recorder() {

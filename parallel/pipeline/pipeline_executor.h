@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 #include "parallel/pipeline/micro_batches.h"
@@ -43,6 +44,10 @@ struct StepOptions {
   uint64_t seed = 0;          // the step's seed; micro-batch m's random layers use micro_batch_seed(seed, m)
   double lr = 0.0;            // learning rate for the optimiser (when PipelineOptions::optimizer is set)
   bool record_trace = false;  // time every instruction of this step (take_trace() returns them)
+  // start_step: the stream the inputs were written on, not waited for by the host. Every stage's
+  // stream waits for it (an event) and keeps the inputs' memory until it is past its reads. Unset:
+  // the inputs are ready to be read.
+  std::optional<Stream> inputs_stream = std::nullopt;
 };
 
 class PipelineExecutor {
@@ -77,17 +82,26 @@ class PipelineExecutor {
 
   // One training step: zeroes the stage gradients, splits each graph input (one tensor per
   // graph.inputs() entry, ready to be read) into M views along dimension 0, runs the schedule and
-  // returns the mean loss. Parameter gradients equal those of the whole batch in one piece: micro-
-  // batch m's loss gradient is n_m / N. Errors in any worker stop all of them and are rethrown
-  // here naming the stage and micro-batch.
+  // returns the mean loss, every stage stream synchronised. Parameter gradients equal those of the
+  // whole batch in one piece: micro-batch m's loss gradient is n_m / N. Errors in any worker stop
+  // all of them and are rethrown here naming the stage and micro-batch.
   double step(const std::vector<Tensor>& inputs, const StepOptions& options = {});
+  // The same step without waiting for the devices (the trainer's): returns once every worker has
+  // issued its instructions, with the mean loss on its way to the host (PendingLoss::value() waits
+  // for it and raises the step's deferred device-check failures). A traced step synchronises.
+  PendingLoss start_step(const std::vector<Tensor>& inputs, const StepOptions& options = {});
 
   // Forward only, in eval mode (running statistics, no dropout, nothing kept for backward): splits
   // each graph input into min(M, batch) micro-batches and runs the forward-only schedule
   // (make_forward_schedule: each position runs its stages micro-batch by micro-batch); returns every
   // graph output per micro-batch, ready when this returns. Gradients, deferred statistics and the
-  // optimisers are left alone. Errors as for step.
+  // optimisers are left alone. Errors as for step; the stages' deferred device-check failures (bad
+  // labels) are raised before returning.
   PipelineOutputs evaluate(const std::vector<Tensor>& inputs);
+
+  // Synchronises every stage's stream and raises the device-check failures recorded on it since the
+  // last report (kernels/deferred_checks.h): before a checkpoint is written.
+  void raise_deferred_errors();
 
   // The measured timeline of the steps run with StepOptions::record_trace since the last call
   // (process 1, "measured"; times in us from the first traced step's start), and its lanes: one per
@@ -99,6 +113,7 @@ class PipelineExecutor {
   PipelineParts parts() { return {graph_, *routing_, stages_, optimizers_}; }
   StepRecorder& recorder();  // created by the first traced step
   void synchronize();        // every stage's stream
+  void order_inputs(const std::vector<Tensor>& inputs, const Stream& written_on);
 
   const Graph& graph_;
   Plan plan_;
@@ -108,6 +123,8 @@ class PipelineExecutor {
   std::unique_ptr<const PipelineRouting> routing_;
   std::vector<std::unique_ptr<Optimizer>> optimizers_;  // one per stage, or none
   std::unique_ptr<StepRecorder> recorder_;
+  LossReadback losses_;
+  std::optional<Event> inputs_ready_;  // recorded on StepOptions::inputs_stream, reused
 };
 
 }  // namespace baton::parallel

@@ -151,6 +151,7 @@ void PipelineRun::forward(int s, int mb) {
                 " has not been received (no recv_activation before this forward)");
   }
   std::vector<Tensor>& out = state.outputs[static_cast<size_t>(mb)];
+  ctx.set_check_tag(mb);  // a deferred check failure (bad labels) names the micro-batch
   out = st.executor().forward(ctx, in, state.tapes[static_cast<size_t>(mb)], settings_.mode,
                               micro_batch_seed(settings_.seed, mb));
   in.assign(in.size(), Tensor());  // the tape keeps what backward (or recomputation) needs
@@ -180,6 +181,7 @@ void PipelineRun::backward(int s, int mb) {
     grads[routing_.loss_output()] = seed;
   }
   const bool last = ++state.backwards_done == batches_.count();
+  ctx.set_check_tag(mb);
   state.input_grads[static_cast<size_t>(mb)] =
       st.executor().backward(ctx, state.tapes[static_cast<size_t>(mb)], grads, last);
   state.outputs[static_cast<size_t>(mb)].clear();
@@ -193,17 +195,14 @@ void PipelineRun::optimizer_step(int s) {
   if (!parts_.optimizers.empty()) parts_.optimizers[static_cast<size_t>(s)]->step(st.context(), settings_.lr);
 }
 
-double PipelineRun::mean_loss() const {
+PendingLoss PipelineRun::mean_loss(LossReadback& readback) {
   const int s = routing_.loss_stage();
-  const Stream& stream = parts_.stages[static_cast<size_t>(s)]->context().stream();
-  double loss = 0;
-  for (int m = 0; m < batches_.count(); ++m) {
-    const Tensor& value = states_[static_cast<size_t>(s)].losses[static_cast<size_t>(m)];
-    const double v = value.dtype() == DType::f64 ? value.to_vector<double>(stream)[0]
-                                                 : static_cast<double>(value.to_vector<float>(stream)[0]);
-    loss += v * batches_.loss_scale(m);
-  }
-  return loss;
+  std::vector<double> weights;
+  for (int m = 0; m < batches_.count(); ++m) weights.push_back(batches_.loss_scale(m));
+  return readback.read(stage(s).context(), state(s).losses, weights, [s](int64_t mb) {
+    return "in pipeline stage " + std::to_string(s) + ", micro-batch " + std::to_string(mb) +
+           " (found when the step's loss was read)";
+  });
 }
 
 PipelineOutputs PipelineRun::take_outputs() {

@@ -20,6 +20,7 @@
 #include "parallel/pipeline/routing.h"
 #include "parallel/pipeline/stage.h"
 #include "parallel/schedule.h"
+#include "runtime/train/pending_loss.h"
 
 namespace baton {
 class Optimizer;
@@ -60,8 +61,9 @@ class PipelineRun {
   // worker is done. The first failure stops every worker; it is rethrown here, naming the stage
   // and micro-batch, once every stage's stream has been synchronised.
   void execute(const Schedule& schedule);
-  // After a training run: the batch's mean loss (the micro-batch losses weighted by n_m / N).
-  double mean_loss() const;
+  // After a training run: the batch's mean loss (the micro-batch losses weighted by n_m / N), read
+  // back through `readback` on the loss stage's stream without waiting for it.
+  PendingLoss mean_loss(LossReadback& readback);
   // After an evaluation: every graph output of every micro-batch.
   PipelineOutputs take_outputs();
 

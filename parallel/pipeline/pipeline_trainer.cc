@@ -2,7 +2,6 @@
 #include "parallel/pipeline/pipeline_trainer.h"
 
 #include <algorithm>
-#include <chrono>
 #include <unordered_map>
 
 #include "parallel/pipeline/transfer.h"
@@ -40,14 +39,15 @@ PipelineTrainEngine::PipelineTrainEngine(const Graph& graph, const TrainConfig& 
 
 PipelineTrainEngine::~PipelineTrainEngine() = default;
 
-double PipelineTrainEngine::step(const data::Batch& batch, uint64_t seed, double lr) {
-  const auto start = std::chrono::steady_clock::now();
-  // The loader wrote the batch on stage 0's stream; other stages (other streams) read it too.
-  input_context().stream().synchronize();
-  const std::vector<Tensor> inputs = batch_inputs(graph_, graph_.inputs(), batch);
-  const bool trace = static_cast<int>(step_ms_.size()) < options_.trace_steps;
-  const double loss = pipe_->step(inputs, {.seed = seed, .lr = lr, .record_trace = trace});
-  step_ms_.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+PendingLoss PipelineTrainEngine::step(const data::Batch& batch, uint64_t seed, double lr) {
+  std::vector<Stream> streams;
+  for (int s = 0; s < pipe_->num_stages(); ++s) streams.push_back(pipe_->stage(s).context().stream());
+  const bool trace = static_cast<int>(timer_.steps()) < options_.trace_steps;
+  timer_.begin(streams);
+  // The loader wrote the batch on stage 0's stream; other stages (other streams) wait for it there.
+  PendingLoss loss = pipe_->start_step(batch_inputs(graph_, graph_.inputs(), batch),
+                                       {.seed = seed, .lr = lr, .record_trace = trace, .inputs_stream = streams[0]});
+  timer_.end(streams);
   return loss;
 }
 
@@ -86,6 +86,7 @@ std::vector<CheckpointShard> PipelineTrainEngine::shards() {
 }
 
 std::string PipelineTrainEngine::save_checkpoint(CheckpointManager& manager, const CheckpointState& state) {
+  pipe_->raise_deferred_errors();
   return manager.save(shards(), state);
 }
 
@@ -107,9 +108,10 @@ void PipelineTrainEngine::load_weights(const std::string& safetensors_path) {
   }
 }
 
-double PipelineTrainEngine::measured_step_ms() const {
-  if (step_ms_.empty()) return 0;
-  std::vector<double> t(step_ms_.size() > 1 ? step_ms_.begin() + 1 : step_ms_.begin(), step_ms_.end());
+double PipelineTrainEngine::measured_step_ms() {
+  const std::vector<double>& ms = step_ms();
+  if (ms.empty()) return 0;
+  std::vector<double> t(ms.size() > 1 ? ms.begin() + 1 : ms.begin(), ms.end());
   std::sort(t.begin(), t.end());
   const size_t n = t.size();
   return n % 2 == 1 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);

@@ -1,6 +1,7 @@
 // PipelineTrainEngine: the Trainer's steps through a PipelineExecutor (one stage per device or
-// stream), evaluation through the same stages (forward only), checkpoints gathered from the stage
-// stores, step timings and the measured timeline of the first steps. See docs/training.md ("Pipelines").
+// stream) without the host waiting for the devices, evaluation through the same stages (forward
+// only), checkpoints gathered from the stage stores, step timings and the measured timeline of the
+// first steps. See docs/training.md ("Pipelines").
 #pragma once
 
 #include <memory>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "parallel/pipeline/pipeline_executor.h"
+#include "parallel/pipeline/step_timer.h"
 #include "runtime/train/train_config.h"
 #include "runtime/train/train_engine.h"
 
@@ -35,7 +37,9 @@ class PipelineTrainEngine final : public TrainEngine {
 
   Context& input_context() override { return pipe_->stage(0).context(); }
   void initialize(uint64_t seed) override { pipe_->initialize(seed); }
-  double step(const data::Batch& batch, uint64_t seed, double lr) override;
+  // Issues the step: every stage waits for the batch on stage 0's stream through an event, and the
+  // loss comes back asynchronously (the host does not wait for the devices).
+  PendingLoss step(const data::Batch& batch, uint64_t seed, double lr) override;
   EvalResult evaluate(const data::Dataset& test, int64_t batch_size, int workers) override;
   std::string save_checkpoint(CheckpointManager& manager, const CheckpointState& state) override;
   CheckpointState load_checkpoint(const std::string& dir) override;
@@ -44,17 +48,18 @@ class PipelineTrainEngine final : public TrainEngine {
   void load_weights(const std::string& safetensors_path) override;
 
   PipelineExecutor& executor() { return *pipe_; }
-  // Wall time of every step so far (the input's wait, the schedule and the final synchronisation).
-  const std::vector<double>& step_ms() const { return step_ms_; }
+  // The time of every step so far on the devices (StepTimer: from the stage streams reaching the
+  // step to the last of them finishing it); waits for the steps still running.
+  const std::vector<double>& step_ms() { return timer_.step_ms(); }
   // The median of step_ms() after the first step (the first when there is only one; 0 with none).
-  double measured_step_ms() const;
+  double measured_step_ms();
 
  private:
   std::vector<CheckpointShard> shards();  // one per stage
   const Graph& graph_;
   std::unique_ptr<PipelineExecutor> pipe_;
   PipelineTrainOptions options_;
-  std::vector<double> step_ms_;
+  StepTimer timer_;
 };
 
 }  // namespace baton::parallel

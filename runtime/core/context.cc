@@ -1,8 +1,12 @@
-// Context implementation: lazy cuBLAS/cuDNN handles and the pooled workspace.
+// Context implementation: lazy cuBLAS/cuDNN handles, the pooled workspace and the deferred-check buffer.
 #include "runtime/core/context.h"
+
+#include <cstdlib>
+#include <string_view>
 
 #include "runtime/core/build_config.h"
 #include "runtime/core/error.h"
+#include "runtime/core/fill_pattern.h"
 #include "runtime/core/log.h"
 
 #if BATON_HAVE_CUDA
@@ -17,11 +21,22 @@ namespace {
 // cuBLAS wants its own workspace on Hopper (32 MiB recommended); taken from the pool once per handle.
 constexpr size_t kCublasWorkspaceBytes = size_t{32} << 20;
 #endif
+
+// BATON_SYNC_CHECKS: "1" reports device checks from the op itself; "0" or unset defers them.
+bool sync_checks_from_environment() {
+  const char* value = std::getenv("BATON_SYNC_CHECKS");
+  if (value == nullptr) return false;
+  const std::string_view v(value);
+  BATON_CHECK(v == "0" || v == "1" || v.empty(), "environment variable BATON_SYNC_CHECKS is '", v,
+              "', expected 1 (ops report failed device checks themselves) or 0 (at the next synchronisation)");
+  return v == "1";
+}
 }  // namespace
 
-Context::Context(Device device, StreamPriority priority) : stream_(Stream::create(device, priority)) {}
+Context::Context(Device device, StreamPriority priority)
+    : stream_(Stream::create(device, priority)), sync_checks_(sync_checks_from_environment()) {}
 
-Context::Context(Stream stream) : stream_(std::move(stream)) {}
+Context::Context(Stream stream) : stream_(std::move(stream)), sync_checks_(sync_checks_from_environment()) {}
 
 Context::~Context() {
 #if BATON_HAVE_CUDA
@@ -78,5 +93,14 @@ void* Context::workspace(size_t bytes) {
 }
 
 size_t Context::workspace_bytes() const { return workspace_ ? workspace_->bytes() : 0; }
+
+void* Context::device_checks() {
+  if (device_checks_ == nullptr) {
+    auto checks = Storage::allocate(kDeviceCheckBytes, stream_);
+    detail::fill_pattern(checks->data(), device(), kDeviceCheckBytes / sizeof(uint64_t), sizeof(uint64_t), 0, stream_);
+    device_checks_ = std::move(checks);
+  }
+  return device_checks_->data();
+}
 
 }  // namespace baton

@@ -1,8 +1,10 @@
 // Context: everything work on one (device, stream) needs: the stream, cuBLAS and cuDNN handles
-// bound to it (created on first use) and a scratch workspace from the device's pool.
+// bound to it (created on first use), a scratch workspace from the device's pool, and a small
+// persistent buffer where device work records failed checks for the host to read later.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "runtime/core/device.h"
@@ -47,6 +49,26 @@ class Context {
   void* workspace(size_t bytes);
   size_t workspace_bytes() const;
 
+  // Deferred checks. Device work may check its inputs on the device and record a failure in this
+  // small persistent buffer (kDeviceCheckBytes, zero-initialised, allocated on this context's
+  // stream on first use and ordered on it) instead of making the host wait to read the verdict; the
+  // host reads it at a synchronisation it makes anyway. The core only holds the bytes: their meaning
+  // belongs to the ops that write them (kernels/deferred_checks.h reads and reports them).
+  static constexpr size_t kDeviceCheckBytes = 64;
+  void* device_checks();
+  // Whether device_checks() has been allocated (no check has run on this context otherwise).
+  bool has_device_checks() const { return device_checks_ != nullptr; }
+  // Debugging: ops that check on the device report a failure themselves, before returning (the host
+  // synchronises in each such op). Starts as the environment variable BATON_SYNC_CHECKS says
+  // (1: on; 0 or unset: off; anything else is an error naming the variable).
+  void set_sync_checks(bool sync) { sync_checks_ = sync; }
+  bool sync_checks() const { return sync_checks_; }
+  // A number that a failed device check records with the failure (-1 until set): what the work
+  // issued from now on belongs to (a pipeline sets the micro-batch), so that the late report can
+  // name it.
+  void set_check_tag(int64_t tag) { check_tag_ = tag; }
+  int64_t check_tag() const { return check_tag_; }
+
  private:
   Stream stream_;
   cublasContext* cublas_ = nullptr;
@@ -54,8 +76,11 @@ class Context {
   bool allow_tf32_ = false;
   bool deterministic_ = false;
   size_t workspace_limit_ = size_t{1} << 30;
+  bool sync_checks_;
+  int64_t check_tag_ = -1;
   std::shared_ptr<Storage> cublas_workspace_;
   std::shared_ptr<Storage> workspace_;
+  std::shared_ptr<Storage> device_checks_;
 };
 
 }  // namespace baton

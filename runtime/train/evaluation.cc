@@ -1,10 +1,12 @@
 // Evaluating a model on a test set: the loader with the trainer's normalisation, the loss summed
-// over samples and the top-1 / top-5 counts of the logits.
+// over samples and the top-1 / top-5 counts of the logits; deferred label-check failures raised at
+// each piece's read-back.
 #include "runtime/train/evaluation.h"
 
 #include <algorithm>
 #include <string>
 
+#include "kernels/deferred_checks.h"
 #include "kernels/loss.h"
 #include "runtime/train/graph_contract.h"
 
@@ -45,6 +47,8 @@ EvalResult evaluate_batches(Context& input_ctx, const data::Dataset& test, int64
         kernels::topk_correct(ctx, piece.logits, piece.labels, k5, count);
         top5 += count.to_vector<int64_t>(ctx.stream())[0];
       }
+      // The reads above waited for the piece: its bad labels, if any, are reported now.
+      kernels::raise_deferred_errors(ctx);
       r.samples += piece.samples;
     }
   }

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "kernels/deferred_checks.h"
 #include "runtime/core/error.h"
 #include "runtime/train/evaluation.h"
 #include "runtime/train/graph_contract.h"
@@ -31,14 +32,14 @@ SingleDeviceEngine::SingleDeviceEngine(const Graph& graph, const TrainConfig& co
   optimizer_ = make_optimizer(config.optimizer, params_, ctx_, "train config: optimizer");
 }
 
-double SingleDeviceEngine::step(const data::Batch& batch, uint64_t seed, double lr) {
+PendingLoss SingleDeviceEngine::step(const data::Batch& batch, uint64_t seed, double lr) {
   params_.zero_grads(ctx_);
   Tape tape;
   const std::vector<Tensor> out =
       executor_.forward(ctx_, batch_inputs(graph_, executor_, batch), tape, Mode::train, seed);
   executor_.backward(ctx_, tape, std::vector<Tensor>(out.size()));
   optimizer_->step(ctx_, lr);
-  return out[loss_at_].to(Device::cpu(), ctx_.stream()).to_vector<float>(ctx_.stream())[0];
+  return losses_.read(ctx_, {out[loss_at_]}, {1.0});
 }
 
 EvalResult SingleDeviceEngine::evaluate(const data::Dataset& test, int64_t batch_size, int workers) {
@@ -46,6 +47,7 @@ EvalResult SingleDeviceEngine::evaluate(const data::Dataset& test, int64_t batch
 }
 
 std::string SingleDeviceEngine::save_checkpoint(CheckpointManager& manager, const CheckpointState& state) {
+  kernels::raise_deferred_errors(ctx_);
   return manager.save(params_, *optimizer_, state, ctx_);
 }
 

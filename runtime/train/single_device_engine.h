@@ -21,7 +21,7 @@ class SingleDeviceEngine final : public TrainEngine {
 
   Context& input_context() override { return ctx_; }
   void initialize(uint64_t seed) override { params_.initialize(ctx_, seed); }
-  double step(const data::Batch& batch, uint64_t seed, double lr) override;
+  PendingLoss step(const data::Batch& batch, uint64_t seed, double lr) override;
   EvalResult evaluate(const data::Dataset& test, int64_t batch_size, int workers) override;
   std::string save_checkpoint(CheckpointManager& manager, const CheckpointState& state) override;
   CheckpointState load_checkpoint(const std::string& dir) override;
@@ -36,6 +36,7 @@ class SingleDeviceEngine final : public TrainEngine {
   Executor executor_;
   size_t loss_at_;  // the loss among the executor's outputs
   std::unique_ptr<Optimizer> optimizer_;
+  LossReadback losses_;
 };
 
 }  // namespace baton

@@ -9,6 +9,7 @@
 #include "runtime/data/dataset.h"
 #include "runtime/data/loader.h"
 #include "runtime/train/checkpoint.h"
+#include "runtime/train/pending_loss.h"
 
 namespace baton {
 
@@ -34,10 +35,14 @@ class TrainEngine {
   // Initial parameters, exactly as ParamStore::initialize(seed) on the whole model gives them.
   virtual void initialize(uint64_t seed) = 0;
   // Zeroes the gradients, runs forward and backward over `batch` (the random layers keyed by
-  // `seed`), applies the optimiser with `lr` and returns the batch's mean loss.
-  virtual double step(const data::Batch& batch, uint64_t seed, double lr) = 0;
+  // `seed`) and applies the optimiser with `lr`. On a GPU this only issues the work: the host does
+  // not wait for it. Returns the batch's mean loss on its way to the host; its value() waits for the
+  // step's loss and raises the failures the step's device checks recorded (bad labels).
+  virtual PendingLoss step(const data::Batch& batch, uint64_t seed, double lr) = 0;
+  // Raises deferred device-check failures before reporting anything (kernels/deferred_checks.h).
   virtual EvalResult evaluate(const data::Dataset& test, int64_t batch_size, int workers) = 0;
-  // Checkpoints in the single-device format (every parameter and buffer of the whole model by name).
+  // Checkpoints in the single-device format (every parameter and buffer of the whole model by name),
+  // written only after the deferred device-check failures of the steps before have been raised.
   virtual std::string save_checkpoint(CheckpointManager& manager, const CheckpointState& state) = 0;
   virtual CheckpointState load_checkpoint(const std::string& dir) = 0;
   // Every parameter and buffer of the whole model from a safetensors file under torchvision names

@@ -115,6 +115,7 @@ TrainSummary TrainRun::run(const std::function<bool()>& stop_requested) {
     train_step(*batch);
     if (config_.checkpoint_every > 0 && step_ % config_.checkpoint_every == 0) save(epoch_);
     if (stop_requested && engine_.any_rank(stop_requested())) {
+      resolve_pending();
       progress_.message("interrupted at step " + std::to_string(step_));
       save(epoch_);
       summary_.interrupted = true;
@@ -127,43 +128,58 @@ TrainSummary TrainRun::run(const std::function<bool()>& stop_requested) {
 
 void TrainRun::train_step(const data::Batch& batch) {
   const double lr = schedule_.at(step_);
-  const double loss = engine_.step(batch, step_seed(config_.seed, step_), lr);
-  BATON_CHECK(std::isfinite(loss), "training diverged: the loss is ", loss, " at step ", step_,
-              " (lower the learning rate?)");
+  PendingStep issued{.loss = engine_.step(batch, step_seed(config_.seed, step_), lr),
+                     .step = step_,
+                     .epoch = epoch_,
+                     .batch_index = batch.index,
+                     .samples = batch.images.size(0) * engine_.data_shard().count,  // every process's
+                     .lr = lr};
   ++step_;
-  log(batch, loss, lr);
+  resolve_pending();  // the previous step's: its work ran before this step's, which is issued
+  pending_ = std::move(issued);
+}
+
+void TrainRun::resolve_pending() {
+  if (!pending_) return;
+  PendingStep done = std::move(*pending_);
+  pending_.reset();
+  const double loss = done.loss.value();
+  BATON_CHECK(std::isfinite(loss), "training diverged: the loss is ", loss, " at step ", done.step,
+              " (lower the learning rate?)");
+  log(done, loss);
 }
 
 // The progress bar after every step; a metrics line every log_every steps and after the last.
-void TrainRun::log(const data::Batch& batch, double loss, double lr) {
-  const int64_t n = batch.images.size(0) * engine_.data_shard().count;  // the samples of every process
-  interval_.samples += n;
-  run_samples_ += n;
+void TrainRun::log(const PendingStep& done, double loss) {
+  const int64_t steps_done = done.step + 1;
+  interval_.samples += done.samples;
+  run_samples_ += done.samples;
   interval_.loss += loss;
   ++interval_.steps;
   const double elapsed = seconds_since(start_);
-  progress_.update({.epoch = epoch_ + 1,
-                    .batch = batch.index + 1,
+  progress_.update({.epoch = done.epoch + 1,
+                    .batch = done.batch_index + 1,
                     .batches_per_epoch = per_epoch_,
-                    .step = step_,
+                    .step = steps_done,
                     .loss = loss,
-                    .lr = lr,
+                    .lr = done.lr,
                     .samples_per_second = static_cast<double>(run_samples_) / std::max(elapsed, 1e-9),
-                    .eta_seconds = static_cast<double>(total_steps_ - step_) * elapsed /
-                                   static_cast<double>(std::max<int64_t>(step_ - first_step_, 1))});
-  if (step_ % config_.log_every != 0 && step_ != total_steps_) return;
+                    .eta_seconds = static_cast<double>(total_steps_ - steps_done) * elapsed /
+                                   static_cast<double>(std::max<int64_t>(steps_done - first_step_, 1))});
+  if (steps_done % config_.log_every != 0 && steps_done != total_steps_) return;
   const double seconds = seconds_since(interval_.start);
   summary_.last_loss = interval_.loss / static_cast<double>(interval_.steps);
   metrics_->write({{"type", "train"},
-                   {"epoch", epoch_},
-                   {"step", step_},
+                   {"epoch", done.epoch},
+                   {"step", steps_done},
                    {"loss", summary_.last_loss},
-                   {"lr", lr},
+                   {"lr", done.lr},
                    {"samples_per_second", static_cast<double>(interval_.samples) / std::max(seconds, 1e-9)}});
   interval_ = LogInterval();
 }
 
 void TrainRun::end_epoch() {
+  resolve_pending();  // the epoch's last step belongs to its progress bar
   progress_.finish_epoch();
   ++epoch_;
   if (config_.eval_every > 0 && epoch_ % config_.eval_every == 0) evaluate(epoch_);
@@ -171,6 +187,7 @@ void TrainRun::end_epoch() {
 }
 
 void TrainRun::evaluate(int64_t at_epoch) {
+  resolve_pending();
   if (test_set_ == nullptr) return;
   const EvalResult& eval = summary_.eval = engine_.evaluate(*test_set_, config_.batch_size, config_.workers);
   nlohmann::json record = {
@@ -189,6 +206,7 @@ void TrainRun::evaluate(int64_t at_epoch) {
 }
 
 void TrainRun::save(int64_t at_epoch) {
+  resolve_pending();  // a step that failed a check or diverged is not saved
   if (!checkpoints_) return;
   checkpoint_state_.step = step_;
   checkpoint_state_.epoch = at_epoch;
@@ -199,6 +217,7 @@ void TrainRun::save(int64_t at_epoch) {
 
 // The last step is not followed by the loader's end-of-epoch signal: evaluate and save here.
 void TrainRun::finish() {
+  resolve_pending();
   progress_.finish_epoch();
   if (!summary_.interrupted) {
     if (config_.eval_every > 0) evaluate(epoch_ + 1);  // the epoch in progress, 1-based

@@ -1,6 +1,8 @@
 // TrainRun: one run of the training loop over a TrainEngine — the loader, the learning-rate
 // schedule, checkpoints, progress, metrics and counters of Trainer::run, as start / step / log /
-// evaluate / save pieces.
+// evaluate / save pieces. A step's loss is read one step late (after the next step's work is
+// issued) or at the next log, evaluation, checkpoint or end, so the host never waits for the GPU
+// between two steps.
 #pragma once
 
 #include <chrono>
@@ -13,6 +15,7 @@
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/lr_schedule.h"
 #include "runtime/train/metrics_log.h"
+#include "runtime/train/pending_loss.h"
 #include "runtime/train/progress.h"
 #include "runtime/train/trainer.h"
 
@@ -24,6 +27,16 @@ struct LogInterval {
   int64_t samples = 0;
   int64_t steps = 0;
   double loss = 0;
+};
+
+// A step whose loss has not been read yet, with what its progress and metrics lines need.
+struct PendingStep {
+  PendingLoss loss;
+  int64_t step = 0;  // 0-based
+  int64_t epoch = 0;
+  int64_t batch_index = 0;
+  int64_t samples = 0;
+  double lr = 0;
 };
 
 // One run of the training loop over `engine`.
@@ -40,7 +53,9 @@ class TrainRun {
  private:
   void resume();
   void train_step(const data::Batch& batch);
-  void log(const data::Batch& batch, double loss, double lr);
+  // Reads the pending step's loss (raising its deferred check failures), checks it and logs it.
+  void resolve_pending();
+  void log(const PendingStep& done, double loss);
   void end_epoch();
   void evaluate(int64_t at_epoch);
   void save(int64_t at_epoch);
@@ -61,6 +76,7 @@ class TrainRun {
   int64_t step_ = 0, epoch_ = 0, first_step_ = 0, run_samples_ = 0;
   std::chrono::steady_clock::time_point start_;
   LogInterval interval_;
+  std::optional<PendingStep> pending_;
 };
 
 }  // namespace baton

@@ -1,12 +1,14 @@
 // Loss ops on CUDA against the CPU reference: rows x classes of 1, 7, 1023 and 2^20 + 3 elements
 // (both the warp-per-row and the block-per-row kernels), every logits and label dtype, poisoned
-// outputs, aligned and unaligned buffers for the vectorised backward, determinism, bad labels.
+// outputs, aligned and unaligned buffers for the vectorised backward, determinism, bad labels
+// (reported at the next synchronisation, or by the op itself with synchronised checks).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "kernels/deferred_checks.h"
 #include "kernels/loss.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
@@ -149,23 +151,86 @@ TEST_F(LossCuda, TopkCorrectMatchesCpu) {
   }
 }
 
-TEST_F(LossCuda, BadLabelsAreReportedBeforeAnyOutputIsWritten) {
+// 1000 rows of 10 classes whose labels are all 3 but row 617's (10, the first bad one) and row 900's (-1).
+std::vector<double> labels_with_two_bad() {
+  std::vector<double> y(1000, 3.0);
+  y[617] = 10;
+  y[900] = -1;
+  return y;
+}
+
+TEST_F(LossCuda, BadLabelsAreReportedAtTheNextSynchronisationOnceEach) {
   const int64_t rows = 1000, classes = 10;
   Tensor logits = testing::random_tensor(Shape{rows, classes}, DType::f32, gs(), 7);
-  std::vector<double> y(rows, 3.0);
-  y[617] = 10;  // the first bad label
-  y[900] = -1;
+  std::vector<double> y = labels_with_two_bad();
+  Tensor labels = testing::from_doubles(y, Shape{rows}, DType::i64, gs());
+  Tensor loss = Tensor::empty(Shape{}, DType::f32, *gpu);
+  Tensor probs = Tensor::empty(Shape{rows, classes}, DType::f32, *gpu);
+  Tensor count = Tensor::empty(Shape{}, DType::i64, *gpu);
+  gpu->set_sync_checks(false);                                            // whatever BATON_SYNC_CHECKS says
+  softmax_cross_entropy_forward(*gpu, logits, labels, 0.0, loss, probs);  // recorded, not thrown
+  softmax_cross_entropy_backward(*gpu, probs, labels, 0.0, 1.0, probs);
+  topk_correct(*gpu, logits, labels, 1, count);
+  // The bad rows never index memory: a NaN loss, and they never count as correct.
+  EXPECT_TRUE(std::isnan(testing::to_doubles(loss, gs())[0]));
+  EXPECT_LE(count.to_vector<int64_t>(gs())[0], rows - 2);
+  // The first failure (the forward's) is reported once, with the message the op would have thrown.
+  EXPECT_ERROR_MENTIONS(
+      "softmax_cross_entropy_forward: argument 'labels' has 2 value(s) outside [0, 10), the first is 10 at row 617",
+      raise_deferred_errors(*gpu));
+  EXPECT_NO_THROW(raise_deferred_errors(*gpu));
+  topk_correct(*gpu, logits, labels, 1, count);
+  EXPECT_ERROR_MENTIONS("topk_correct: argument 'labels' has 2 value(s) outside [0, 10), the first is 10 at row 617",
+                        raise_deferred_errors(*gpu));
+
+  // The context still works; i32 labels are checked alike.
+  y[617] = 0;
+  y[900] = 9;
+  softmax_cross_entropy_forward(*gpu, logits, testing::from_doubles(y, Shape{rows}, DType::i32, gs()), 0.0, loss,
+                                probs);
+  EXPECT_NO_THROW(raise_deferred_errors(*gpu));
+  EXPECT_TRUE(std::isfinite(testing::to_doubles(loss, gs())[0]));
+  y[5] = -7;
+  softmax_cross_entropy_backward(*gpu, probs, testing::from_doubles(y, Shape{rows}, DType::i32, gs()), 0.0, 1.0, probs);
+  EXPECT_ERROR_MENTIONS(
+      "softmax_cross_entropy_backward: argument 'labels' has 1 value(s) outside [0, 10), the first is -7 at row 5",
+      raise_deferred_errors(*gpu));
+}
+
+TEST_F(LossCuda, BadLabelsAreCopiedWithTheRecordAndResetThere) {
+  const int64_t rows = 1000, classes = 10;
+  Tensor logits = testing::random_tensor(Shape{rows, classes}, DType::f32, gs(), 7);
+  Tensor labels = testing::from_doubles(labels_with_two_bad(), Shape{rows}, DType::i64, gs());
+  Tensor count = Tensor::empty(Shape{}, DType::i64, *gpu);
+  gpu->set_sync_checks(false);
+  topk_correct(*gpu, logits, labels, 1, count);
+  Tensor host = Tensor::empty_host(Shape{static_cast<int64_t>(kDeferredCheckBytes)}, DType::u8, HostMemory::pinned);
+  copy_deferred_errors_async(*gpu, host.data_ptr());
+  gpu->synchronize();
+  EXPECT_ERROR_MENTIONS("topk_correct: argument 'labels' has 2 value(s) outside [0, 10), the first is 10 at row 617",
+                        raise_deferred_errors(host.data_ptr()));
+  EXPECT_NO_THROW(raise_deferred_errors(*gpu)) << "the copy did not reset the record";
+}
+
+TEST_F(LossCuda, SyncChecksReportBadLabelsFromTheOpBeforeAnyOutputIsWritten) {
+  const int64_t rows = 1000, classes = 10;
+  gpu->set_sync_checks(true);
+  Tensor logits = testing::random_tensor(Shape{rows, classes}, DType::f32, gs(), 7);
+  std::vector<double> y = labels_with_two_bad();
   Tensor labels = testing::from_doubles(y, Shape{rows}, DType::i64, gs());
   Tensor loss = Tensor::empty(Shape{}, DType::f32, *gpu);
   Tensor probs = Tensor::empty(Shape{rows, classes}, DType::f32, *gpu);
   testing::poison(loss, gs());
   testing::poison(probs, gs());
-  EXPECT_ERROR_MENTIONS("'labels' has 2 value(s) outside [0, 10), the first is 10 at row 617",
-                        softmax_cross_entropy_forward(*gpu, logits, labels, 0.0, loss, probs));
+  EXPECT_ERROR_MENTIONS(
+      "softmax_cross_entropy_forward: argument 'labels' has 2 value(s) outside [0, 10), the first is 10 at row 617",
+      softmax_cross_entropy_forward(*gpu, logits, labels, 0.0, loss, probs));
   for (double v : testing::to_doubles(probs, gs())) ASSERT_TRUE(std::isnan(v)) << "an output was written";
-  EXPECT_ERROR_MENTIONS("'labels'", softmax_cross_entropy_backward(*gpu, probs, labels, 0.0, 1.0, probs));
+  EXPECT_ERROR_MENTIONS("softmax_cross_entropy_backward: argument 'labels'",
+                        softmax_cross_entropy_backward(*gpu, probs, labels, 0.0, 1.0, probs));
   Tensor count = Tensor::empty(Shape{}, DType::i64, *gpu);
-  EXPECT_ERROR_MENTIONS("'labels'", topk_correct(*gpu, logits, labels, 1, count));
+  EXPECT_ERROR_MENTIONS("topk_correct: argument 'labels'", topk_correct(*gpu, logits, labels, 1, count));
+  EXPECT_NO_THROW(raise_deferred_errors(*gpu)) << "a failure reported by its op is reported again";
 
   // The context still works.
   y[617] = 0;

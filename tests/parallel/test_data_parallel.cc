@@ -44,7 +44,7 @@ std::vector<double> train(DataParallelEngine& engine, const Graph& graph, int st
   std::vector<double> losses;
   for (int step = 0; step < steps; ++step) {
     const data::Batch batch = dp_batch(graph, engine.input_context().stream(), static_cast<uint64_t>(step));
-    losses.push_back(engine.step(batch, static_cast<uint64_t>(step), kLr));
+    losses.push_back(engine.step(batch, static_cast<uint64_t>(step), kLr).value());
   }
   return losses;
 }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "device_memory.h"
+#include "introspection_hooks.h"
 #include "simt_scheduler.h"
 
 namespace baton_emu {
@@ -73,6 +74,7 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind 
   StreamState& s = resolve_stream(nullptr, "cudaMemcpy");
   const cudaError_t e = copy(dst, src, bytes, kind, s, "cudaMemcpy");
   host_synchronised(s.clock);
+  count_host_sync(HostSync::copy);
   return e;
 }
 
@@ -108,5 +110,6 @@ cudaError_t cudaMemset(void* pointer, int value, size_t bytes) {
   const cudaError_t e = cudaMemsetAsync(pointer, value, bytes, nullptr);
   RuntimeLock lock(runtime_lock());
   host_synchronised(resolve_stream(nullptr, "cudaMemset").clock);
+  count_host_sync(HostSync::copy);
   return e;
 }

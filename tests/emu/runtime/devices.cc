@@ -147,6 +147,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
 
 cudaError_t cudaDeviceSynchronize() {
   RuntimeLock lock(runtime_lock());
+  baton_emu::count_host_sync(baton_emu::HostSync::device);
   baton_emu::synchronise_device(baton_emu::current);
   return cudaSuccess;
 }

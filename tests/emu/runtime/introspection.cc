@@ -17,6 +17,7 @@ constexpr int kMaxDevices = 64;
 std::atomic<size_t> streams_created{0};
 std::atomic<size_t> events_created{0};
 std::atomic<size_t> pinned_allocations{0};
+std::atomic<size_t> host_syncs[4];  // indexed by HostSync
 std::atomic<bool> primary_contexts[kMaxDevices];
 
 // CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) (cuda.h):
@@ -48,6 +49,7 @@ cudaError_t driver_entry_point(const char* symbol, void** function, unsigned lon
 void count_stream_created() { streams_created.fetch_add(1); }
 void count_event_created() { events_created.fetch_add(1); }
 void count_pinned_allocation() { pinned_allocations.fetch_add(1); }
+void count_host_sync(HostSync kind) { host_syncs[static_cast<int>(kind)].fetch_add(1); }
 
 void use_primary_context(int device) {
   if (device >= kMaxDevices) fatal("device " + std::to_string(device) + ": at most 64 emulated devices");
@@ -59,6 +61,15 @@ CreationCounts creation_counts() {
   counts.streams = streams_created.load();
   counts.events = events_created.load();
   counts.pinned_allocations = pinned_allocations.load();
+  return counts;
+}
+
+HostSyncCounts host_sync_counts() {
+  HostSyncCounts counts;
+  counts.streams = host_syncs[static_cast<int>(HostSync::stream)].load();
+  counts.events = host_syncs[static_cast<int>(HostSync::event)].load();
+  counts.devices = host_syncs[static_cast<int>(HostSync::device)].load();
+  counts.copies = host_syncs[static_cast<int>(HostSync::copy)].load();
   return counts;
 }
 

@@ -71,6 +71,7 @@ cudaError_t cudaFree(void* pointer) {
   if (pointer == nullptr) return cudaSuccess;
   Allocation& a = live_allocation(pointer, "cudaFree");
   synchronise_device(current_device_index());
+  count_host_sync(HostSync::device);
   release(a, "cudaFree");
   return cudaSuccess;
 }
@@ -214,6 +215,7 @@ cudaError_t cudaFreeHost(void* pointer) {
   if (pointer == nullptr) return cudaSuccess;
   // cudaFreeHost synchronises the device, as CUDA's does.
   synchronise_device(current_device_index());
+  count_host_sync(HostSync::device);
   if (!free_pinned(pointer)) return fail(cudaErrorInvalidValue, "cudaFreeHost", "not the start of pinned host memory");
   return cudaSuccess;
 }

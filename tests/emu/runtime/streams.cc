@@ -166,6 +166,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   RuntimeLock lock(runtime_lock());
+  baton_emu::count_host_sync(baton_emu::HostSync::stream);
   baton_emu::host_synchronised(baton_emu::resolve_stream(stream, "cudaStreamSynchronize").clock);
   return cudaSuccess;
 }
@@ -240,6 +241,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   RuntimeLock lock(runtime_lock());
   baton_emu::EventState* e = baton_emu::find_event(event);
   if (e == nullptr) return fail(cudaErrorInvalidResourceHandle, "cudaEventSynchronize", "not a live event");
+  baton_emu::count_host_sync(baton_emu::HostSync::event);
   baton_emu::host_synchronised(e->clock);
   return cudaSuccess;
 }

@@ -1,6 +1,7 @@
 // The runtime rules the emulator enforces as CUDA does: launch limits of an H100 and launches on a
 // stream of the current device (error codes, not sticky), events recorded on their own device,
-// devices and their properties, cudaGetLastError.
+// devices and their properties, cudaGetLastError, the count of calls that block the host.
+#include "baton_emu/introspection.h"
 #include "emu_test_support.h"
 #include "kernels.h"
 
@@ -118,6 +119,38 @@ TEST_F(RuntimeRules, PriorityRangeIsAnH100s) {
   int priority = 0;
   EMU_ASSERT_OK(cudaStreamGetPriority(stream, &priority));
   EXPECT_EQ(-5, priority);
+  EMU_ASSERT_OK(cudaStreamDestroy(stream));
+}
+
+TEST_F(RuntimeRules, HostSynchronisationsAreCountedByKind) {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t event = nullptr;
+  EMU_ASSERT_OK(cudaStreamCreate(&stream));
+  EMU_ASSERT_OK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  void* device = nullptr;
+  EMU_ASSERT_OK(cudaMalloc(&device, 64));
+  int host[16] = {};
+  const baton_emu::HostSyncCounts before = baton_emu::host_sync_counts();
+  // Asynchronous work and queries do not block the host.
+  EMU_ASSERT_OK(cudaMemsetAsync(device, 0, 64, stream));
+  EMU_ASSERT_OK(cudaMemcpyAsync(host, device, 64, cudaMemcpyDeviceToHost, stream));
+  EMU_ASSERT_OK(cudaEventRecord(event, stream));
+  EMU_ASSERT_OK(cudaEventQuery(event));
+  EMU_ASSERT_OK(cudaStreamQuery(stream));
+  EXPECT_EQ(before.total(), baton_emu::host_sync_counts().total());
+  EMU_ASSERT_OK(cudaStreamSynchronize(stream));
+  EMU_ASSERT_OK(cudaEventSynchronize(event));
+  EMU_ASSERT_OK(cudaDeviceSynchronize());
+  EMU_ASSERT_OK(cudaMemcpy(host, device, 64, cudaMemcpyDeviceToHost));
+  EMU_ASSERT_OK(cudaMemset(device, 1, 64));
+  EMU_ASSERT_OK(cudaFree(device));
+  const baton_emu::HostSyncCounts after = baton_emu::host_sync_counts();
+  EXPECT_EQ(1u, after.streams - before.streams);
+  EXPECT_EQ(1u, after.events - before.events);
+  EXPECT_EQ(2u, after.devices - before.devices);  // cudaDeviceSynchronize and cudaFree
+  EXPECT_EQ(2u, after.copies - before.copies);
+  EXPECT_EQ(6u, after.total() - before.total());
+  EMU_ASSERT_OK(cudaEventDestroy(event));
   EMU_ASSERT_OK(cudaStreamDestroy(stream));
 }
 
