@@ -58,10 +58,11 @@ TrainSummary train_replicas(DataParallelEngine& engine, const Graph& graph, cons
                             const data::Dataset* test_set, const std::function<bool()>& stop_requested,
                             const std::string& where) {
   const auto& buckets = engine.bucket_plan().buckets;
-  std::printf("data parallel: %d replicas %s, %lld samples each per step; %zu gradient bucket%s, all-reduced "
-              "(mean) during backward\n",
-              engine.replicas(), where.c_str(), static_cast<long long>(config.batch_size / engine.replicas()),
-              buckets.size(), buckets.size() == 1 ? "" : "s");
+  std::printf(
+      "data parallel: %d replicas %s, %lld samples each per step; %zu gradient bucket%s, all-reduced "
+      "(mean) during backward\n",
+      engine.replicas(), where.c_str(), static_cast<long long>(config.batch_size / engine.replicas()), buckets.size(),
+      buckets.size() == 1 ? "" : "s");
   std::fflush(stdout);
   if (!parallel.trace.empty()) engine.set_trace_steps(parallel.trace_steps);
   Trainer trainer(graph, config, train_set, test_set, engine);
@@ -76,9 +77,9 @@ TrainSummary train_replicas(DataParallelEngine& engine, const Graph& graph, cons
     if (engine.local_replicas() < engine.replicas()) {
       const std::string rank = ".rank" + std::to_string(engine.data_shard().index);
       const size_t dot = path.rfind('.');
-      path = dot == std::string::npos || path.find('/', dot) != std::string::npos ? path + rank
-                                                                                  : path.substr(0, dot) + rank +
-                                                                                        path.substr(dot);
+      path = dot == std::string::npos || path.find('/', dot) != std::string::npos
+                 ? path + rank
+                 : path.substr(0, dot) + rank + path.substr(dot);
     }
     write_chrome_trace(path, chrome_trace_json(engine.take_trace(), engine.trace_lanes(), {"predicted", "measured"}));
     std::printf("wrote %d measured steps of every replica to %s (open in Perfetto or chrome://tracing)\n",
