@@ -1,4 +1,4 @@
-// `baton bench`: the benchmark subcommands (kernels, layers, pipelines).
+// `baton bench`: the benchmark subcommands (kernels, layers, pipelines, communicators, data parallelism).
 #include "tools/commands.h"
 
 namespace baton::cli {
@@ -9,6 +9,8 @@ void add_bench_command(CLI::App& app) {
   add_bench_kernels_command(*bench);
   add_bench_layers_command(*bench);
   add_bench_pipeline_command(*bench);
+  add_bench_comm_command(*bench);
+  add_bench_dp_command(*bench);
 }
 
 }  // namespace baton::cli

@@ -83,16 +83,6 @@ std::vector<BenchOp> make_ops(Context& ctx, Workload& w) {
   };
 }
 
-std::string human_bytes(double bytes) {
-  char text[32];
-  if (bytes >= 1 << 20) {
-    std::snprintf(text, sizeof(text), "%.0f MiB", bytes / (1 << 20));
-  } else {
-    std::snprintf(text, sizeof(text), "%.0f KiB", bytes / (1 << 10));
-  }
-  return text;
-}
-
 void run_bench(const BenchOptions& options) {
   const Device device = choose_bench_device(options.device);
   Context ctx(device);

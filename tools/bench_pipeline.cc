@@ -3,10 +3,7 @@
 // measured one. Prints tables and writes JSON (--json). See docs/pipeline.md, "Benchmark".
 #include "tools/bench_pipeline.h"
 
-#include <time.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -32,18 +29,6 @@ struct Flags {
   bool quick = false;
   std::string json_path;
 };
-
-double process_cpu_ms() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t mid = v.size() / 2;
-  return v.size() % 2 == 1 ? v[mid] : 0.5 * (v[mid - 1] + v[mid]);
-}
 
 PipelineBenchSettings settings_from(const Flags& f) {
   PipelineBenchSettings s;
@@ -98,25 +83,6 @@ void run_bench(const Flags& f) {
 }
 
 }  // namespace
-
-WallTimes time_wall(int warmup, int repeats, const std::function<void()>& step) {
-  BATON_CHECK(repeats >= 1 && warmup >= 0, "bench: repeats must be >= 1 and warm-up >= 0");
-  for (int i = 0; i < warmup; ++i) step();
-  WallTimes t;
-  std::vector<double> cpu;
-  for (int i = 0; i < repeats; ++i) {
-    const double cpu_start = process_cpu_ms();
-    const auto start = std::chrono::steady_clock::now();
-    step();
-    const auto end = std::chrono::steady_clock::now();
-    cpu.push_back(process_cpu_ms() - cpu_start);
-    t.samples_ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
-  }
-  t.median_ms = median(t.samples_ms);
-  t.min_ms = *std::min_element(t.samples_ms.begin(), t.samples_ms.end());
-  t.cpu_median_ms = median(cpu);
-  return t;
-}
 
 std::vector<Device> pipeline_stage_devices(Device device, const std::string& devices_flag, int stages) {
   std::vector<Device> out;

@@ -1,4 +1,4 @@
-// `baton bench pipeline`, shared pieces: settings, wall-clock medians, and the two measurements
+// `baton bench pipeline`, shared pieces: settings, stage devices, and the two measurements
 // (host overhead on an Identity model; throughput and simulator error on a real model).
 #pragma once
 
@@ -9,6 +9,7 @@
 
 #include "parallel/schedule.h"
 #include "runtime/core/device.h"
+#include "tools/bench_timer.h"
 
 namespace baton::cli {
 
@@ -28,14 +29,6 @@ struct PipelineBenchSettings {
   int warmup = 1, repeats = 5;
   int profile_warmup = 1, profile_repeats = 3;
 };
-
-// Wall-clock samples of `step` (each call returns once its work is complete), after warm-up.
-struct WallTimes {
-  double median_ms = 0, min_ms = 0;
-  double cpu_median_ms = 0;  // this process's CPU time (all threads) per call, median
-  std::vector<double> samples_ms;
-};
-WallTimes time_wall(int warmup, int repeats, const std::function<void()>& step);
 
 // The stage devices for S stages: --devices as given, else cpu:0..cpu:S-1 for a CPU device (one
 // virtual device, and worker thread, per stage), else S streams of the one GPU.

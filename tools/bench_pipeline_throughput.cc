@@ -9,7 +9,6 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/random.h"
 #include "models/model_registry.h"
 #include "parallel/pipeline/pipeline_executor.h"
 #include "parallel/planner.h"
@@ -28,31 +27,6 @@ using namespace baton::parallel;  // NOLINT
 constexpr double kLr = 1e-4;  // small: the weights barely move over the timed steps
 const nlohmann::json kSgd = {{"type", "sgd"}, {"momentum", 0.9}};
 
-// Random data on `x_device`, random classes on `labels_device` (graph inputs "x" and "labels").
-std::vector<Tensor> make_batch(const Graph& graph, int batch, Device x_device, Device labels_device) {
-  std::vector<Tensor> inputs;
-  for (ValueId v : graph.inputs()) {
-    const ValueInfo& info = graph.value(v);
-    std::vector<int64_t> dims = info.shape.dims();
-    dims[0] = batch;
-    if (info.dtype == DType::i64) {
-      Context ctx(labels_device);
-      const int64_t classes = graph.value(graph.outputs().back()).shape[-1];
-      std::vector<int64_t> labels(static_cast<size_t>(batch));
-      for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int64_t>((i * 7919 + 3) % classes);
-      inputs.push_back(Tensor::from_vector(labels, Shape(dims), ctx.stream()));
-      ctx.synchronize();
-    } else {
-      Context ctx(x_device);
-      Tensor t = Tensor::empty(Shape(dims), info.dtype, ctx);
-      kernels::normal(ctx, t, 7, static_cast<uint64_t>(v) << 32);
-      ctx.synchronize();
-      inputs.push_back(t);
-    }
-  }
-  return inputs;
-}
-
 // The whole model in one Executor: zero gradients, forward, backward, SGD step, synchronise.
 WallTimes time_plain_executor(const PipelineBenchSettings& s, const Graph& graph) {
   const Device device = s.stage_devices.front();
@@ -62,7 +36,7 @@ WallTimes time_plain_executor(const PipelineBenchSettings& s, const Graph& graph
   params.initialize(ctx, 1);
   Executor executor(graph, order, params);
   auto optimizer = make_optimizer(kSgd, params, ctx, "bench pipeline");
-  const std::vector<Tensor> batch = make_batch(graph, s.batch, device, device);
+  const std::vector<Tensor> batch = random_graph_inputs(graph, s.batch, device, device);
   std::vector<Tensor> inputs;
   const std::vector<ValueId>& graph_inputs = graph.inputs();
   for (ValueId v : executor.input_values()) {
@@ -90,7 +64,7 @@ WallTimes time_pipeline(const PipelineBenchSettings& s, const Graph& graph, cons
   options.model = s.model;
   PipelineExecutor pipe(graph, plan, schedule, devices, options);
   pipe.initialize(1);
-  const std::vector<Tensor> batch = make_batch(graph, s.batch, devices.front(), devices.back());
+  const std::vector<Tensor> batch = random_graph_inputs(graph, s.batch, devices.front(), devices.back());
   uint64_t seed = 0;
   return time_wall(s.warmup, s.repeats, [&] { pipe.step(batch, {.seed = ++seed, .lr = kLr}); });
 }

@@ -1,17 +1,29 @@
-// Benchmark timing: medians of timed calls after warm-up, the device a benchmark runs on and its JSON report.
+// Benchmark timing: medians of timed calls after warm-up, the device a benchmark runs on, random
+// inputs for a model and the JSON report.
 #include "tools/bench_timer.h"
 
+#include <time.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <vector>
 
+#include "kernels/random.h"
 #include "runtime/core/atomic_file.h"
 #include "runtime/core/device_info.h"
+#include "runtime/core/error.h"
 #include "runtime/core/stream.h"
 
 namespace baton::cli {
 namespace {
+
+double process_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
 
 double timed_ms(Context& ctx, int calls, const std::function<void()>& op) {
   Event start(ctx.device()), stop(ctx.device());
@@ -31,9 +43,67 @@ double time_median_ms(Context& ctx, const BenchTimerConfig& config, const std::f
   const int calls = static_cast<int>(std::clamp(std::ceil(config.min_sample_ms / single), 1.0, 1000.0));
   std::vector<double> samples;
   for (int r = 0; r < config.repeats; ++r) samples.push_back(timed_ms(ctx, calls, op) / calls);
-  std::sort(samples.begin(), samples.end());
-  const size_t mid = samples.size() / 2;
-  return samples.size() % 2 == 1 ? samples[mid] : 0.5 * (samples[mid - 1] + samples[mid]);
+  return median(samples);
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t mid = values.size() / 2;
+  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+WallTimes time_wall(int warmup, int repeats, const std::function<void()>& step) {
+  BATON_CHECK(repeats >= 1 && warmup >= 0, "bench: repeats must be >= 1 and warm-up >= 0");
+  for (int i = 0; i < warmup; ++i) step();
+  WallTimes t;
+  std::vector<double> cpu;
+  for (int i = 0; i < repeats; ++i) {
+    const double cpu_start = process_cpu_ms();
+    const auto start = std::chrono::steady_clock::now();
+    step();
+    const auto end = std::chrono::steady_clock::now();
+    cpu.push_back(process_cpu_ms() - cpu_start);
+    t.samples_ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  t.median_ms = median(t.samples_ms);
+  t.min_ms = *std::min_element(t.samples_ms.begin(), t.samples_ms.end());
+  t.cpu_median_ms = median(cpu);
+  return t;
+}
+
+std::string human_bytes(double bytes) {
+  char text[32];
+  if (bytes >= 1 << 20) {
+    std::snprintf(text, sizeof(text), "%.0f MiB", bytes / (1 << 20));
+  } else {
+    std::snprintf(text, sizeof(text), "%.0f KiB", bytes / (1 << 10));
+  }
+  return text;
+}
+
+std::vector<Tensor> random_graph_inputs(const Graph& graph, int batch, Device x_device, Device labels_device) {
+  std::vector<Tensor> inputs;
+  for (ValueId v : graph.inputs()) {
+    const ValueInfo& info = graph.value(v);
+    std::vector<int64_t> dims = info.shape.dims();
+    dims[0] = batch;
+    if (info.dtype == DType::i64) {
+      Context ctx(labels_device);
+      const int64_t classes = graph.value(graph.outputs().back()).shape[-1];
+      std::vector<int64_t> labels(static_cast<size_t>(batch));
+      for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int64_t>((i * 7919 + 3) % classes);
+      inputs.push_back(Tensor::from_vector(labels, Shape(dims), ctx.stream()));
+      ctx.synchronize();
+    } else {
+      Context ctx(x_device);
+      Tensor t = Tensor::empty(Shape(dims), info.dtype, ctx);
+      kernels::normal(ctx, t, 7, static_cast<uint64_t>(v) << 32);
+      ctx.synchronize();
+      inputs.push_back(t);
+    }
+  }
+  return inputs;
 }
 
 std::string device_display_name(Device device) {

@@ -16,18 +16,13 @@
 #include "runtime/train/trainer.h"
 #include "tools/commands.h"
 #include "tools/device_flag.h"
+#include "tools/rank_output.h"
 #include "tools/train_pipeline.h"
 
 namespace baton::cli {
 namespace {
 
 std::atomic<bool> g_stop{false};
-
-// Sends this process's standard output to /dev/null (the processes of a job other than rank 0).
-void quiet_stdout() {
-  std::fflush(stdout);
-  BATON_CHECK(std::freopen("/dev/null", "w", stdout) != nullptr, "cannot redirect the standard output to /dev/null");
-}
 
 extern "C" void on_sigint(int) {
   if (g_stop.exchange(true)) std::_Exit(130);  // a second Ctrl-C stops at once

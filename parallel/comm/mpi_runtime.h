@@ -3,6 +3,7 @@
 // all processes (the "mpi" backend). Available when baton was built with MPI (BATON_HAVE_MPI).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -36,6 +37,17 @@ class MpiRuntime {
   // A new communicator over every process (a duplicate of MPI_COMM_WORLD); collective: every
   // process calls it, in the same order as its other collectives.
   std::unique_ptr<Communicator> world() const;
+
+  // The baseline of `baton bench comm`: MPI_Barrier, then `calls` blocking MPI_Allreduce(MPI_IN_PLACE,
+  // MPI_SUM) of `buffer` (a CPU tensor of f32 or f64) over MPI_COMM_WORLD back to back, made on the
+  // communication thread as a program calling MPI directly would make them; returns the seconds the
+  // calls took (from after the barrier). MPI picks the algorithm and the summation order. Collective:
+  // every process calls it with the same shape, dtype and `calls`.
+  double time_raw_all_reduce(const Tensor& buffer, int calls) const;
+  // A barrier over MPI_COMM_WORLD that waits without polling the cores (MPI_Ibarrier, tested every
+  // millisecond), so that one process can measure something alone while the others wait. Past
+  // `timeout` the job ends (MPI_Abort), naming the barrier. Collective.
+  void idle_barrier(std::chrono::milliseconds timeout) const;
 
   // Prints "baton mpi: rank R of N: <message>; ending the job (MPI_Abort)" on stderr and ends every
   // process of the job (a failure on one rank must not leave the others waiting for it).

@@ -1,12 +1,14 @@
 // Running the `baton` binary from a test: a fresh directory per test, and `baton <args>` with its
-// exit code, stdout and stderr.
+// exit code, stdout and stderr; checks of one-line errors and of positive figures in JSON reports.
 #pragma once
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "tests/support/scratch_dir.h"
@@ -17,6 +19,13 @@ struct CliResult {
   int exit_code = -1;
   std::string out, err;
 };
+
+// `j[field]` is a number greater than 0 (benchmark reports: times, rates, counts).
+inline void expect_positive(const nlohmann::json& j, const char* field) {
+  ASSERT_TRUE(j.contains(field)) << field << " missing in " << j.dump();
+  ASSERT_TRUE(j[field].is_number()) << field << " is not a number: " << j[field].dump();
+  EXPECT_GT(j[field].get<double>(), 0) << field;
+}
 
 inline std::string read_file_text(const std::filesystem::path& path) {
   return baton::testing::read_file(path.string());
@@ -33,6 +42,14 @@ class CliTest : public ::testing::Test {
         environment + " " + std::string(BATON_CLI_PATH) + " " + args + " > " + out.string() + " 2> " + err.string();
     const int status = std::system(command.c_str());
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file_text(out), read_file_text(err)};
+  }
+
+  // `baton <args>` exits with code 1 and one line on stderr containing `text`.
+  void expect_one_line_error(const std::string& args, const std::string& text, const std::string& environment = "") {
+    const CliResult r = run_baton(args, environment);
+    EXPECT_EQ(r.exit_code, 1) << args;
+    EXPECT_NE(r.err.find(text), std::string::npos) << args << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
   }
 
   baton::testing::ScratchDir scratch_{"cli"};

@@ -15,12 +15,6 @@ namespace fs = std::filesystem;
 
 using BenchPipelineCommand = CliTest;
 
-void expect_positive(const nlohmann::json& j, const char* field) {
-  ASSERT_TRUE(j.contains(field)) << field << " missing in " << j.dump();
-  ASSERT_TRUE(j[field].is_number()) << field << " is not a number: " << j[field].dump();
-  EXPECT_GT(j[field].get<double>(), 0) << field;
-}
-
 TEST_F(BenchPipelineCommand, QuickCpuRunWritesTheDocumentedJson) {
   const fs::path json = dir_ / "pipeline.json";
   const CliResult r =

@@ -39,20 +39,16 @@ TEST_F(TrainDataParallel, TrainsReplicasInThisProcess) {
 }
 
 TEST_F(TrainDataParallel, SettingsThatCannotRunAreOneLineErrors) {
-  const auto expect_error = [&](const std::string& args, const std::string& text, const std::string& env = "") {
-    const CliResult r = run_baton(args, env);
-    EXPECT_EQ(r.exit_code, 1) << args;
-    EXPECT_NE(r.err.find(text), std::string::npos) << args << "\n" << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  };
-  expect_error(kRun + "--data-parallel 3", "--batch-size 8 is the global batch and must split evenly over the 3");
-  expect_error(kRun + "--data-parallel 2 --stages 2", "hybrid of pipeline and data parallelism");
-  expect_error(kRun + "--unused-parameters ready", "--unused-parameters needs --data-parallel N");
-  expect_error(kRun + "--data-parallel 2 --unused-parameters sometimes", "expected 'error' or 'ready'");
-  expect_error(kRun, "Open MPI started 2 processes: train them as one data-parallel run with --data-parallel 2",
-               "OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0");
-  expect_error(kRun + "--data-parallel 2", "environment variable OMPI_COMM_WORLD_SIZE is 'two'",
-               "OMPI_COMM_WORLD_SIZE=two");
+  expect_one_line_error(kRun + "--data-parallel 3",
+                        "--batch-size 8 is the global batch and must split evenly over the 3");
+  expect_one_line_error(kRun + "--data-parallel 2 --stages 2", "hybrid of pipeline and data parallelism");
+  expect_one_line_error(kRun + "--unused-parameters ready", "--unused-parameters needs --data-parallel N");
+  expect_one_line_error(kRun + "--data-parallel 2 --unused-parameters sometimes", "expected 'error' or 'ready'");
+  expect_one_line_error(kRun,
+                        "Open MPI started 2 processes: train them as one data-parallel run with --data-parallel 2",
+                        "OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0");
+  expect_one_line_error(kRun + "--data-parallel 2", "environment variable OMPI_COMM_WORLD_SIZE is 'two'",
+                        "OMPI_COMM_WORLD_SIZE=two");
 }
 
 }  // namespace

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# `baton bench comm --backend mpi` and `baton bench dp` under mpiexec -n 2: both end with status 0, rank 0
+# alone prints the table and writes the JSON, which holds the documented fields with every figure
+# positive. Timings are never compared with a bound.
+# Usage: run_mpi_bench.sh <baton> <mpiexec> <its arguments...>
+set -uo pipefail
+
+baton=$1
+shift
+mpiexec=("$@")
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+failed=0
+fail() {
+  echo "run_mpi_bench: FAILED: $*" >&2
+  failed=1
+}
+# count FILE FIELD: how many times "FIELD": <a number greater than 0> appears in FILE.
+count_positive() { awk -v key="\"$2\":" '$1 == key { v = $2; sub(/,$/, "", v); if (v + 0 > 0) n++ } END { print n + 0 }' "$1"; }
+has() { grep -q -- "$2" "$1" || fail "$1 lacks $2"; }
+
+echo "== mpiexec -n 2 baton bench comm --backend mpi --max-bytes 1M"
+"${mpiexec[@]}" -n 2 "$baton" bench comm --backend mpi --max-bytes 1M --warmup 1 --repeats 3 --json "$dir/comm.json" \
+  >"$dir/comm.out" 2>&1
+status=$?
+cat "$dir/comm.out"
+[[ $status -eq 0 ]] || fail "bench comm exited with status $status"
+[[ $(grep -c '^all-reduce (sum, f32), 2 processes (mpi backend' "$dir/comm.out") -eq 1 ]] || fail "rank 0 alone should print the header once"
+[[ $(grep -c '^wrote ' "$dir/comm.out") -eq 1 ]] || fail "rank 0 alone should write the JSON"
+if [[ -f "$dir/comm.json" ]]; then
+  has "$dir/comm.json" '"backend": "mpi"'
+  has "$dir/comm.json" '"ranks": 2'
+  has "$dir/comm.json" '"baseline": "MPI_Allreduce"'
+  for field in bytes time_us algbw_gbs busbw_gbs baseline_time_us baseline_algbw_gbs baseline_busbw_gbs \
+    time_percent_of_baseline; do
+    # 4 KiB .. 1 MiB: 9 sizes
+    [[ $(count_positive "$dir/comm.json" "$field") -eq 9 ]] || fail "comm.json: expected 9 positive \"$field\""
+  done
+  [[ $(count_positive "$dir/comm.json" max_time_percent_of_baseline_from_1mib) -eq 1 ]] || fail "comm.json: no summary from 1 MiB"
+else
+  fail "no comm.json"
+fi
+
+echo "== mpiexec -n 2 baton bench dp"
+"${mpiexec[@]}" -n 2 "$baton" bench dp --batch-size 4 --steps 2 --warmup 1 --json "$dir/dp.json" >"$dir/dp.out" 2>&1
+status=$?
+cat "$dir/dp.out"
+[[ $status -eq 0 ]] || fail "bench dp exited with status $status"
+[[ $(grep -c '^scaling efficiency:' "$dir/dp.out") -eq 1 ]] || fail "rank 0 alone should print the scaling line once"
+if [[ -f "$dir/dp.json" ]]; then
+  has "$dir/dp.json" '"mode": "processes"'
+  has "$dir/dp.json" '"replicas": 2'
+  has "$dir/dp.json" '"available": true'
+  [[ $(count_positive "$dir/dp.json" samples_per_s) -eq 2 ]] || fail "dp.json: expected 2 positive samples_per_s"
+  for field in scaling_efficiency allreduce_ms core_bound_step_ms measured_over_predicted; do
+    [[ $(count_positive "$dir/dp.json" "$field") -eq 1 ]] || fail "dp.json: expected a positive \"$field\""
+  done
+else
+  fail "no dp.json"
+fi
+[[ $failed -eq 0 ]] && echo "run_mpi_bench: passed"
+exit $failed
