@@ -1,6 +1,6 @@
 // Elementwise ops on CUDA against the CPU reference: every floating dtype, sizes 1, 7, 1023 and
-// 2^20 + 3, poisoned outputs, inputs or outputs that start off 16-byte alignment (the kernels'
-// scalar path), in-place use, and casts bit for bit. Skipped without a GPU.
+// 2^20 + 3 (and one size beyond a grid's single pass), poisoned outputs, inputs or outputs that start off 16-byte
+// alignment (the kernels' scalar path), in-place use, and casts bit for bit. Skipped without a GPU.
 //
 // add, sub, mul, scale, the ReLUs, copy and cast do the same IEEE operations on both devices, so
 // they must match the CPU exactly; axpby / axpy may differ by rounding (CUDA fuses a·x + b·y).
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/elementwise.h"
+#include "runtime/core/cuda/launch.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
 
@@ -45,23 +46,25 @@ class ElementwiseCuda : public testing::CudaOpTest {
   void check(const Op& op, bool exact) {
     for (DType dtype : kFloatingDTypes) {
       for (int64_t n : kSizes) {
-        for (Layout layout : kLayouts) {
-          SCOPED_TRACE(trace(dtype, n, layout));
-          const Tensor a = testing::random_tensor(Shape{n}, dtype, cpu.stream(), 31);
-          const Tensor b = testing::random_tensor(Shape{n}, dtype, cpu.stream(), 32);
-          const Tensor expected = Tensor::empty(Shape{n}, dtype, cpu);
-          op(cpu, a, b, expected);
-
-          const bool inputs_offset = layout == Layout::inputs_offset;
-          const Tensor ga = copy_to(a, gs(), inputs_offset), gb = copy_to(b, gs(), inputs_offset);
-          const Tensor out = testing::poisoned(Shape{n}, dtype, gs(), layout == Layout::output_offset);
-          op(*gpu, ga, gb, out);
-          expect_matches(out, expected, exact);
-          op(*gpu, ga, gb, ga);
-          expect_matches(ga, expected, exact);
-        }
+        for (Layout layout : kLayouts) check_one(op, exact, dtype, n, layout);
       }
     }
+  }
+
+  void check_one(const Op& op, bool exact, DType dtype, int64_t n, Layout layout) {
+    SCOPED_TRACE(trace(dtype, n, layout));
+    const Tensor a = testing::random_tensor(Shape{n}, dtype, cpu.stream(), 31);
+    const Tensor b = testing::random_tensor(Shape{n}, dtype, cpu.stream(), 32);
+    const Tensor expected = Tensor::empty(Shape{n}, dtype, cpu);
+    op(cpu, a, b, expected);
+
+    const bool inputs_offset = layout == Layout::inputs_offset;
+    const Tensor ga = copy_to(a, gs(), inputs_offset), gb = copy_to(b, gs(), inputs_offset);
+    const Tensor out = testing::poisoned(Shape{n}, dtype, gs(), layout == Layout::output_offset);
+    op(*gpu, ga, gb, out);
+    expect_matches(out, expected, exact);
+    op(*gpu, ga, gb, ga);
+    expect_matches(ga, expected, exact);
   }
 
   void expect_matches(const Tensor& actual, const Tensor& expected, bool exact) {
@@ -77,6 +80,17 @@ class ElementwiseCuda : public testing::CudaOpTest {
 
 TEST_F(ElementwiseCuda, Add) {
   check([](Context& c, const Tensor& a, const Tensor& b, const Tensor& o) { add(c, a, b, o); }, true);
+}
+
+// More elements than one grid covers (detail::kMaxBlocks blocks of detail::kBlockSize threads, each
+// on one 16-byte vector, 4 floats, or on one element when unaligned): every thread's grid-stride
+// loop runs two or more times, so a wrong stride or start shows (the sizes above fit one pass).
+TEST_F(ElementwiseCuda, SizesBeyondOneGridPass) {
+  const int64_t one_pass = baton::detail::kMaxBlocks * baton::detail::kBlockSize * 4;
+  for (Layout layout : {Layout::aligned, Layout::output_offset}) {
+    check_one([](Context& c, const Tensor& a, const Tensor& b, const Tensor& out) { kernels::add(c, a, b, out); }, true,
+              DType::f32, one_pass + 4003, layout);
+  }
 }
 
 TEST_F(ElementwiseCuda, Sub) {
