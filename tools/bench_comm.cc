@@ -28,6 +28,7 @@ struct Flags {
   std::string min_bytes = "4K", max_bytes = "256M";
   int warmup = 3, repeats = 20;
   std::string json_path;
+  std::string mpi_reduction;  // empty: BATON_MPI_REDUCTION, else native
 };
 
 constexpr int64_t kMiB = int64_t{1} << 20;
@@ -69,6 +70,7 @@ void print_and_write(const Flags& f, const CommBenchSettings& s, const std::stri
   report["backend"] = backend;
   report["ranks"] = n;
   report["baseline"] = baseline;
+  if (backend == "mpi") report["mpi_reduction"] = std::string(comm::mpi_reduction_name(s.reduction));
   report["host"] = {{"hardware_threads", std::thread::hardware_concurrency()}, {"cpu", query_system_info().cpu.model}};
   double worst_from_1mib = 0;
   for (const CommBenchRow& r : rows) {
@@ -138,12 +140,20 @@ void run_bench(const Flags& f) {
               "mpirun -np 2 baton bench comm --backend mpi");
   BATON_CHECK(f.ranks == -1 || f.ranks == launch.size, "--ranks ", f.ranks, " with ", launch.size, " processes from ",
               launch.launcher, ": with --backend mpi there is one rank per process");
-  const CommBenchSettings s = settings_from(f, launch.size);
+  CommBenchSettings s = settings_from(f, launch.size);
+  BATON_CHECK(f.mpi_reduction.empty() || f.mpi_reduction == "native" || f.mpi_reduction == "rank-order",
+              "--mpi-reduction '", f.mpi_reduction, "': expected native or rank-order");
+  s.reduction = f.mpi_reduction.empty()       ? comm::mpi_reduction_from_environment()
+                : f.mpi_reduction == "native" ? comm::MpiReduction::native
+                                              : comm::MpiReduction::rank_order;
   if (launch.rank != 0) quiet_stdout();  // rank 0 prints and writes the JSON
   comm::MpiRuntime runtime;
   try {
-    std::printf("all-reduce (sum, f32), %d processes (mpi backend, %s); baseline: MPI_Allreduce of the same buffer\n",
-                s.ranks, std::string(runtime.thread_level()).c_str());
+    std::printf(
+        "all-reduce (sum, f32), %d processes (mpi backend, %s reduction, %s); baseline: MPI_Allreduce of the same "
+        "buffer\n",
+        s.ranks, std::string(comm::mpi_reduction_name(s.reduction)).c_str(),
+        std::string(runtime.thread_level()).c_str());
     std::fflush(stdout);
     const std::vector<CommBenchRow> rows = bench_comm_mpi(s, runtime);
     if (launch.rank == 0) print_and_write(f, s, backend, "MPI_Allreduce", rows);
@@ -166,6 +176,8 @@ void add_bench_comm_command(CLI::App& bench) {
   cmd->add_option("--max-bytes", f->max_bytes, "Largest message, sizes doubling up to it (default 256M)");
   cmd->add_option("--warmup", f->warmup, "Untimed samples per size (default 3)");
   cmd->add_option("--repeats", f->repeats, "Timed samples per size, the median kept (default 20)");
+  cmd->add_option("--mpi-reduction", f->mpi_reduction,
+                  "mpi backend: native (MPI_Allreduce, the default) or rank-order (bitwise the inproc result)");
   cmd->add_option("--json", f->json_path, "Also write every figure as JSON to this file (atomically; rank 0)");
   cmd->callback([f] { run_bench(*f); });
 }

@@ -13,6 +13,7 @@ struct CommBenchSettings {
   int ranks = 2;
   std::vector<int64_t> sizes;  // bytes, each a multiple of 4 (f32 elements)
   int warmup = 3, repeats = 20;
+  comm::MpiReduction reduction = comm::MpiReduction::native;  // the mpi backend's
 };
 
 // One message size: seconds per all-reduce, each rank's median over the samples, then the mean over
@@ -32,7 +33,7 @@ int comm_calls_per_sample(int64_t bytes);
 std::vector<CommBenchRow> bench_comm_inproc(const CommBenchSettings& settings);
 
 // One rank per process of the job (settings.ranks is the job's size), its communicator from
-// runtime.world(). Baseline: MPI_Allreduce of the same buffer (MpiRuntime::time_raw_all_reduce).
+// runtime.world(settings.reduction). Baseline: MPI_Allreduce of the same buffer (MpiRuntime::time_raw_all_reduce).
 // Collective; every rank returns the same rows.
 std::vector<CommBenchRow> bench_comm_mpi(const CommBenchSettings& settings, const comm::MpiRuntime& runtime);
 

@@ -173,7 +173,7 @@ std::vector<CommBenchRow> bench_comm_inproc(const CommBenchSettings& s) {
 }
 
 std::vector<CommBenchRow> bench_comm_mpi(const CommBenchSettings& s, const comm::MpiRuntime& runtime) {
-  const std::unique_ptr<comm::Communicator> world = runtime.world();
+  const std::unique_ptr<comm::Communicator> world = runtime.world(s.reduction);
   const int n = world->size(), rank = world->rank();
   const int64_t max_count = *std::max_element(s.sizes.begin(), s.sizes.end()) / 4;
   Context ctx(Device::cpu());

@@ -15,8 +15,9 @@
 // the same shape and dtype on every rank. Reductions: f32 and f64 summed in their own type, f16
 // and bf16 accumulated in f32 and rounded once; i32 and i64 summed exactly (wrapping around on
 // overflow); u8 is not reducible and `mean` is for floating dtypes only; `mean` divides the sum
-// by size() once, after summation. Every backend sums in a fixed order, so all ranks hold bitwise
-// the same result (inproc and mpi: rank 0 + rank 1 + ... for every element).
+// by size() once, after summation. Every rank holds bitwise the same result: inproc (and mpi with
+// MpiReduction::rank_order) sums rank 0 + rank 1 + ... for every element; mpi's default (native)
+// leaves the order to MPI_Allreduce, whose algorithms give every rank the same bits.
 //
 // Failures. Bad arguments throw baton::Error from the issuing call. A rank that does not issue an
 // operation its peers wait for is reported when the timeout expires: the inproc backend throws

@@ -1,9 +1,10 @@
-// Reading the launcher's environment variables (see launch_environment.h).
+// Reading the launcher's environment variables (see launch_environment.h) and BATON_MPI_REDUCTION.
 #include "parallel/comm/launch_environment.h"
 
 #include <cstdlib>
 #include <string_view>
 
+#include "parallel/comm/mpi_runtime.h"
 #include "runtime/core/error.h"
 
 namespace baton::comm {
@@ -47,6 +48,18 @@ LaunchEnvironment launch_environment() {
     return env;
   }
   return {};
+}
+
+MpiReduction mpi_reduction_from_environment() {
+  const char* text = std::getenv("BATON_MPI_REDUCTION");
+  const std::string_view value = text == nullptr ? "" : text;
+  if (value.empty() || value == "native") return MpiReduction::native;
+  if (value == "rank-order") return MpiReduction::rank_order;
+  BATON_FAIL("environment variable BATON_MPI_REDUCTION is '", value, "', expected native or rank-order");
+}
+
+std::string_view mpi_reduction_name(MpiReduction reduction) {
+  return reduction == MpiReduction::native ? "native" : "rank-order";
 }
 
 }  // namespace baton::comm

@@ -14,6 +14,16 @@ std::byte* at(void* base, int64_t elements, size_t element_size) {
   return static_cast<std::byte*>(base) + static_cast<size_t>(elements) * element_size;
 }
 
+// MPI sums these dtypes itself; f16 and bf16 travel as 16-bit integers and are summed by baton.
+bool mpi_sums(DType dtype) { return dtype != DType::f16 && dtype != DType::bf16; }
+
+// A mean's division of the MPI sum in `data`, once, as reduce_in_order divides.
+void divide_once(DType dtype, ReduceOp op, int size, void* data, int64_t count) {
+  if (op != ReduceOp::mean) return;
+  const void* source = data;
+  reduce_in_order(dtype, op, size, {&source, 1}, {&data, 1}, count);
+}
+
 // Reduces the `parts` consecutive runs of `count` elements of `gathered` into `dest`, in run order.
 void reduce_runs(DType dtype, ReduceOp op, int parts, std::vector<std::byte>& gathered, int64_t count, void* dest) {
   std::vector<const void*> sources;
@@ -74,6 +84,23 @@ void reduce_scatter_in_rank_order(MPI_Comm comm, int size, const Tensor& input, 
   std::vector<std::byte> gathered(static_cast<size_t>(size) * static_cast<size_t>(count) * dtype_size(dtype));
   check_mpi(MPI_Alltoall(input.data_ptr(), count, type, gathered.data(), count, type, comm), "MPI_Alltoall");
   reduce_runs(dtype, op, size, gathered, count, output.data_ptr());
+}
+
+void all_reduce_native(MPI_Comm comm, int rank, int size, const Tensor& buffer, ReduceOp op) {
+  const DType dtype = buffer.dtype();
+  if (!mpi_sums(dtype)) return all_reduce_in_rank_order(comm, rank, size, buffer, op);
+  const int count = static_cast<int>(buffer.numel());
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, buffer.data_ptr(), count, mpi_type(dtype), MPI_SUM, comm), "MPI_Allreduce");
+  divide_once(dtype, op, size, buffer.data_ptr(), count);
+}
+
+void reduce_scatter_native(MPI_Comm comm, int size, const Tensor& input, const Tensor& output, ReduceOp op) {
+  const DType dtype = input.dtype();
+  if (!mpi_sums(dtype)) return reduce_scatter_in_rank_order(comm, size, input, output, op);
+  const int count = static_cast<int>(output.numel());
+  check_mpi(MPI_Reduce_scatter_block(input.data_ptr(), output.data_ptr(), count, mpi_type(dtype), MPI_SUM, comm),
+            "MPI_Reduce_scatter_block");
+  divide_once(dtype, op, size, output.data_ptr(), count);
 }
 
 }  // namespace baton::comm

@@ -1,5 +1,5 @@
 // MpiCommunicator: the mpi backend's Communicator over one MPI communicator; every MPI call runs on the
-// engine's communication thread, in issue order. Reductions sum in rank order (mpi_calls.cc).
+// engine's communication thread, in issue order. Reductions are MPI's own or in rank order (MpiReduction).
 #include <limits>
 
 #include "parallel/comm/host_communicator.h"
@@ -46,6 +46,15 @@ CommInfo describe_comm(MPI_Comm comm) {
   return info;
 }
 
+// Every rank of `info` but its own, as world ranks ("world ranks 1, 3"; "none").
+std::string others_description(const CommInfo& info) {
+  std::vector<int> others;
+  for (int r = 0; r < info.size; ++r) {
+    if (r != info.rank) others.push_back(info.world_ranks[static_cast<size_t>(r)]);
+  }
+  return others.empty() ? "none" : "world " + describe_ranks(others);
+}
+
 // Runs `body` (MPI calls); a failure ends the job, naming the operation `what`.
 template <typename Body>
 void check_or_abort(const MpiEngine& engine, const std::string& what, Body&& body) {
@@ -58,8 +67,13 @@ void check_or_abort(const MpiEngine& engine, const std::string& what, Body&& bod
 
 class MpiCommunicator final : public HostCommunicator {
  public:
-  MpiCommunicator(std::shared_ptr<MpiEngine> engine, CommInfo info, std::chrono::milliseconds timeout)
-      : HostCommunicator("mpi", info.rank, info.size, timeout), engine_(std::move(engine)), info_(std::move(info)) {}
+  MpiCommunicator(std::shared_ptr<MpiEngine> engine, CommInfo info, MpiReduction reduction,
+                  std::chrono::milliseconds timeout)
+      : HostCommunicator("mpi", info.rank, info.size, timeout),
+        engine_(std::move(engine)),
+        info_(std::move(info)),
+        others_(others_description(info_)),
+        reduction_(reduction) {}
 
   ~MpiCommunicator() override {
     engine_->post([comm = info_.comm]() mutable {
@@ -72,7 +86,8 @@ class MpiCommunicator final : public HostCommunicator {
     const std::string what = check_all_reduce(buffer, op);
     check_count(buffer.numel(), what);
     return collective(OpKind::all_reduce, StreamReady(stream),
-                      [comm = info_.comm, rank = rank(), size = size(), buffer, op] {
+                      [comm = info_.comm, rank = rank(), size = size(), buffer, op, native = native()] {
+                        if (native) return all_reduce_native(comm, rank, size, buffer, op);
                         all_reduce_in_rank_order(comm, rank, size, buffer, op);
                       });
   }
@@ -102,7 +117,8 @@ class MpiCommunicator final : public HostCommunicator {
     const std::string what = check_reduce_scatter(input, output, op);
     check_count(input.numel(), what);
     return collective(OpKind::reduce_scatter, StreamReady(stream),
-                      [comm = info_.comm, size = size(), input, output, op] {
+                      [comm = info_.comm, size = size(), input, output, op, native = native()] {
+                        if (native) return reduce_scatter_native(comm, size, input, output, op);
                         reduce_scatter_in_rank_order(comm, size, input, output, op);
                       });
   }
@@ -161,21 +177,14 @@ class MpiCommunicator final : public HostCommunicator {
       if (part != MPI_COMM_NULL) *info = describe_comm(part);
     })->wait();
     if (info->comm == MPI_COMM_NULL) return nullptr;
-    return std::make_unique<MpiCommunicator>(engine_, *info, timeout());
+    return std::make_unique<MpiCommunicator>(engine_, *info, reduction_, timeout());
   }
 
  private:
+  bool native() const { return reduction_ == MpiReduction::native; }
   int tag_of(uint64_t seq) const { return static_cast<int>(seq % (static_cast<uint64_t>(engine_->tag_limit()) + 1)); }
   std::string peer_description(int peer) const {
     return detail::concat("world rank ", info_.world_ranks[static_cast<size_t>(peer)]);
-  }
-  // Every other rank of this communicator, as world ranks.
-  std::string others_description() const {
-    std::vector<int> others;
-    for (int r = 0; r < size(); ++r) {
-      if (r != rank()) others.push_back(info_.world_ranks[static_cast<size_t>(r)]);
-    }
-    return others.empty() ? "none" : "world " + describe_ranks(others);
   }
 
   static void check_count(int64_t count, const std::string& what) {
@@ -224,16 +233,19 @@ class MpiCommunicator final : public HostCommunicator {
 
   WorkHandle collective(OpKind kind, StreamReady ready, std::function<void()> body) {
     const uint64_t seq = take_collective_number();
-    return queue(describe(kind, seq), others_description(), std::move(ready), std::move(body));
+    return queue(describe(kind, seq), others_, std::move(ready), std::move(body));
   }
 
   const std::shared_ptr<MpiEngine> engine_;
   const CommInfo info_;
+  const std::string others_;  // the peers a timed-out collective names
+  const MpiReduction reduction_;
 };
 
 }  // namespace
 
-std::unique_ptr<Communicator> make_mpi_world_communicator(const std::shared_ptr<MpiEngine>& engine) {
+std::unique_ptr<Communicator> make_mpi_world_communicator(const std::shared_ptr<MpiEngine>& engine,
+                                                          MpiReduction reduction) {
   CommInfo info;
   engine->run([&] {
     engine->watch("MPI_Comm_dup(MPI_COMM_WORLD) for MpiRuntime::world", default_timeout(), "any rank");
@@ -242,7 +254,7 @@ std::unique_ptr<Communicator> make_mpi_world_communicator(const std::shared_ptr<
     engine->unwatch();
     info = describe_comm(world);
   });
-  return std::make_unique<MpiCommunicator>(engine, std::move(info), default_timeout());
+  return std::make_unique<MpiCommunicator>(engine, std::move(info), reduction, default_timeout());
 }
 
 }  // namespace baton::comm

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "parallel/comm/communicator.h"
+#include "parallel/comm/mpi_runtime.h"
 #include "parallel/comm/op_thread.h"
 
 namespace baton::comm {
@@ -89,6 +90,7 @@ class MpiEngine {
 void check_mpi(int code, std::string_view call);
 
 // A communicator over a duplicate of MPI_COMM_WORLD (mpi_communicator.cc).
-std::unique_ptr<Communicator> make_mpi_world_communicator(const std::shared_ptr<MpiEngine>& engine);
+std::unique_ptr<Communicator> make_mpi_world_communicator(const std::shared_ptr<MpiEngine>& engine,
+                                                          MpiReduction reduction);
 
 }  // namespace baton::comm

@@ -21,7 +21,9 @@ int MpiRuntime::size() const { return engine_->world_size(); }
 int MpiRuntime::local_rank() const { return engine_->local_rank(); }
 int MpiRuntime::local_size() const { return engine_->local_size(); }
 std::string_view MpiRuntime::thread_level() const { return engine_->thread_level(); }
-std::unique_ptr<Communicator> MpiRuntime::world() const { return make_mpi_world_communicator(engine_); }
+std::unique_ptr<Communicator> MpiRuntime::world(MpiReduction reduction) const {
+  return make_mpi_world_communicator(engine_, reduction);
+}
 void MpiRuntime::abort(const std::string& message) const { engine_->abort(message); }
 
 double MpiRuntime::time_raw_all_reduce(const Tensor& buffer, int calls) const {

@@ -14,6 +14,20 @@ namespace baton::comm {
 
 class MpiEngine;
 
+// How the mpi backend reduces (all_reduce, reduce_scatter); docs/data-parallel.md "Summation order".
+enum class MpiReduction {
+  // MPI_Allreduce / MPI_Reduce_scatter_block with MPI_SUM: MPI's own algorithm and summation order,
+  // as fast as calling MPI directly. f16 and bf16, which MPI cannot sum, are reduced in rank order.
+  native,
+  // All-to-all, rank 0 + rank 1 + ... summed here, all-gather: bitwise the inproc backend's result
+  // for every world size, at the price of two collectives and a local pass.
+  rank_order,
+};
+// BATON_MPI_REDUCTION: "native" (also when unset or empty) or "rank-order"; anything else throws
+// baton::Error naming the variable.
+MpiReduction mpi_reduction_from_environment();
+std::string_view mpi_reduction_name(MpiReduction reduction);  // "native", "rank-order"
+
 class MpiRuntime {
  public:
   // True when baton was built with MPI; otherwise the constructor throws.
@@ -34,9 +48,10 @@ class MpiRuntime {
   int local_size() const;
   std::string_view thread_level() const;  // what MPI_Init_thread provided: "MPI_THREAD_MULTIPLE"
 
-  // A new communicator over every process (a duplicate of MPI_COMM_WORLD); collective: every
-  // process calls it, in the same order as its other collectives.
-  std::unique_ptr<Communicator> world() const;
+  // A new communicator over every process (a duplicate of MPI_COMM_WORLD) reducing as `reduction`
+  // says (communicators split from it inherit it); collective: every process calls it, in the same
+  // order as its other collectives, with the same `reduction`.
+  std::unique_ptr<Communicator> world(MpiReduction reduction = mpi_reduction_from_environment()) const;
 
   // The baseline of `baton bench comm`: MPI_Barrier, then `calls` blocking MPI_Allreduce(MPI_IN_PLACE,
   // MPI_SUM) of `buffer` (a CPU tensor of f32 or f64) over MPI_COMM_WORLD back to back, made on the

@@ -23,7 +23,7 @@ int MpiRuntime::size() const { unavailable(); }
 int MpiRuntime::local_rank() const { unavailable(); }
 int MpiRuntime::local_size() const { unavailable(); }
 std::string_view MpiRuntime::thread_level() const { unavailable(); }
-std::unique_ptr<Communicator> MpiRuntime::world() const { unavailable(); }
+std::unique_ptr<Communicator> MpiRuntime::world(MpiReduction) const { unavailable(); }
 double MpiRuntime::time_raw_all_reduce(const Tensor&, int) const { unavailable(); }
 void MpiRuntime::idle_barrier(std::chrono::milliseconds) const { unavailable(); }
 void MpiRuntime::abort(const std::string&) const { unavailable(); }

@@ -3,6 +3,7 @@
 
 #include <exception>
 
+#include "parallel/comm/spin_wait.h"
 #include "runtime/core/error.h"
 #include "runtime/core/log.h"
 
@@ -25,6 +26,7 @@ void OpThread::post(std::function<void()> task) {
     std::lock_guard lock(mutex_);
     BATON_CHECK(!stopping_, "communication thread: an operation was posted while it shuts down");
     tasks_.push_back(std::move(task));
+    queued_.fetch_add(1, std::memory_order_release);
   }
   posted_.notify_one();
 }
@@ -33,6 +35,8 @@ void OpThread::run() {
   bool polling = false;
   for (;;) {
     std::function<void()> task;
+    // An operation posted right after the last one is taken up without a sleep and wake-up.
+    if (!polling) spin_until([&] { return queued_.load(std::memory_order_acquire) > 0; });
     {
       std::unique_lock lock(mutex_);
       const auto ready = [&] { return !tasks_.empty() || stopping_; };
@@ -44,6 +48,7 @@ void OpThread::run() {
       if (!tasks_.empty()) {
         task = std::move(tasks_.front());
         tasks_.pop_front();
+        queued_.fetch_sub(1, std::memory_order_relaxed);
       } else if (stopping_) {
         return;
       }

@@ -2,6 +2,7 @@
 // tasks one at a time in the order they were posted, while the posting thread goes on computing.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -35,7 +36,8 @@ class OpThread {
   std::condition_variable posted_;
   std::deque<std::function<void()>> tasks_;
   bool stopping_ = false;
-  std::thread thread_;  // last: starts once the members above exist
+  std::atomic<size_t> queued_{0};  // tasks_.size(), for the spin before the thread sleeps
+  std::thread thread_;             // last: starts once the members above exist
 };
 
 }  // namespace baton::comm

@@ -1,6 +1,8 @@
 // PendingWork's completion and bounded wait; StreamReady's event.
 #include "parallel/comm/pending_work.h"
 
+#include "parallel/comm/spin_wait.h"
+
 namespace baton::comm {
 
 PendingWork::PendingWork(std::string description, std::chrono::milliseconds timeout, TimeoutHandler on_timeout)
@@ -18,6 +20,7 @@ void PendingWork::complete() {
     done_ = true;
     times_.finished = std::chrono::steady_clock::now();
   }
+  done_flag_.store(true, std::memory_order_release);
   finished_.notify_all();
 }
 
@@ -29,10 +32,12 @@ void PendingWork::fail(Error error) {
     times_.finished = std::chrono::steady_clock::now();
     error_.emplace(std::move(error));
   }
+  done_flag_.store(true, std::memory_order_release);
   finished_.notify_all();
 }
 
 void PendingWork::wait() {
+  spin_until([&] { return done_flag_.load(std::memory_order_acquire); });
   std::unique_lock lock(mutex_);
   if (!finished_.wait_for(lock, timeout_, [&] { return done_; })) {
     lock.unlock();

@@ -3,6 +3,7 @@
 // tensors.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -49,6 +50,7 @@ class PendingWork final : public Work {
   mutable std::mutex mutex_;
   std::condition_variable finished_;
   bool done_ = false;
+  std::atomic<bool> done_flag_{false};  // done_, for wait()'s spin without the mutex
   std::optional<Error> error_;
   WorkTimes times_;
 };

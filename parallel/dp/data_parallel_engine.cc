@@ -19,9 +19,6 @@
 
 namespace baton::parallel {
 
-using detail::host_scalars;
-using detail::scalar_value;
-
 namespace {
 
 DType checked_dtype(const Graph& graph) {
@@ -87,9 +84,8 @@ bool DataParallelEngine::any_rank(bool flag) {
   if (world_ == local_replicas()) return flag;  // every replica is in this process
   bool any = false;
   on_replicas([&](Replica& r) {
-    const Tensor raised = host_scalars({flag ? 1.0 : 0.0}, r.ctx.stream());
-    r.comm->all_reduce(raised, comm::ReduceOp::sum, r.ctx.stream())->wait();
-    if (&r == replicas_.front().get()) any = raised.data<double>()[0] > 0;
+    const double raised = r.all_reduce_values({flag ? 1.0 : 0.0}, comm::ReduceOp::sum)[0];
+    if (&r == replicas_.front().get()) any = raised > 0;
   });
   return any;
 }
@@ -155,24 +151,28 @@ PendingLoss DataParallelEngine::step(const data::Batch& batch, uint64_t seed, do
     r.executor.set_grad_ready_hook({});
     sync.finish();
     r.optimizer->step(r.ctx, lr);
-    r.ctx.synchronize();
+    // Equal shares of the batch: the loss is the mean of the replicas' mean losses, reduced on the
+    // device and read without waiting (on a GPU; a CPU stream has run everything by now).
+    const Tensor loss = out[executor_output_index(r.executor, loss_output(graph_))];
+    r.comm->all_reduce(loss, comm::ReduceOp::mean, r.ctx.stream())->wait_on(r.ctx.stream());
+    r.loss = r.readback.read(r.ctx, {loss}, {1.0});
     record.end = ReplicaStepRecord::Clock::now();
     record.backward_end = sync.backward_end();
     record.buckets = sync.timings();
     record.ready_order = sync.ready_order();
     for (size_t b = 0; b < r.buckets.size(); ++b) record.bucket_bytes.push_back(r.buckets.bytes(b));
     r.last = std::move(record);
-    // Equal shares of the batch: the mean loss is the mean of the replicas' means.
-    const Tensor loss = host_scalars(
-        {scalar_value(out[executor_output_index(r.executor, loss_output(graph_))], r.ctx.stream())}, r.ctx.stream());
-    r.comm->all_reduce(loss, comm::ReduceOp::mean, r.ctx.stream())->wait();
-    r.loss = loss.data<double>()[0];
   });
   if (traced_steps_ < trace_steps_) {
     ++traced_steps_;
     for (const auto& r : replicas_) append_trace_events(r->last, trace_origin_, kMeasuredProcess, trace_);
   }
-  return PendingLoss(replicas_.front()->loss);
+  // Replica 0's loss, and every other replica's deferred device checks (a bad label in its rows).
+  PendingLoss loss = std::move(replicas_.front()->loss);
+  std::vector<PendingLoss> others;
+  for (size_t r = 1; r < replicas_.size(); ++r) others.push_back(std::move(replicas_[r]->loss));
+  loss.also_resolve(std::move(others));
+  return loss;
 }
 
 }  // namespace baton::parallel

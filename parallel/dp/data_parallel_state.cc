@@ -11,8 +11,6 @@
 
 namespace baton::parallel {
 
-using detail::host_scalars;
-
 void DataParallelEngine::broadcast_from_rank0(bool buffers) {
   on_replicas([&](Replica& r) {
     std::vector<comm::WorkHandle> works{r.comm->broadcast(r.params.params_flat(), 0, r.ctx.stream())};
@@ -56,11 +54,9 @@ EvalResult DataParallelEngine::evaluate(const data::Dataset& test, int64_t batch
                               });
     }
     const auto n = static_cast<double>(mine.samples);
-    const Tensor sums =
-        host_scalars({mine.loss * n, std::round(mine.top1 * n), std::round(mine.top5 * n), n}, r.ctx.stream());
-    r.comm->all_reduce(sums, comm::ReduceOp::sum, r.ctx.stream())->wait();
+    const std::vector<double> s = r.all_reduce_values(
+        {mine.loss * n, std::round(mine.top1 * n), std::round(mine.top5 * n), n}, comm::ReduceOp::sum);
     if (&r != replicas_.front().get()) return;
-    const double* s = sums.data<double>();
     result.samples = static_cast<int64_t>(s[3]);
     result.loss = s[3] > 0 ? s[0] / s[3] : 0;
     if (classification && s[3] > 0) {

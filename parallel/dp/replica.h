@@ -3,9 +3,11 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "parallel/dp/data_parallel_engine.h"
 #include "runtime/train/graph_contract.h"
+#include "runtime/train/pending_loss.h"
 
 namespace baton::parallel {
 
@@ -21,30 +23,26 @@ struct DataParallelEngine::Replica {
     optimizer = make_optimizer(config.optimizer, params, ctx, "train config: optimizer");
   }
 
+  // The sum (or mean) over every replica of each replica's `values`, in f64, back on the host: the
+  // tensor travels on the replica's device (host backends take CPU tensors, NCCL device tensors).
+  std::vector<double> all_reduce_values(const std::vector<double>& values, comm::ReduceOp op) {
+    const Stream& stream = ctx.stream();
+    const Tensor host = Tensor::from_vector<double>(values, Shape{static_cast<int64_t>(values.size())}, stream);
+    const Tensor mine = host.to(ctx.device(), stream);
+    comm->all_reduce(mine, op, stream)->wait_on(stream);
+    return mine.to(Device::cpu(), stream).to_vector<double>(stream);
+  }
+
   Context ctx;
   ParamStore params;
   Executor executor;
   GradientBuckets buckets;
   std::unique_ptr<comm::Communicator> comm;
   std::unique_ptr<Optimizer> optimizer;
-  // The last step's results.
-  double loss = 0;
+  // The last step's results: its loss (the mean over the replicas) and timeline.
+  LossReadback readback;
+  PendingLoss loss;
   ReplicaStepRecord last;
 };
-
-namespace detail {
-
-// Values as a 1-d f64 tensor on the host (reduced across replicas).
-inline Tensor host_scalars(const std::vector<double>& values, const Stream& stream) {
-  return Tensor::from_vector<double>(values, Shape{static_cast<int64_t>(values.size())}, stream);
-}
-
-// A scalar tensor (f32 or f64, any device) read on the host.
-inline double scalar_value(const Tensor& t, const Stream& stream) {
-  const Tensor host = t.to(Device::cpu(), stream);
-  return t.dtype() == DType::f64 ? host.to_vector<double>(stream)[0] : host.to_vector<float>(stream)[0];
-}
-
-}  // namespace detail
 
 }  // namespace baton::parallel

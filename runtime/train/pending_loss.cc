@@ -65,7 +65,22 @@ PendingLoss& PendingLoss::operator=(PendingLoss&&) noexcept = default;
 
 double PendingLoss::value() {
   if (error_) std::rethrow_exception(error_);
-  if (value_) return *value_;
+  if (!value_) value_ = resolve_slot();
+  try {
+    for (PendingLoss& other : others_) other.value();
+  } catch (...) {
+    error_ = std::current_exception();
+    throw;
+  }
+  others_.clear();
+  return *value_;
+}
+
+void PendingLoss::also_resolve(std::vector<PendingLoss> others) {
+  for (PendingLoss& other : others) others_.push_back(std::move(other));
+}
+
+double PendingLoss::resolve_slot() {
   BATON_CHECK(slot_ != nullptr, "PendingLoss::value: no loss (a default-constructed PendingLoss)");
   const std::shared_ptr<detail::LossSlot> slot = std::move(slot_);  // back to the readback when done
   slot->copied.synchronize();
@@ -80,8 +95,7 @@ double PendingLoss::value() {
   }
   std::vector<double> values;
   for (size_t i = 0; i < slot->dtypes.size(); ++i) values.push_back(entry_value(slot->entry(i), slot->dtypes[i]));
-  value_ = weighted_sum(values, slot->weights);
-  return *value_;
+  return weighted_sum(values, slot->weights);
 }
 
 LossReadback::LossReadback() = default;

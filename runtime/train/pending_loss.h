@@ -37,9 +37,14 @@ class PendingLoss {
   // own error, kernels/deferred_checks.h), and returns the loss: the sum of weight_i * loss_i over
   // the scalars in order, in double. Later calls return the same value or throw the same error.
   double value();
+  // value() then also resolves `others` (in order) and throws the first failure among them: a
+  // data-parallel step's loss is one replica's, but every replica's deferred checks count.
+  void also_resolve(std::vector<PendingLoss> others);
 
  private:
   friend class LossReadback;
+  double resolve_slot();
+  std::vector<PendingLoss> others_;
   std::shared_ptr<detail::LossSlot> slot_;
   std::optional<double> value_;
   std::exception_ptr error_;

@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   try {
     comm::MpiRuntime runtime;
-    std::unique_ptr<comm::Communicator> world = runtime.world();
+    // Rank order: the shared checks compare results bit for bit with sums computed in rank order.
+    std::unique_ptr<comm::Communicator> world = runtime.world(comm::MpiReduction::rank_order);
     world->set_timeout(std::chrono::seconds(30));  // a rank that falls behind ends the job, never hangs it
     comm::testing::g_runtime = &runtime;
     comm::testing::g_world = world.get();
