@@ -68,6 +68,9 @@ class Communicator {
   virtual int size() const = 0;
   // "inproc", "mpi" or "nccl".
   virtual std::string_view backend() const = 0;
+  // Where the tensors it moves live: the rank's GPU for nccl; the host backends take tensors of any
+  // CPU device and answer cpu:0.
+  virtual Device device() const { return Device::cpu(); }
   // How long wait() waits before it reports the operation as failed, for operations issued from
   // now on (default 60 s, or BATON_COMM_TIMEOUT seconds; communicators made by split inherit it).
   virtual void set_timeout(std::chrono::milliseconds timeout) = 0;

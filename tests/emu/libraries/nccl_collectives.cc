@@ -116,6 +116,7 @@ void post_collective(ncclComm_t comm, uint64_t number, const CollectiveCall& cal
 ncclResult_t collective(const CollectiveCall& call, ncclComm_t comm, cudaStream_t stream, const char* api) {
   Lock lock(runtime_lock());
   if (comm == nullptr) return ncclInvalidArgument;
+  if (aborted_comm(comm, api)) return ncclInvalidUsage;
   ncclComm& c = ready_comm(comm, stream, api);
   if (dtype_size(call.dtype) == 0 || call.dtype == ncclFloat8e4m3 || call.dtype == ncclFloat8e5m2) {
     return ncclInvalidArgument;  // fp8 is not emulated
@@ -131,7 +132,9 @@ ncclResult_t collective(const CollectiveCall& call, ncclComm_t comm, cudaStream_
   deferred.has_stream = true;
   deferred.stream = stream;
   deferred.api = api;
-  deferred.post = [=] { post_collective(comm, number, call, stream, api); };
+  deferred.post = [=] {
+    if (!comm->aborted) post_collective(comm, number, call, stream, api);  // aborted while this thread waited
+  };
   run_or_defer(std::move(deferred));
   return ncclSuccess;
 }
@@ -162,6 +165,7 @@ ncclResult_t point_to_point(bool sending, void* buffer, size_t count, ncclDataTy
                             cudaStream_t stream, const char* api) {
   Lock lock(runtime_lock());
   if (comm == nullptr) return ncclInvalidArgument;
+  if (aborted_comm(comm, api)) return ncclInvalidUsage;
   ncclComm& c = ready_comm(comm, stream, api);
   if (dtype_size(dtype) == 0 || peer < 0 || peer >= c.clique->size || (count > 0 && buffer == nullptr)) {
     return ncclInvalidArgument;
@@ -172,6 +176,7 @@ ncclResult_t point_to_point(bool sending, void* buffer, size_t count, ncclDataTy
   deferred.stream = stream;
   deferred.api = api;
   deferred.post = [=] {
+    if (comm->aborted) return;  // aborted while this thread waited
     ncclComm& me = live_comm(comm, api);
     Clique& clique = *me.clique;
     const size_t bytes = count * dtype_size(dtype);

@@ -4,6 +4,7 @@
 // returns ncclInProgress and ncclCommGetAsyncError answers ncclInProgress until then.
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -133,6 +134,14 @@ ncclComm& live_comm(ncclComm_t comm, const char* api) {
   return *comm;
 }
 
+bool aborted_comm(ncclComm_t comm, const char* api) {
+  const auto& comms = all_comms();
+  const bool known = std::any_of(comms.begin(), comms.end(), [&](const auto& c) { return c.get() == comm; });
+  if (!known || !comm->aborted) return false;
+  std::fprintf(stderr, "baton_emu: %s: the communicator was aborted (ncclInvalidUsage)\n", api);
+  return true;
+}
+
 ncclComm_t new_comm(int device, bool blocking) {
   auto comm = std::make_unique<ncclComm>();
   comm->device = device;
@@ -194,6 +203,7 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
   Lock lock(runtime_lock());
   const char* api = "ncclCommSplit";
   if (comm == nullptr || newcomm == nullptr || color < NCCL_SPLIT_NOCOLOR) return ncclInvalidArgument;
+  if (aborted_comm(comm, api)) return ncclInvalidUsage;
   ncclComm& parent = live_comm(comm, api);
   if (!parent.ready) fatal(std::string(api) + ": the communicator's initialisation has not completed");
   ncclComm_t created = color == NCCL_SPLIT_NOCOLOR ? nullptr : new_comm(parent.device, blocking_of(config));

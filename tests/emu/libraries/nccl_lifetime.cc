@@ -66,6 +66,7 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
   if (comm == nullptr) return ncclSuccess;
   ncclComm& c = live_comm(comm, "ncclCommAbort");
   c.destroyed = true;
+  c.aborted = true;
   if (!c.ready) {
     fatal("ncclCommAbort of a communicator whose initialisation has not completed is not emulated");
   }

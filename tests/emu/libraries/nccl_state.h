@@ -74,6 +74,7 @@ struct ncclComm {
   bool blocking = true;
   bool ready = false;  // initialisation (or split) completed
   bool destroyed = false;
+  bool aborted = false;  // destroyed by ncclCommAbort: later calls answer ncclInvalidUsage, not a fatal error
   ncclResult_t async_error = ncclSuccess;
   uint64_t next_collective = 0, next_split = 0;
   std::map<int, uint64_t> sends_to, recvs_from;
@@ -89,6 +90,9 @@ void compute_collective(const Collective& collective);
 
 // The handle is live (fatal otherwise; nullptr is ncclInvalidArgument for the caller).
 ncclComm& live_comm(ncclComm_t comm, const char* api);
+// True (with a message on stderr) when `comm` was aborted: another thread may still issue to it (a
+// watchdog aborts a communicator that a blocked thread uses), so the call fails instead of aborting.
+bool aborted_comm(ncclComm_t comm, const char* api);
 ncclComm_t new_comm(int device, bool blocking);
 std::shared_ptr<Clique> new_clique(int size);
 
