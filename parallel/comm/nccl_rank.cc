@@ -114,7 +114,14 @@ WorkHandle NcclRank::issue(const std::string& description, const Stream& stream,
   if (auto ready = record_ready(stream)) comm_stream_.wait(*ready);
   for (const Tensor& tensor : used) tensor.record_stream(comm_stream_);
   std::shared_ptr<NcclOperation> operation = new_operation(description);
-  body(comm_, comm_stream_.native_handle());
+  try {
+    body(comm_, comm_stream_.native_handle());
+  } catch (const Error&) {
+    // The watchdog may abort the communicator while this thread is inside an NCCL call.
+    if (const auto reason = failure())
+      throw Error(detail::concat(description, ": the communicator was aborted: ", *reason));
+    throw;
+  }
   auto completion = std::make_shared<Event>(device_, false);
   completion->record(comm_stream_);
   std::lock_guard<std::mutex> lock(works_mutex_);

@@ -94,7 +94,14 @@ void NcclRank::watch() {
 
 void NcclWork::wait() { rank_->wait(operation_); }
 
-bool NcclWork::done() const { return rank_->failure().has_value() || rank_->poll(*operation_); }
+bool NcclWork::done() const {
+  try {
+    rank_->completion_of(operation_);  // a queued send or receive is issued now
+  } catch (const std::exception&) {
+    // done() never throws: the failure shows in wait(), or the watchdog ends the operation.
+  }
+  return rank_->failure().has_value() || rank_->poll(*operation_);
+}
 
 void NcclWork::wait_on(const Stream& stream) {
   std::shared_ptr<Event> completion = rank_->completion_of(operation_);

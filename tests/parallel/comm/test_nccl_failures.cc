@@ -74,6 +74,26 @@ TEST(NcclFailures, NotDoneUntilEveryRankIssuedIt) {
   }
 }
 
+// A send and its receive are queued until a wait; polling done() issues them too.
+TEST(NcclFailures, PollingDoneIssuesQueuedSendsAndReceives) {
+  BATON_REQUIRE_GPUS(2);
+  auto comms = make_nccl_communicators(first_gpus(2));
+  run_nccl_ranks(comms, [](Communicator& comm) {
+    comm.set_timeout(std::chrono::seconds(3));
+    const Stream s = rank_stream();
+    const Tensor message = Tensor::from_vector(std::vector<float>{1.25f, -2}, Shape{2}, s);
+    const Tensor into = Tensor::from_vector(std::vector<float>{0, 0}, Shape{2}, s);
+    const WorkHandle work = comm.rank() == 0 ? comm.send(message, 1, s) : comm.recv(into, 0, s);
+    const auto start = std::chrono::steady_clock::now();
+    while (!work->done()) std::this_thread::sleep_for(milliseconds(1));
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << where(comm);
+    work->wait();  // throws if the watchdog had to end it
+    if (comm.rank() == 1) {
+      EXPECT_EQ(into.to_vector<float>(s), (std::vector<float>{1.25f, -2}));
+    }
+  });
+}
+
 TEST(NcclFailures, DevicesAreChecked) {
   EXPECT_ERROR_MENTIONS("cpu:0 is not a CUDA device", make_nccl_communicators({Device::cpu()}));
   BATON_REQUIRE_GPUS(2);
