@@ -56,24 +56,29 @@ std::string difference(int rank, const std::vector<std::string>& mine, const std
 }  // namespace
 
 void check_agreement(Communicator& comm, std::string_view what, const std::vector<std::string>& lines) {
-  const Stream s = Stream::create(Device::cpu());
+  // Host tensors, gathered through tensors of the communicator's device (a GPU for nccl).
+  const Stream host = Stream::create(Device::cpu());
+  const Stream s = comm.device().is_cpu() ? host : Stream::create(comm.device());
   const int n = comm.size();
   const std::string text = encode(comm, lines);
-  const Tensor length = Tensor::from_vector(std::vector<int64_t>{static_cast<int64_t>(text.size())}, Shape{1}, s);
+  const Tensor length =
+      Tensor::from_vector(std::vector<int64_t>{static_cast<int64_t>(text.size())}, Shape{1}, host).to(s.device(), s);
   const Tensor lengths = Tensor::empty(Shape{n}, DType::i64, s);
   comm.all_gather(length, lengths, s)->wait();
   const std::vector<int64_t> sizes = lengths.to_vector<int64_t>(s);
   const int64_t longest = *std::max_element(sizes.begin(), sizes.end());
 
-  const Tensor mine = Tensor::empty(Shape{longest}, DType::u8, s);
+  const Tensor mine_on_host = Tensor::empty(Shape{longest}, DType::u8, host);
   if (longest > 0) {
-    std::memset(mine.data_ptr(), 0, static_cast<size_t>(longest));
-    std::memcpy(mine.data_ptr(), text.data(), text.size());
+    std::memset(mine_on_host.data_ptr(), 0, static_cast<size_t>(longest));
+    std::memcpy(mine_on_host.data_ptr(), text.data(), text.size());
   }
   const Tensor all = Tensor::empty(Shape{n, longest}, DType::u8, s);
-  comm.all_gather(mine, all, s)->wait();
+  comm.all_gather(mine_on_host.to(s.device(), s), all, s)->wait();
 
-  const auto* bytes = static_cast<const char*>(all.data_ptr());
+  const Tensor all_on_host = all.to(Device::cpu(), s);
+  s.synchronize();
+  const auto* bytes = static_cast<const char*>(all_on_host.data_ptr());
   std::vector<std::vector<std::string>> described;
   for (int r = 0; r < n; ++r) {
     described.push_back(decode(std::string(bytes + r * longest, static_cast<size_t>(sizes[static_cast<size_t>(r)]))));

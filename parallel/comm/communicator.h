@@ -11,7 +11,7 @@
 // and receives per peer and direction from 0; messages name them ("all_reduce #3 on rank 1 of 4").
 // One communicator is used from one thread at a time (each rank's own thread for inproc).
 //
-// Tensors are contiguous, on the communicator's device (CPU devices for inproc and mpi), and of
+// Tensors are contiguous, on the communicator's device() (CPU devices for inproc and mpi), and of
 // the same shape and dtype on every rank. Reductions: f32 and f64 summed in their own type, f16
 // and bf16 accumulated in f32 and rounded once; i32 and i64 summed exactly (wrapping around on
 // overflow); u8 is not reducible and `mean` is for floating dtypes only; `mean` divides the sum
@@ -22,7 +22,9 @@
 // Failures. Bad arguments throw baton::Error from the issuing call. A rank that does not issue an
 // operation its peers wait for is reported when the timeout expires: the inproc backend throws
 // from wait() (and aborts its group, so every rank's pending operations fail too); the mpi backend
-// prints one line and ends the whole job with MPI_Abort. docs/data-parallel.md has the details.
+// prints one line and ends the whole job with MPI_Abort; the nccl backend aborts that rank's NCCL
+// communicator (wait() or its watchdog), and every pending and later operation of the rank throws.
+// docs/data-parallel.md has the details.
 #pragma once
 
 #include <chrono>
@@ -69,6 +71,9 @@ class Communicator {
   virtual int size() const = 0;
   // "inproc", "mpi" or "nccl".
   virtual std::string_view backend() const = 0;
+  // Where the tensors it moves live: the rank's GPU for nccl; the host backends take tensors of any
+  // CPU device and answer cpu:0.
+  virtual Device device() const { return Device::cpu(); }
   // How long wait() waits before it reports the operation as failed, for operations issued from
   // now on (default 60 s, or BATON_COMM_TIMEOUT seconds; communicators made by split inherit it).
   virtual void set_timeout(std::chrono::milliseconds timeout) = 0;

@@ -16,6 +16,7 @@ bool is_device(const void* pointer) { return region_of(pointer, nullptr) == Regi
 cudaError_t copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, StreamState& stream, const char* api) {
   if (inside_kernel()) fatal(std::string(api) + " called from inside a kernel");
   begin_operation(stream);
+  wait_for_pending(stream, api);
   if (bytes == 0) return cudaSuccess;
   if (dst == nullptr || src == nullptr) return fail(cudaErrorInvalidValue, api, "a null pointer with a nonzero size");
   const bool dst_device = is_device(dst), src_device = is_device(src);
@@ -98,6 +99,7 @@ cudaError_t cudaMemsetAsync(void* pointer, int value, size_t bytes, cudaStream_t
   StreamState& s = resolve_stream(stream, api);
   if (inside_kernel()) fatal(std::string(api) + " called from inside a kernel");
   begin_operation(s);
+  wait_for_pending(s, api);
   if (bytes == 0) return cudaSuccess;
   if (!is_device(pointer)) return fail(cudaErrorInvalidValue, api, "the pointer is not device memory");
   check_device_access(s, pointer, bytes, api, "the destination", false);

@@ -66,6 +66,7 @@ Launch::Launch(const char* kernel, const char* file, int line, const LaunchConfi
     return;
   }
   begin_operation(stream);
+  wait_for_pending(stream, site_.c_str());
   stream_ = &stream;
   ok_ = true;
 }
@@ -97,6 +98,7 @@ void run_on_stream(cudaStream_t stream, const char* api, std::initializer_list<A
           " is current (set the stream's device current first)");
   }
   begin_operation(s);
+  wait_for_pending(s, api);
   for (const Access& access : accesses) check_device_access(s, access.data, access.bytes, api, access.what, true);
   DeviceMemoryOpen open;
   work();

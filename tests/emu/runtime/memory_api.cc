@@ -88,8 +88,12 @@ cudaError_t cudaFreeAsync(void* pointer, cudaStream_t stream) {
   const char* api = "cudaFreeAsync";
   StreamState& s = resolve_stream(stream, api);
   if (pointer == nullptr) return cudaSuccess;
-  Allocation& a = live_allocation(pointer, api);
+  live_allocation(pointer, api);
   begin_operation(s);
+  // The memory is released at enqueue: first the pending work it is ordered after (a collective
+  // waiting for its peers) must complete.
+  wait_for_pending(s, api);
+  Allocation& a = live_allocation(pointer, api);
   for (const auto& [other, time] : a.last_use) {
     if (other == s.id || at(s.clock, other) >= time) continue;
     fatal(std::string(api) + " on " + s.name() + " of " + a.describe() + ", last used on stream #" +

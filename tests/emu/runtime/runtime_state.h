@@ -20,18 +20,19 @@ namespace baton_emu {
 enum class Schedule { forward, reverse, random };
 
 // Settings read once from the environment (BATON_EMU_DEVICES, BATON_EMU_MEMORY,
-// BATON_EMU_SCHEDULE, BATON_EMU_SEED, BATON_EMU_PROTECT); a bad value is a fatal error naming it.
+// BATON_EMU_SCHEDULE, BATON_EMU_SEED, BATON_EMU_PROTECT, BATON_EMU_HANG_SECONDS); a bad value is a fatal error naming
+// it.
 struct Settings {
   int devices = 2;
   size_t memory_bytes = size_t{4} << 30;
   Schedule schedule = Schedule::forward;
   uint64_t seed = 0;
   bool protect_device_memory = true;
+  double hang_seconds = 120;  // BATON_EMU_HANG_SECONDS: the longest a host thread waits for pending work
 };
 const Settings& settings();
 
 // The lock of the emulated runtime: every API call and all device work hold it.
-std::recursive_mutex& runtime_lock();
 using RuntimeLock = std::lock_guard<std::recursive_mutex>;
 
 // Records `error` as the calling thread's last error, prints "baton_emu: <api>: <why>" and returns it.
@@ -51,6 +52,7 @@ struct StreamState {
   bool non_blocking = false;
   bool legacy = false;  // the device's legacy default stream (nullptr)
   Clock clock;
+  std::vector<PendingWorkHandle> pending;  // incomplete work it is ordered after (collectives)
   std::string name() const;
 };
 
@@ -59,6 +61,7 @@ struct EventState {
   bool timing = true;
   bool recorded = false;
   Clock clock;
+  std::vector<PendingWorkHandle> pending;  // incomplete work the recorded point is ordered after
   std::chrono::steady_clock::time_point time;
 };
 
@@ -70,7 +73,13 @@ StreamState& resolve_stream(cudaStream_t stream, const char* api);
 void begin_operation(StreamState& stream);
 // The host learnt that `clock`'s work finished (a synchronisation): later work is ordered after it.
 void host_synchronised(const Clock& clock);
+// Blocks until the device's pending work completed (wait_for_pending), then synchronises the host.
 void synchronise_device(int device);
+// Pending work: `into` also waits for what `from` waits for (completed work is dropped).
+void inherit_pending(std::vector<PendingWorkHandle>& into, const std::vector<PendingWorkHandle>& from);
+bool has_pending(const std::vector<PendingWorkHandle>& pending);
+// Blocks (runtime lock released) until `stream`'s pending work completed; "would hang" past the limit.
+void wait_for_pending(StreamState& stream, const char* api);
 // At a synchronisation each pool gives back what it holds beyond its release threshold, as CUDA's do.
 void release_pools_to_threshold();
 

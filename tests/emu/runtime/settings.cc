@@ -58,6 +58,13 @@ Settings read_settings() {
                  static_cast<unsigned long long>(s.seed), static_cast<unsigned long long>(s.seed));
   }
   if (const char* v = std::getenv("BATON_EMU_PROTECT")) s.protect_device_memory = std::string(v) != "0";
+  if (const char* v = std::getenv("BATON_EMU_HANG_SECONDS")) {
+    char* end = nullptr;
+    s.hang_seconds = std::strtod(v, &end);
+    if (end == v || *end != '\0' || !(s.hang_seconds > 0) || s.hang_seconds > 1e6) {
+      fatal(std::string("BATON_EMU_HANG_SECONDS='") + v + "': expected seconds above 0 (e.g. 120 or 0.5)");
+    }
+  }
   return s;
 }
 

@@ -2,7 +2,9 @@
 // guarantees is tracked with vector clocks (one entry per stream): stream order, event record and
 // wait, the legacy default stream's implicit ordering with blocking streams, and host
 // synchronisation (stream/event/device synchronize, a successful query). The allocation checks use
-// them to report work that is not ordered after what it depends on.
+// them to report work that is not ordered after what it depends on. Pending work (a collective
+// waiting for its peers, pending_work.cc) travels along the same edges: a query answers
+// cudaErrorNotReady while it is incomplete, a synchronisation waits for it.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -114,10 +116,14 @@ void begin_operation(StreamState& stream) {
   join(stream.clock, s.host);
   if (stream.legacy) {
     for (StreamState* other : s.all) {
-      if (other != nullptr && other->device == stream.device && !other->non_blocking) join(stream.clock, other->clock);
+      if (other != nullptr && other->device == stream.device && !other->non_blocking) {
+        join(stream.clock, other->clock);
+        inherit_pending(stream.pending, other->pending);
+      }
     }
   } else if (!stream.non_blocking) {
     join(stream.clock, legacy_stream(stream.device).clock);
+    inherit_pending(stream.pending, legacy_stream(stream.device).pending);
   }
   if (stream.clock.size() <= stream.id) stream.clock.resize(stream.id + 1, 0);
   ++stream.clock[stream.id];
@@ -129,6 +135,10 @@ void host_synchronised(const Clock& clock) {
 }
 
 void synchronise_device(int device) {
+  for (size_t id = 0; id < streams().all.size(); ++id) {
+    StreamState* stream = streams().all[id];
+    if (stream != nullptr && stream->device == device) wait_for_pending(*stream, "a device synchronisation");
+  }
   for (StreamState* stream : streams().all) {
     if (stream != nullptr && stream->device == device) host_synchronised(stream->clock);
   }
@@ -167,14 +177,18 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   RuntimeLock lock(runtime_lock());
   baton_emu::count_host_sync(baton_emu::HostSync::stream);
+  baton_emu::wait_for_pending(baton_emu::resolve_stream(stream, "cudaStreamSynchronize"), "cudaStreamSynchronize");
   baton_emu::host_synchronised(baton_emu::resolve_stream(stream, "cudaStreamSynchronize").clock);
   return cudaSuccess;
 }
 
-// All work runs at enqueue, so a stream is always idle; the answer synchronises like a wait would.
+// Work runs at enqueue, so a stream is idle unless a collective on it waits for its peers; a
+// success synchronises like a wait would. cudaErrorNotReady is not recorded as an error (as in CUDA).
 cudaError_t cudaStreamQuery(cudaStream_t stream) {
   RuntimeLock lock(runtime_lock());
-  baton_emu::host_synchronised(baton_emu::resolve_stream(stream, "cudaStreamQuery").clock);
+  baton_emu::StreamState& s = baton_emu::resolve_stream(stream, "cudaStreamQuery");
+  if (baton_emu::has_pending(s.pending)) return cudaErrorNotReady;
+  baton_emu::host_synchronised(s.clock);
   return cudaSuccess;
 }
 
@@ -194,7 +208,10 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
   // Waiting on an event never recorded is a no-op, as in CUDA. Streams and events of different
   // devices may be combined here.
   baton_emu::begin_operation(s);
-  if (e->recorded) baton_emu::join(s.clock, e->clock);
+  if (e->recorded) {
+    baton_emu::join(s.clock, e->clock);
+    baton_emu::inherit_pending(s.pending, e->pending);
+  }
   return cudaSuccess;
 }
 
@@ -225,6 +242,8 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   baton_emu::begin_operation(s);
   e->recorded = true;
   e->clock = s.clock;
+  e->pending.clear();
+  baton_emu::inherit_pending(e->pending, s.pending);
   e->time = std::chrono::steady_clock::now();
   return cudaSuccess;
 }
@@ -233,6 +252,7 @@ cudaError_t cudaEventQuery(cudaEvent_t event) {
   RuntimeLock lock(runtime_lock());
   baton_emu::EventState* e = baton_emu::find_event(event);
   if (e == nullptr) return fail(cudaErrorInvalidResourceHandle, "cudaEventQuery", "not a live event");
+  if (baton_emu::has_pending(e->pending)) return cudaErrorNotReady;
   baton_emu::host_synchronised(e->clock);
   return cudaSuccess;
 }
@@ -242,6 +262,19 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   baton_emu::EventState* e = baton_emu::find_event(event);
   if (e == nullptr) return fail(cudaErrorInvalidResourceHandle, "cudaEventSynchronize", "not a live event");
   baton_emu::count_host_sync(baton_emu::HostSync::event);
+  if (baton_emu::has_pending(e->pending)) {
+    const std::vector<baton_emu::PendingWorkHandle> pending = e->pending;  // the event may be destroyed meanwhile
+    baton_emu::wait_until([&] { return !baton_emu::has_pending(pending); },
+                          [&] {
+                            for (const auto& work : pending) {
+                              if (!work->done && work->describe) return work->describe();
+                            }
+                            return std::string("pending work");
+                          },
+                          "cudaEventSynchronize");
+    e = baton_emu::find_event(event);
+    if (e == nullptr) return cudaSuccess;
+  }
   baton_emu::host_synchronised(e->clock);
   return cudaSuccess;
 }

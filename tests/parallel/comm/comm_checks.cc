@@ -14,6 +14,13 @@ using baton::testing::bytes_of;
 
 Stream host_stream() { return Stream::create(Device::cpu()); }
 
+thread_local Device rank_device = Device::cpu();
+
+// `t` (a host tensor) on the stream's device.
+Tensor on_rank_device(const Tensor& t, const Stream& stream) {
+  return t.device() == stream.device() ? t : baton::testing::copy_to(t, stream);
+}
+
 uint64_t seed_of(uint64_t seed, int rank) { return seed * 1000003u + static_cast<uint64_t>(rank) * 7919u + 1u; }
 
 // The expected value of element i, folded over the inputs in order with the accumulator type Acc.
@@ -41,6 +48,11 @@ void for_each_reduction(const std::function<void(DType, ReduceOp, int64_t)>& fn)
 }
 
 }  // namespace
+
+RankDevice::RankDevice(Device device) : previous_(rank_device) { rank_device = device; }
+RankDevice::~RankDevice() { rank_device = previous_; }
+
+Stream rank_stream() { return Stream::create(rank_device); }
 
 std::string where(const Communicator& comm) {
   return detail::concat("rank ", comm.rank(), " of ", comm.size(), " (", comm.backend(), ")");
@@ -105,19 +117,20 @@ Tensor expected_reduction(const std::vector<Tensor>& inputs, ReduceOp op) {
 
 ::testing::AssertionResult same_bytes(const Tensor& actual, const Tensor& expected) {
   const Stream s = host_stream();
+  const Stream actual_stream = actual.device().is_cpu() ? s : Stream::create(actual.device());
   if (actual.dtype() != expected.dtype() || actual.numel() != expected.numel()) {
     return ::testing::AssertionFailure() << "got " << dtype_name(actual.dtype()) << " " << actual.shape().str()
                                          << ", expected " << dtype_name(expected.dtype()) << " "
                                          << expected.shape().str();
   }
-  const std::vector<unsigned char> a = bytes_of(actual, s);
+  const std::vector<unsigned char> a = bytes_of(actual, actual_stream);
   const std::vector<unsigned char> e = bytes_of(expected, s);
   if (a == e) return ::testing::AssertionSuccess();
   const size_t esize = dtype_size(actual.dtype());
   size_t first = 0;
   while (a[first] == e[first]) ++first;
   const size_t element = first / esize;
-  const auto values_a = baton::testing::to_doubles(actual, s);
+  const auto values_a = baton::testing::to_doubles(actual, actual_stream);
   const auto values_e = baton::testing::to_doubles(expected, s);
   return ::testing::AssertionFailure() << "element " << element << " of " << actual.numel() << " differs: got "
                                        << values_a[element] << ", expected " << values_e[element];
@@ -127,33 +140,36 @@ void check_all_reduce(Communicator& comm, DType dtype, ReduceOp op, int64_t nume
   std::vector<Tensor> inputs;
   for (int r = 0; r < comm.size(); ++r) inputs.push_back(rank_input(Shape{numel}, dtype, r, seed));
   const Tensor expected = expected_reduction(inputs, op);
-  const Tensor buffer = baton::testing::copy_to(inputs[static_cast<size_t>(comm.rank())], host_stream());
-  comm.all_reduce(buffer, op, host_stream())->wait();
+  const Stream s = rank_stream();
+  const Tensor buffer = baton::testing::copy_to(inputs[static_cast<size_t>(comm.rank())], s);
+  comm.all_reduce(buffer, op, s)->wait();
   EXPECT_TRUE(same_bytes(buffer, expected))
       << "all_reduce " << reduce_op_name(op) << " of " << numel << " " << dtype_name(dtype) << " on " << where(comm);
 }
 
 void check_broadcast(Communicator& comm, DType dtype, int root, int64_t numel, uint64_t seed) {
   const Tensor expected = rank_input(Shape{numel}, dtype, root, seed);
-  const Tensor buffer = rank_input(Shape{numel}, dtype, comm.rank(), seed);
-  comm.broadcast(buffer, root, host_stream())->wait();
+  const Stream s = rank_stream();
+  const Tensor buffer = baton::testing::copy_to(rank_input(Shape{numel}, dtype, comm.rank(), seed), s);
+  comm.broadcast(buffer, root, s)->wait();
   EXPECT_TRUE(same_bytes(buffer, expected))
       << "broadcast from root " << root << " of " << numel << " " << dtype_name(dtype) << " on " << where(comm);
 }
 
 void check_all_gather(Communicator& comm, DType dtype, int64_t numel, uint64_t seed) {
-  const Stream s = host_stream();
-  const Tensor expected = Tensor::empty(Shape{comm.size(), numel}, dtype, s);
+  const Stream h = host_stream();
+  const Tensor expected = Tensor::empty(Shape{comm.size(), numel}, dtype, h);
   for (int r = 0; r < comm.size(); ++r)
-    expected.slice(r, r + 1).copy_from(rank_input(Shape{1, numel}, dtype, r, seed), s);
+    expected.slice(r, r + 1).copy_from(rank_input(Shape{1, numel}, dtype, r, seed), h);
+  const Stream s = rank_stream();
   const Tensor output = baton::testing::poisoned(Shape{comm.size(), numel}, dtype, s);
-  comm.all_gather(rank_input(Shape{numel}, dtype, comm.rank(), seed), output, s)->wait();
+  comm.all_gather(on_rank_device(rank_input(Shape{numel}, dtype, comm.rank(), seed), s), output, s)->wait();
   EXPECT_TRUE(same_bytes(output, expected))
       << "all_gather of " << numel << " " << dtype_name(dtype) << " on " << where(comm);
 }
 
 void check_reduce_scatter(Communicator& comm, DType dtype, ReduceOp op, int64_t numel_per_rank, uint64_t seed) {
-  const Stream s = host_stream();
+  const Stream s = rank_stream();
   const Shape whole{comm.size(), numel_per_rank};
   std::vector<Tensor> my_slices;
   for (int r = 0; r < comm.size(); ++r) {
@@ -161,7 +177,7 @@ void check_reduce_scatter(Communicator& comm, DType dtype, ReduceOp op, int64_t 
   }
   const Tensor expected = expected_reduction(my_slices, op);
   const Tensor output = baton::testing::poisoned(Shape{1, numel_per_rank}, dtype, s);
-  comm.reduce_scatter(rank_input(whole, dtype, comm.rank(), seed), output, op, s)->wait();
+  comm.reduce_scatter(on_rank_device(rank_input(whole, dtype, comm.rank(), seed), s), output, op, s)->wait();
   EXPECT_TRUE(same_bytes(output, expected)) << "reduce_scatter " << reduce_op_name(op) << " of " << numel_per_rank
                                             << " " << dtype_name(dtype) << " per rank on " << where(comm);
 }
@@ -195,13 +211,14 @@ void check_every_reduce_scatter(Communicator& comm) {
 }
 
 void check_ring_exchange(Communicator& comm, int messages, int64_t numel, uint64_t seed) {
-  const Stream s = host_stream();
+  const Stream s = rank_stream();
   const int next = (comm.rank() + 1) % comm.size();
   const int previous = (comm.rank() + comm.size() - 1) % comm.size();
   std::vector<WorkHandle> sends;
   std::vector<std::pair<WorkHandle, Tensor>> recvs;
   for (int m = 0; m < messages; ++m) {
-    sends.push_back(comm.send(rank_input(Shape{numel + m}, DType::f32, comm.rank(), seed + m), next, s));
+    sends.push_back(
+        comm.send(on_rank_device(rank_input(Shape{numel + m}, DType::f32, comm.rank(), seed + m), s), next, s));
   }
   for (int m = 0; m < messages; ++m) {
     const Tensor into = baton::testing::poisoned(Shape{numel + m}, DType::f32, s);
@@ -233,7 +250,7 @@ void check_split(Communicator& comm, bool drop_last) {
   EXPECT_EQ(part->size(), static_cast<int>(members.size())) << where(comm);
   EXPECT_EQ(members.at(static_cast<size_t>(part->rank())), rank) << where(comm);
   EXPECT_EQ(part->backend(), comm.backend());
-  const Stream s = host_stream();
+  const Stream s = rank_stream();
   const Tensor value = Tensor::from_vector(std::vector<int64_t>{int64_t{1} << rank}, Shape{1}, s);
   part->all_reduce(value, ReduceOp::sum, s)->wait();
   int64_t expected = 0;
@@ -242,7 +259,7 @@ void check_split(Communicator& comm, bool drop_last) {
 }
 
 void check_many_in_flight(Communicator& comm) {
-  const Stream s = host_stream();
+  const Stream s = rank_stream();
   std::vector<Tensor> buffers;
   std::vector<WorkHandle> works;
   for (int i = 0; i < 16; ++i) {
@@ -260,12 +277,16 @@ void check_many_in_flight(Communicator& comm) {
 }
 
 void check_wait_on_and_barrier(Communicator& comm) {
-  const Stream s = host_stream();
+  const Stream s = rank_stream();
   const Tensor buffer = Tensor::from_vector(std::vector<float>{1.5f}, Shape{1}, s);
   const WorkHandle work = comm.all_reduce(buffer, ReduceOp::mean, s);
   work->wait_on(s);
-  EXPECT_TRUE(work->done()) << where(comm);
+  // A CPU stream waits at wait_on; a CUDA stream's later work (the copy that reads) runs after it.
+  if (s.device().is_cpu()) {
+    EXPECT_TRUE(work->done()) << where(comm);
+  }
   EXPECT_EQ(buffer.to_vector<float>(s)[0], 1.5f) << where(comm);
+  EXPECT_TRUE(work->done()) << where(comm);
   comm.barrier();
   comm.barrier();
 }

@@ -21,6 +21,22 @@ namespace baton::comm::testing {
 inline constexpr DType kReducibleDTypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i32, DType::i64};
 inline constexpr int64_t kSizes[] = {0, 1, 7, 1031, 4099};
 
+// The device the checks put the calling thread's tensors on (a CPU device unless set): the NCCL
+// tests make rank r's thread use cuda:r for its lifetime. Inputs and expected results are computed on
+// the host either way; results are compared byte for byte.
+class RankDevice {
+ public:
+  explicit RankDevice(Device device);
+  ~RankDevice();
+  RankDevice(const RankDevice&) = delete;
+  RankDevice& operator=(const RankDevice&) = delete;
+
+ private:
+  Device previous_;
+};
+// A new stream on the calling thread's rank device.
+Stream rank_stream();
+
 // "rank 1 of 4 (mpi)", for failure messages.
 std::string where(const Communicator& comm);
 

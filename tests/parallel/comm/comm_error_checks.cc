@@ -44,9 +44,9 @@ void check_agreement_cases(Communicator& comm) {
 }
 
 void check_refused_arguments(Communicator& comm) {
-  const Stream s = Stream::create(Device::cpu());
+  const Stream s = rank_stream();
   const int n = comm.size();
-  const Tensor f = rank_input(Shape{3}, DType::f32, comm.rank(), 5);
+  const Tensor f = baton::testing::copy_to(rank_input(Shape{3}, DType::f32, comm.rank(), 5), s);
   const std::string on = detail::concat(" on rank ", comm.rank(), " of ", n, " (", comm.backend(), ")");
   EXPECT_ERROR_MENTIONS(on + ": buffer is an undefined tensor", comm.all_reduce(Tensor(), ReduceOp::sum, s));
   EXPECT_ERROR_MENTIONS("buffer has dtype u8, which cannot be reduced",

@@ -1,0 +1,19 @@
+// The NCCL factories in a build without CUDA: they say so (they exist so that callers build either way).
+#include "parallel/comm/nccl_communicator.h"
+#include "runtime/core/error.h"
+
+namespace baton::comm {
+namespace {
+
+[[noreturn]] void unavailable() {
+  BATON_FAIL(
+      "baton was built without CUDA (BATON_HAVE_CUDA is 0), so the nccl communicator is not available: configure "
+      "with -DBATON_CUDA=ON on a machine with the CUDA toolkit and NCCL (or -DBATON_CUDA=EMU for the emulated GPU)");
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<Communicator>> make_nccl_communicators(const std::vector<Device>&) { unavailable(); }
+std::unique_ptr<Communicator> make_nccl_communicator(Communicator&, Device) { unavailable(); }
+
+}  // namespace baton::comm
