@@ -5,6 +5,7 @@
 
 #include "parallel/analytic_profile.h"
 #include "parallel/cluster_for_devices.h"
+#include "parallel/comm/nccl_communicator.h"
 #include "parallel/profiler.h"
 #include "runtime/core/error.h"
 
@@ -53,15 +54,22 @@ std::vector<Device> data_parallel_devices(const ParallelConfig& p, const TrainCo
     BATON_CHECK(static_cast<int>(out.size()) == p.data_parallel, "--devices lists ", out.size(), " device(s) for ",
                 p.data_parallel, " data-parallel replicas (give one per replica)");
   } else {
-    BATON_CHECK(
-        config.device == "auto" || config.device == "cpu", "--data-parallel with --device ", config.device,
-        ": replicas run on the virtual CPU devices cpu:0..N-1 (--device cpu) or on the devices --devices lists");
-    for (int i = 0; i < p.data_parallel; ++i) out.push_back(Device::cpu(i));
+    const int gpus = cuda_device_count();
+    BATON_CHECK(config.device == "auto" || config.device == "cpu" || config.device == "cuda",
+                "--data-parallel with --device ", config.device,
+                ": replicas run on cuda:0..N-1 (--device cuda), on the virtual CPU devices cpu:0..N-1 (--device cpu) "
+                "or on the devices --devices lists");
+    const bool on_gpus = config.device == "cuda" || (config.device == "auto" && gpus > 0);
+    BATON_CHECK(!on_gpus || gpus >= p.data_parallel, "--data-parallel ", p.data_parallel, " on GPUs: this machine has ",
+                gpus, " (use fewer replicas, --devices, or --device cpu for virtual CPU devices)");
+    for (int i = 0; i < p.data_parallel; ++i) out.push_back(on_gpus ? Device::cuda(i) : Device::cpu(i));
   }
-  for (const Device& d : out) {
-    BATON_CHECK(d.is_cpu(), "--data-parallel on ", d.str(),
-                ": replicas on GPUs need the NCCL backend, which is not available yet; use CPU devices "
-                "(docs/data-parallel.md)");
+  for (size_t i = 0; i < out.size(); ++i) {
+    BATON_CHECK(out[i].is_cuda() == out.front().is_cuda(), "--data-parallel on ", out.front().str(), " and ",
+                out[i].str(), ": every replica on a CPU device, or every one on a GPU");
+    for (size_t k = 0; k < i; ++k) {
+      BATON_CHECK(out[k] != out[i], "--devices lists ", out[i].str(), " twice: one replica per device");
+    }
   }
   return out;
 }
@@ -82,15 +90,23 @@ std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph
   BATON_CHECK(parallel.data_parallel == runtime.size(), "--data-parallel ", parallel.data_parallel, " with ",
               runtime.size(), " MPI processes: give one replica per process (--data-parallel ", runtime.size(), ")");
   BATON_CHECK(parallel.devices.empty(),
-              "--devices with several MPI processes: each process trains one replica, on "
-              "cpu:0 (GPUs need the NCCL backend, which is not available yet)");
-  BATON_CHECK(config.device == "auto" || config.device == "cpu", "--device ", config.device,
-              " with several MPI processes: each process trains one replica, on cpu:0 (GPUs need the NCCL backend, "
-              "which is not available yet)");
+              "--devices with several MPI processes: each process trains one replica, on the GPU of its local rank "
+              "(--device cuda) or on cpu:0 (--device cpu)");
+  BATON_CHECK(config.device == "auto" || config.device == "cpu" || config.device == "cuda", "--device ", config.device,
+              " with several MPI processes: each process trains one replica, on the GPU of its local rank (--device "
+              "cuda) or on cpu:0 (--device cpu)");
+  const int gpus = cuda_device_count();
+  const bool on_gpu = config.device == "cuda" || (config.device == "auto" && gpus > 0);
+  BATON_CHECK(!on_gpu || runtime.local_rank() < gpus, "MPI process ", runtime.rank(), " is local rank ",
+              runtime.local_rank(), " of ", runtime.local_size(), " on its node, which has ", gpus,
+              " GPU(s): one process per GPU (or --device cpu)");
   DataParallelOptions options;
-  options.devices = {Device::cpu(0)};
+  options.devices = {on_gpu ? Device::cuda(runtime.local_rank()) : Device::cpu(0)};
   options.sync.unused_parameters_ready = parallel.unused_parameters == "ready";
-  options.communicators.push_back(runtime.world());
+  std::unique_ptr<comm::Communicator> world = runtime.world();
+  // GPUs talk through NCCL; its unique id travels over the MPI world.
+  options.communicators.push_back(on_gpu ? comm::make_nccl_communicator(*world, options.devices.front())
+                                         : std::move(world));
   return std::make_unique<DataParallelEngine>(graph, config, std::move(options));
 }
 

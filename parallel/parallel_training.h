@@ -55,9 +55,9 @@ ParallelTraining make_parallel_training(const Graph& graph, const std::string& m
                                         const ParallelConfig& parallel,
                                         const std::function<void(const std::string&)>& progress = {});
 
-// The devices of data-parallel replicas: parallel.devices (one per replica), else the virtual CPU
-// devices cpu:0..N-1 (config.device auto or cpu). Replicas on GPUs need the NCCL backend, which is
-// not available yet: asking for them is an error saying so.
+// The devices of data-parallel replicas: parallel.devices (one per replica), else cuda:0..N-1
+// (config.device cuda, or auto on a machine with GPUs: at least N of them), else the virtual CPU
+// devices cpu:0..N-1. All CPU devices or all GPUs, each device once.
 std::vector<Device> data_parallel_devices(const ParallelConfig& parallel, const TrainConfig& config);
 
 // The engine that trains `graph` as parallel.data_parallel in-process replicas (checked first);
@@ -65,8 +65,9 @@ std::vector<Device> data_parallel_devices(const ParallelConfig& parallel, const 
 std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph, const TrainConfig& config,
                                                               const ParallelConfig& parallel);
 
-// The engine of one process of a multi-process job (mpirun -np N): one replica on cpu:0 and a
-// communicator over every process of `runtime`; parallel.data_parallel must be N. Collective.
+// The engine of one process of a multi-process job (mpirun -np N): one replica, on the GPU of the
+// process's local rank (config.device cuda, or auto with GPUs; NCCL bootstrapped over MPI) or on
+// cpu:0 (the mpi backend); parallel.data_parallel must be N. Collective.
 std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph, const TrainConfig& config,
                                                               const ParallelConfig& parallel,
                                                               const comm::MpiRuntime& runtime);

@@ -10,6 +10,7 @@
 
 #include "parallel/comm/agreement.h"
 #include "parallel/comm/inproc_communicator.h"
+#include "parallel/comm/nccl_communicator.h"
 #include "parallel/dp/replica.h"
 #include "parallel/pipeline/micro_batches.h"
 #include "parallel/pipeline/pipeline_trace.h"
@@ -39,6 +40,25 @@ std::vector<std::string> model_fingerprint(const ParamStore& params) {
   return lines;
 }
 
+// One communicator per replica of this process: an in-process group on CPU devices, NCCL on GPUs.
+std::vector<std::unique_ptr<comm::Communicator>> local_communicators(const std::vector<Device>& devices) {
+  for (const Device& d : devices) {
+    BATON_CHECK(d.is_cuda() == devices.front().is_cuda(), "data parallel: replicas on ", devices.front().str(), " and ",
+                d.str(), ": every replica on a CPU device, or every one on a GPU");
+  }
+  if (devices.front().is_cuda()) return comm::make_nccl_communicators(devices);
+  return comm::make_inproc_communicators(static_cast<int>(devices.size()));
+}
+
+// `rows` (on replica 0's device) on ctx's device, copied on ctx's stream; the batch's memory is
+// marked as used by that stream, so that it is not reused before the copy has run.
+Tensor rows_on_replica(const Tensor& rows, Context& ctx) {
+  if (rows.device() == ctx.device()) return rows;
+  Tensor copy = on_device_of(rows, ctx);
+  rows.record_stream(ctx.stream());
+  return copy;
+}
+
 }  // namespace
 
 DataParallelEngine::DataParallelEngine(const Graph& graph, const TrainConfig& config, DataParallelOptions options)
@@ -49,7 +69,7 @@ DataParallelEngine::DataParallelEngine(const Graph& graph, const TrainConfig& co
   const int n = static_cast<int>(options_.devices.size());
   BATON_CHECK(n >= 1, "data parallel: at least one device is needed");
   std::vector<std::unique_ptr<comm::Communicator>> comms = std::move(options_.communicators);
-  if (comms.empty()) comms = comm::make_inproc_communicators(n);
+  if (comms.empty()) comms = local_communicators(options_.devices);
   BATON_CHECK(static_cast<int>(comms.size()) == n, "data parallel: ", comms.size(), " communicators for ", n,
               " devices (one per replica)");
   world_ = comms.front()->size();
@@ -63,6 +83,7 @@ DataParallelEngine::DataParallelEngine(const Graph& graph, const TrainConfig& co
   }
   on_replicas(
       [&](Replica& r) { comm::check_agreement(*r.comm, "the model fingerprint", model_fingerprint(r.params)); });
+  batch_ready_ = std::make_unique<Event>(options_.devices.front(), /*timing=*/false);
 }
 
 DataParallelEngine::~DataParallelEngine() = default;
@@ -130,16 +151,20 @@ PendingLoss DataParallelEngine::step(const data::Batch& batch, uint64_t seed, do
   BATON_CHECK(rows % n == 0, "data parallel: the global batch of ", rows * (world_ / n),
               " samples does not split evenly over ", world_, " replicas (use a batch size that is a multiple of ",
               world_, ")");
-  input_context().stream().synchronize();  // the loader wrote the batch on replica 0's stream
+  // The loader wrote the batch on replica 0's stream; the others copy their rows after it, on theirs.
+  batch_ready_->record(input_context().stream());
   const std::vector<Tensor> images = batch.images.split(n), labels = batch.labels.split(n);
   const int first_rank = replicas_.front()->comm->rank();
   on_replicas([&](Replica& r) {
     const int rank = r.comm->rank();
     const auto local = static_cast<size_t>(rank - first_rank);
-    data::Batch mine{.images = on_device_of(images[local], r.ctx), .labels = on_device_of(labels[local], r.ctx)};
+    r.ctx.stream().wait(*batch_ready_);
+    const data::Batch mine{.images = rows_on_replica(images[local], r.ctx),
+                           .labels = rows_on_replica(labels[local], r.ctx)};
     ReplicaStepRecord record;
     record.rank = rank;
     record.forward = ReplicaStepRecord::Clock::now();
+    r.ctx.set_check_tag(rank);  // a deferred device check names the replica
     r.params.zero_grads(r.ctx);
     GradientSync sync(r.buckets, *r.comm, r.ctx.stream(), options_.sync);
     r.executor.set_grad_ready_hook([&](const ParamEntry& e, bool reached) { sync.mark_ready(e, reached); });
@@ -155,7 +180,8 @@ PendingLoss DataParallelEngine::step(const data::Batch& batch, uint64_t seed, do
     // device and read without waiting (on a GPU; a CPU stream has run everything by now).
     const Tensor loss = out[executor_output_index(r.executor, loss_output(graph_))];
     r.comm->all_reduce(loss, comm::ReduceOp::mean, r.ctx.stream())->wait_on(r.ctx.stream());
-    r.loss = r.readback.read(r.ctx, {loss}, {1.0});
+    r.loss = r.readback.read(r.ctx, {loss}, {1.0},
+                             [](int64_t tag) { return "in data-parallel replica " + std::to_string(tag); });
     record.end = ReplicaStepRecord::Clock::now();
     record.backward_end = sync.backward_end();
     record.buckets = sync.timings();

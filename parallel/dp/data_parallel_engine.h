@@ -1,7 +1,8 @@
 // DataParallelEngine: replicas of the whole model training on disjoint slices of every global batch
 // and keeping identical parameters through an overlapped, bucketed gradient all-reduce
 // (docs/data-parallel.md). This process runs some of the replicas, each on its own thread and
-// device: all N of them (an in-process group), or one per process under mpirun (MPI communicators).
+// device: all N of them (an in-process group; NCCL on GPUs), or one per process under mpirun (MPI
+// communicators, or NCCL bootstrapped over MPI on GPUs).
 #pragma once
 
 #include <chrono>
@@ -27,7 +28,8 @@ struct DataParallelOptions {
   BucketOptions buckets;
   GradientSyncOptions sync;
   // The communicators of this process's replicas (one per device, in order; consecutive ranks of
-  // every process's replicas); empty: an in-process group of devices.size() replicas.
+  // every process's replicas); empty: a group of devices.size() replicas in this process (inproc on
+  // CPU devices, NCCL on GPUs).
   std::vector<std::unique_ptr<comm::Communicator>> communicators;
 };
 
@@ -44,8 +46,10 @@ class DataParallelEngine final : public TrainEngine {
   Context& input_context() override;
   // Replica 0 draws the initial values; the others receive them (broadcast).
   void initialize(uint64_t seed) override;
-  // The step's loss is on the host when it returns (replicas on CPU devices; every replica has waited
-  // for its gradients' all-reduce).
+  // Issues the step on every replica of this process: on CPU devices it has run when this returns;
+  // on GPUs nothing waits for the device (the optimiser's kernels wait for the gradients'
+  // all-reduce on the device). The loss, the mean over all replicas, is read through PendingLoss,
+  // which also raises any replica's deferred device checks (a bad label in its rows).
   PendingLoss step(const data::Batch& batch, uint64_t seed, double lr) override;
   // The test set sharded over the replicas, every sample counted once (rank 0's buffers everywhere first).
   EvalResult evaluate(const data::Dataset& test, int64_t batch_size, int workers) override;
@@ -83,7 +87,8 @@ class DataParallelEngine final : public TrainEngine {
   DataParallelOptions options_;
   BucketPlan plan_;
   std::vector<std::unique_ptr<Replica>> replicas_;
-  int world_ = 1;  // replicas in the run
+  std::unique_ptr<Event> batch_ready_;  // the batch written on replica 0's stream, reused every step
+  int world_ = 1;                       // replicas in the run
   int trace_steps_ = 0, traced_steps_ = 0;
   std::chrono::steady_clock::time_point trace_origin_ = std::chrono::steady_clock::now();
   std::vector<TraceEvent> trace_;

@@ -5,16 +5,7 @@
 # Usage: run_mpi_bench.sh <baton> <mpiexec> <its arguments...>
 set -uo pipefail
 
-baton=$1
-shift
-mpiexec=("$@")
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-failed=0
-fail() {
-  echo "run_mpi_bench: FAILED: $*" >&2
-  failed=1
-}
+source "$(dirname "${BASH_SOURCE[0]}")/mpi_script_common.sh"
 # count FILE FIELD: how many times "FIELD": <a number greater than 0> appears in FILE.
 count_positive() { awk -v key="\"$2\":" '$1 == key { v = $2; sub(/,$/, "", v); if (v + 0 > 0) n++ } END { print n + 0 }' "$1"; }
 has() { grep -q -- "$2" "$1" || fail "$1 lacks $2"; }
@@ -31,6 +22,7 @@ if [[ -f "$dir/comm.json" ]]; then
   has "$dir/comm.json" '"backend": "mpi"'
   has "$dir/comm.json" '"ranks": 2'
   has "$dir/comm.json" '"baseline": "MPI_Allreduce"'
+  has "$dir/comm.json" '"mpi_reduction": "native"'
   for field in bytes time_us algbw_gbs busbw_gbs baseline_time_us baseline_algbw_gbs baseline_busbw_gbs \
     time_percent_of_baseline; do
     # 4 KiB .. 1 MiB: 9 sizes
