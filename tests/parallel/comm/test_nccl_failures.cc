@@ -98,6 +98,7 @@ TEST(NcclFailures, DevicesAreChecked) {
   EXPECT_ERROR_MENTIONS("cpu:0 is not a CUDA device", make_nccl_communicators({Device::cpu()}));
   BATON_REQUIRE_GPUS(2);
   EXPECT_ERROR_MENTIONS("cuda:1 is listed twice", make_nccl_communicators({Device::cuda(1), Device::cuda(1)}));
+  EXPECT_ERROR_MENTIONS("cuda:99 does not exist", make_nccl_communicators({Device::cuda(0), Device::cuda(99)}));
   auto comms = make_nccl_communicators(first_gpus(2));
   const Tensor on_1 = Tensor::empty(Shape{2}, DType::f32, Stream::create(Device::cuda(1)));
   EXPECT_ERROR_MENTIONS(
