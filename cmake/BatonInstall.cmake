@@ -33,6 +33,9 @@ install(TARGETS baton_cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 set(_baton_header_filters PATTERN "*.h")
 # parallel/comm/mpi_calls.h includes <mpi.h>: internal to the mpi backend's sources.
 list(APPEND _baton_header_filters PATTERN "mpi_calls.h" EXCLUDE)
+# parallel/comm/nccl_rank.h includes <nccl.h>: internal to the nccl backend's sources (the public
+# header is nccl_communicator.h).
+list(APPEND _baton_header_filters PATTERN "nccl_rank.h" EXCLUDE)
 # kernels/batch_norm_cudnn_args.h is the batch norm front end's internal bridge to its cuDNN launchers.
 if(NOT BATON_HAVE_CUDA)
   list(APPEND _baton_header_filters PATTERN "cuda" EXCLUDE PATTERN "batch_norm_cudnn_args.h" EXCLUDE)

@@ -24,6 +24,9 @@ ncclConfig_t non_blocking_config() {
 
 void check_cuda_device(Device device, const std::string& what) {
   BATON_CHECK(device.is_cuda(), what, ": ", device.str(), " is not a CUDA device (NCCL communicates between GPUs)");
+  const int count = cuda_device_count();
+  BATON_CHECK(device.index() >= 0 && device.index() < count, what, ": ", device.str(), " does not exist (", count,
+              " CUDA devices)");
 }
 
 // Aborts every communicator still owned when an initialisation fails half way.
@@ -54,10 +57,15 @@ std::vector<std::unique_ptr<Communicator>> make_nccl_communicators(const std::ve
   pending.comms.assign(devices.size(), nullptr);
   ncclConfig_t config = non_blocking_config();
   BATON_NCCL_CHECK(ncclGroupStart());
-  for (int r = 0; r < size; ++r) {
-    const CudaDeviceGuard guard(devices[static_cast<size_t>(r)].index());
-    const ncclResult_t result = ncclCommInitRankConfig(&pending.comms[static_cast<size_t>(r)], size, id, r, &config);
-    if (result != ncclInProgress) BATON_NCCL_CHECK(result);
+  try {
+    for (int r = 0; r < size; ++r) {
+      const CudaDeviceGuard guard(devices[static_cast<size_t>(r)].index());
+      const ncclResult_t result = ncclCommInitRankConfig(&pending.comms[static_cast<size_t>(r)], size, id, r, &config);
+      if (result != ncclInProgress) BATON_NCCL_CHECK(result);
+    }
+  } catch (...) {
+    ncclGroupEnd();  // leave no group open on this thread; the error is the one thrown
+    throw;
   }
   const ncclResult_t ended = ncclGroupEnd();
   if (ended != ncclInProgress) BATON_NCCL_CHECK(ended);

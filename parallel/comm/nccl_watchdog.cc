@@ -39,15 +39,15 @@ void NcclRank::wait(const std::shared_ptr<NcclOperation>& operation) {
   auto pause = std::chrono::microseconds(20);
   while (true) {
     if (const auto reason = failure()) {
-      throw Error(detail::concat(operation->description, ": ", *reason));
+      throw Error(detail::concat(operation->description, ": the communicator was aborted: ", *reason));
     }
     if (poll(*operation)) return;
     if (Clock::now() > operation->deadline) {
       const std::string reason =
           detail::concat(operation->description, " did not complete within ", milliseconds(operation->timeout),
-                         " (a peer failed or did not issue it); the communicator was aborted");
+                         " (a peer failed or did not issue it)");
       abort(reason);
-      throw Error(reason);
+      throw Error(reason + "; the communicator was aborted");
     }
     std::this_thread::sleep_for(pause);
     pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::milliseconds(1));

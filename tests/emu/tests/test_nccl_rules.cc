@@ -40,34 +40,51 @@ class OneThreadRanks : public ::testing::Test {
 };
 using OneThreadRanksDeathTest = OneThreadRanks;
 
+// One thread drives four devices: the five collectives and a ring of sends and receives, each
+// rank's calls inside one group.
 TEST_F(OneThreadRanks, GroupedCollectivesOnFourDevicesFromOneThread) {
   make(4);
-  std::vector<std::unique_ptr<RankBuffer<float>>> sums, gathered;
+  using Buffer = std::unique_ptr<RankBuffer<float>>;
+  std::vector<Buffer> sums, gathered, scattered, broadcast, ring_out, ring_in;
   std::vector<std::vector<float>> inputs;
   for (int r = 0; r < 4; ++r) {
     ASSERT_EQ(cudaSuccess, cudaSetDevice(r));
     inputs.push_back(random_values<float>(5, 10u + static_cast<uint32_t>(r)));
     sums.push_back(std::make_unique<RankBuffer<float>>(inputs.back()));
     gathered.push_back(std::make_unique<RankBuffer<float>>(20));
+    scattered.push_back(std::make_unique<RankBuffer<float>>(5));
+    broadcast.push_back(std::make_unique<RankBuffer<float>>(inputs.back()));
+    ring_out.push_back(std::make_unique<RankBuffer<float>>(inputs.back()));
+    ring_in.push_back(std::make_unique<RankBuffer<float>>(5));
   }
   NCCL_ASSERT_OK(ncclGroupStart());
   for (int r = 0; r < 4; ++r) {
     NCCL_ASSERT_OK(ncclAllReduce(sums[r]->get(), sums[r]->get(), 5, ncclFloat32, ncclSum, comms[r], streams[r]));
     NCCL_ASSERT_OK(ncclAllGather(sums[r]->get(), gathered[r]->get(), 5, ncclFloat32, comms[r], streams[r]));
+    NCCL_ASSERT_OK(
+        ncclReduceScatter(gathered[r]->get(), scattered[r]->get(), 5, ncclFloat32, ncclSum, comms[r], streams[r]));
+    NCCL_ASSERT_OK(ncclBroadcast(broadcast[r]->get(), broadcast[r]->get(), 5, ncclFloat32, 2, comms[r], streams[r]));
+    NCCL_ASSERT_OK(ncclSend(ring_out[r]->get(), 5, ncclFloat32, (r + 1) % 4, comms[r], streams[r]));
+    NCCL_ASSERT_OK(ncclRecv(ring_in[r]->get(), 5, ncclFloat32, (r + 3) % 4, comms[r], streams[r]));
   }
   NCCL_ASSERT_OK(ncclGroupEnd());
-  std::vector<float> sum(5), all;
-  for (size_t i = 0; i < 5; ++i) sum[i] = ((inputs[0][i] + inputs[1][i]) + inputs[2][i]) + inputs[3][i];
+  std::vector<float> sum(5), all, four_sums(5);
+  for (size_t i = 0; i < 5; ++i) {
+    sum[i] = ((inputs[0][i] + inputs[1][i]) + inputs[2][i]) + inputs[3][i];
+    four_sums[i] = ((sum[i] + sum[i]) + sum[i]) + sum[i];
+  }
   for (int r = 0; r < 4; ++r) all.insert(all.end(), sum.begin(), sum.end());
   for (int r = 0; r < 4; ++r) {
     ASSERT_EQ(cudaSuccess, cudaSetDevice(r));
     EXPECT_EQ(bytes_of(sum), bytes_of(sums[r]->download(streams[r]))) << "rank " << r;
     EXPECT_EQ(bytes_of(all), bytes_of(gathered[r]->download(streams[r]))) << "rank " << r;
+    EXPECT_EQ(bytes_of(four_sums), bytes_of(scattered[r]->download(streams[r]))) << "rank " << r;
+    EXPECT_EQ(bytes_of(inputs[2]), bytes_of(broadcast[r]->download(streams[r]))) << "rank " << r;
+    EXPECT_EQ(bytes_of(inputs[(r + 3) % 4]), bytes_of(ring_in[r]->download(streams[r]))) << "rank " << r;
   }
   for (int r = 0; r < 4; ++r) {  // buffers are freed with their device current
     ASSERT_EQ(cudaSuccess, cudaSetDevice(r));
-    sums[r].reset();
-    gathered[r].reset();
+    for (auto* buffers : {&sums, &gathered, &scattered, &broadcast, &ring_out, &ring_in}) (*buffers)[r].reset();
   }
 }
 

@@ -46,6 +46,25 @@ TEST(NcclFailures, WatchdogAbortsWhenNobodyWaits) {
   EXPECT_ERROR_MENTIONS("found by the watchdog", work->wait());
 }
 
+// A second operation issued behind one whose peer never comes: on a GPU it is queued, on the emulated
+// GPU the issuing thread waits inside NCCL; either way the watchdog ends it at the timeout.
+TEST(NcclFailures, AnOperationQueuedBehindAHungOneFailsAtTheTimeout) {
+  BATON_REQUIRE_GPUS(2);
+  auto comms = make_nccl_communicators(first_gpus(2));
+  comms[0]->set_timeout(milliseconds(300));
+  const RankDevice device(Device::cuda(0));
+  const Stream s = rank_stream();
+  const Tensor a = Tensor::from_vector(std::vector<float>{1}, Shape{1}, s);
+  const Tensor b = Tensor::from_vector(std::vector<float>{2}, Shape{1}, s);
+  const WorkHandle first = comms[0]->all_reduce(a, ReduceOp::sum, s);  // rank 1 never issues it
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message = baton::testing::error_message([&] { comms[0]->all_reduce(b, ReduceOp::sum, s)->wait(); });
+  EXPECT_NE(message.find("all_reduce #0 on rank 0 of 2 (nccl) did not complete within 300 ms"), std::string::npos)
+      << message;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_TRUE(first->done());
+}
+
 // The operation is not done while the peer has not issued it, and completes when it does.
 TEST(NcclFailures, NotDoneUntilEveryRankIssuedIt) {
   BATON_REQUIRE_GPUS(2);
@@ -98,6 +117,7 @@ TEST(NcclFailures, DevicesAreChecked) {
   EXPECT_ERROR_MENTIONS("cpu:0 is not a CUDA device", make_nccl_communicators({Device::cpu()}));
   BATON_REQUIRE_GPUS(2);
   EXPECT_ERROR_MENTIONS("cuda:1 is listed twice", make_nccl_communicators({Device::cuda(1), Device::cuda(1)}));
+  EXPECT_ERROR_MENTIONS("cuda:99 does not exist", make_nccl_communicators({Device::cuda(0), Device::cuda(99)}));
   auto comms = make_nccl_communicators(first_gpus(2));
   const Tensor on_1 = Tensor::empty(Shape{2}, DType::f32, Stream::create(Device::cuda(1)));
   EXPECT_ERROR_MENTIONS(
