@@ -93,7 +93,7 @@ ncclResult_t init_rank(ncclComm_t* comm, int nranks, const ncclUniqueId& id, int
       std::string missing;
       auto it = pending_inits().find(key);
       for (int r = 0; it != pending_inits().end() && r < nranks; ++r) {
-        if (it->second.members[static_cast<size_t>(r)] == nullptr) missing += " " + std::to_string(r);
+        if (it->second.members[static_cast<size_t>(r)] == nullptr) missing.append(" ").append(std::to_string(r));
       }
       return "rank " + std::to_string(rank) + " of " + std::to_string(nranks) +
              " initialises a communicator and waits for ranks" + missing;
