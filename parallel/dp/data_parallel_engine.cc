@@ -90,6 +90,10 @@ DataParallelEngine::~DataParallelEngine() = default;
 
 Context& DataParallelEngine::input_context() { return replicas_.front()->ctx; }
 
+size_t DataParallelEngine::local_index(const Replica& r) const {
+  return static_cast<size_t>(r.comm->rank() - replicas_.front()->comm->rank());
+}
+
 const ParamStore& DataParallelEngine::params(int local_replica) const {
   return replicas_.at(static_cast<size_t>(local_replica))->params;
 }
@@ -154,10 +158,9 @@ PendingLoss DataParallelEngine::step(const data::Batch& batch, uint64_t seed, do
   // The loader wrote the batch on replica 0's stream; the others copy their rows after it, on theirs.
   batch_ready_->record(input_context().stream());
   const std::vector<Tensor> images = batch.images.split(n), labels = batch.labels.split(n);
-  const int first_rank = replicas_.front()->comm->rank();
   on_replicas([&](Replica& r) {
     const int rank = r.comm->rank();
-    const auto local = static_cast<size_t>(rank - first_rank);
+    const size_t local = local_index(r);
     r.ctx.stream().wait(*batch_ready_);
     const data::Batch mine{.images = rows_on_replica(images[local], r.ctx),
                            .labels = rows_on_replica(labels[local], r.ctx)};

@@ -80,6 +80,8 @@ class DataParallelEngine final : public TrainEngine {
   // Runs fn(r) for every replica, each on its own thread (replica 0 on the caller's); rethrows the
   // lowest-ranked failure after all have returned.
   void on_replicas(const std::function<void(Replica&)>& fn);
+  // The replica's index among this process's replicas.
+  size_t local_index(const Replica& r) const;
   // Every replica's parameters (and, with `buffers`, buffers) become rank 0's.
   void broadcast_from_rank0(bool buffers);
 

@@ -31,28 +31,33 @@ void DataParallelEngine::initialize(uint64_t seed) {
 EvalResult DataParallelEngine::evaluate(const data::Dataset& test, int64_t batch_size, int workers) {
   broadcast_from_rank0(/*buffers=*/true);
   const bool classification = has_labels(graph_);
+  // Each replica evaluates its shard of the test set; the sums over the shards make the result. The
+  // sums are reduced only once every replica is done: a replica's loader frees pinned memory when
+  // it ends, which waits for all the GPUs, so it must not overlap a peer's pending collective.
+  std::vector<EvalResult> shards(replicas_.size());
+  on_replicas([&](Replica& r) {
+    const data::DatasetShard shard(test, r.comm->rank(), world_);
+    if (shard.size() == 0) return;
+    shards[local_index(r)] =
+        evaluate_batches(r.ctx, shard, batch_size, std::max(1, workers / local_replicas()), classification,
+                         [&](const data::Batch& batch) {
+                           Tape tape;
+                           const std::vector<Tensor> out =
+                               r.executor.forward(r.ctx, batch_inputs(graph_, r.executor, batch), tape, Mode::eval);
+                           EvalPiece piece;
+                           piece.ctx = &r.ctx;
+                           piece.loss = out[executor_output_index(r.executor, loss_output(graph_))];
+                           piece.samples = batch.images.size(0);
+                           if (classification) {
+                             piece.logits = out[executor_output_index(r.executor, prediction_output(graph_))];
+                             piece.labels = batch.labels;
+                           }
+                           return std::vector<EvalPiece>{piece};
+                         });
+  });
   EvalResult result;
   on_replicas([&](Replica& r) {
-    // Each replica evaluates its shard of the test set; the sums over the shards make the result.
-    const data::DatasetShard shard(test, r.comm->rank(), world_);
-    EvalResult mine;
-    if (shard.size() > 0) {
-      mine = evaluate_batches(r.ctx, shard, batch_size, std::max(1, workers / local_replicas()), classification,
-                              [&](const data::Batch& batch) {
-                                Tape tape;
-                                const std::vector<Tensor> out = r.executor.forward(
-                                    r.ctx, batch_inputs(graph_, r.executor, batch), tape, Mode::eval);
-                                EvalPiece piece;
-                                piece.ctx = &r.ctx;
-                                piece.loss = out[executor_output_index(r.executor, loss_output(graph_))];
-                                piece.samples = batch.images.size(0);
-                                if (classification) {
-                                  piece.logits = out[executor_output_index(r.executor, prediction_output(graph_))];
-                                  piece.labels = batch.labels;
-                                }
-                                return std::vector<EvalPiece>{piece};
-                              });
-    }
+    const EvalResult& mine = shards[local_index(r)];
     const auto n = static_cast<double>(mine.samples);
     const std::vector<double> s = r.all_reduce_values(
         {mine.loss * n, std::round(mine.top1 * n), std::round(mine.top5 * n), n}, comm::ReduceOp::sum);
@@ -76,10 +81,8 @@ std::string DataParallelEngine::save_checkpoint(CheckpointManager& manager, cons
 
 CheckpointState DataParallelEngine::load_checkpoint(const std::string& dir) {
   std::vector<CheckpointState> states(replicas_.size());
-  on_replicas([&](Replica& r) {
-    states[static_cast<size_t>(r.comm->rank() - replicas_.front()->comm->rank())] =
-        CheckpointManager::load(dir, r.params, r.optimizer.get(), r.ctx);
-  });
+  on_replicas(
+      [&](Replica& r) { states[local_index(r)] = CheckpointManager::load(dir, r.params, r.optimizer.get(), r.ctx); });
   return states.front();
 }
 

@@ -5,7 +5,7 @@
 # Usage: run_mpi_bench.sh <baton> <mpiexec> <its arguments...>
 set -uo pipefail
 
-source "$(dirname "${BASH_SOURCE[0]}")/mpi_script_common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/e2e_script_common.sh"
 # count FILE FIELD: how many times "FIELD": <a number greater than 0> appears in FILE.
 count_positive() { awk -v key="\"$2\":" '$1 == key { v = $2; sub(/,$/, "", v); if (v + 0 > 0) n++ } END { print n + 0 }' "$1"; }
 has() { grep -q -- "$2" "$1" || fail "$1 lacks $2"; }

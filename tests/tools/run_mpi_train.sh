@@ -5,7 +5,7 @@
 # Usage: run_mpi_train.sh <baton> <mpiexec> <its arguments...>
 set -uo pipefail
 
-source "$(dirname "${BASH_SOURCE[0]}")/mpi_script_common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/e2e_script_common.sh"
 losses() { grep -o '"loss":[^,}]*' "$1"; }
 
 common=(train --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --steps 4 --workers 1 --log-every 1
