@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `baton train --data-parallel 2` under mpiexec, end to end: the two processes log exactly the losses
 # and evaluation of the in-process run with 2 replicas, rank 0 alone prints and writes, the job's
-# checkpoint resumes on one device, and a rank killed mid-run ends the job quickly, naming it.
+# checkpoint resumes on one device and with 4 processes, and a rank killed mid-run ends the job
+# quickly, naming it.
 # Usage: run_mpi_train.sh <baton> <mpiexec> <its arguments...>
 set -uo pipefail
 
@@ -28,6 +29,7 @@ if [[ "$(losses "$dir/inproc.jsonl")" != "$(losses "$dir/mpi.jsonl")" ]]; then
 fi
 [[ $(losses "$dir/mpi.jsonl" | wc -l) -eq 5 ]] || fail "expected 4 train lines and 1 eval line in the metrics"
 [[ -d "$dir/ckpt/step-00000004" ]] || fail "no checkpoint of step 4"
+cp -r "$dir/ckpt" "$dir/ckpt4"  # each resume below writes its own later checkpoints
 
 echo "== --data-parallel that differs from the process count: an error on every rank"
 "${mpiexec[@]}" -n 2 "$baton" train --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --steps 1 \
@@ -40,6 +42,13 @@ echo "== the job's checkpoint resumes on one device"
 "$baton" train --resume "$dir/ckpt" --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --steps 6 \
   --workers 1 --log-every 1 --eval-every 0 --lr 0.05 --device cpu >"$dir/resume.out" 2>&1 || fail "resuming on one device failed"
 grep -q 'at step 4' "$dir/resume.out" || { cat "$dir/resume.out"; fail "the run did not resume at step 4"; }
+
+echo "== and under mpiexec -n 4"
+"${mpiexec[@]}" -n 4 "$baton" train --resume "$dir/ckpt4" --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 \
+  --steps 6 --workers 1 --log-every 1 --eval-every 0 --lr 0.05 --data-parallel 4 >"$dir/resume4.out" 2>&1 ||
+  { cat "$dir/resume4.out"; fail "resuming with 4 processes failed"; }
+grep -q 'at step 4' "$dir/resume4.out" || { cat "$dir/resume4.out"; fail "the 4-process run did not resume at step 4"; }
+[[ $(grep -c '^done after 6 steps' "$dir/resume4.out") -eq 1 ]] || fail "the 4-process run should end at step 6, printed once"
 
 echo "== a rank killed mid-run"
 "${mpiexec[@]}" -n 2 "$baton" train --model resnet20 --data synthetic:3x8x8:4:100000 --batch-size 8 --steps 100000 \
