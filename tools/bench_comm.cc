@@ -1,5 +1,5 @@
 // `baton bench comm`: all-reduce (sum, f32) from 4 KiB to 256 MiB, baton's communicator beside a
-// baseline measured in the same run (raw MPI_Allreduce, or plain threads in shared memory), with
+// baseline measured in the same run (raw MPI_Allreduce, raw ncclAllReduce, or plain threads), with
 // nccl-tests' algorithm and bus bandwidths. Prints a table, writes JSON. See docs/data-parallel.md.
 #include "tools/bench_comm.h"
 
@@ -61,7 +61,9 @@ void print_and_write(const Flags& f, const CommBenchSettings& s, const std::stri
   const int n = s.ranks;
   std::printf("%12s %6s | %10s %10s %10s | %10s %10s | %9s\n", "size", "calls", "time us", "algbw GB/s", "busbw GB/s",
               "base us", "base busbw", "% of base");
-  nlohmann::json report = bench_report(Device::cpu(), {.warmup = s.warmup, .repeats = s.repeats});
+  const bool gpus = backend == "nccl";
+  nlohmann::json report =
+      bench_report(gpus ? Device::cuda(0) : Device::cpu(), {.warmup = s.warmup, .repeats = s.repeats});
   report["timing"]["statistic"] = "median per rank, mean over the ranks";
   report["benchmark"] = "comm";
   report["operation"] = "all_reduce";
@@ -71,7 +73,12 @@ void print_and_write(const Flags& f, const CommBenchSettings& s, const std::stri
   report["ranks"] = n;
   report["baseline"] = baseline;
   if (backend == "mpi") report["mpi_reduction"] = std::string(comm::mpi_reduction_name(s.reduction));
-  report["host"] = {{"hardware_threads", std::thread::hardware_concurrency()}, {"cpu", query_system_info().cpu.model}};
+  const SystemInfo system = query_system_info();
+  report["host"] = {{"hardware_threads", std::thread::hardware_concurrency()}, {"cpu", system.cpu.model}};
+  if (gpus) {
+    report["nccl_version"] = system.nccl_version;
+    for (int r = 0; r < n; ++r) report["devices"].push_back(device_display_name(Device::cuda(r)));
+  }
   double worst_from_1mib = 0;
   for (const CommBenchRow& r : rows) {
     const double percent = 100.0 * r.baton_s / r.baseline_s;
@@ -113,10 +120,47 @@ CommBenchSettings settings_from(const Flags& f, int ranks) {
   return s;
 }
 
+// --backend nccl: the GPUs of this process, one rank each.
+void run_nccl(const Flags& f, const comm::LaunchEnvironment& launch) {
+  BATON_CHECK(launch.size == 1, "--backend nccl runs its ranks as the GPUs of one process, but ", launch.launcher,
+              " started ", launch.size, " processes: run it without the launcher");
+  BATON_CHECK(f.ranks == -1 || f.ranks >= 2, "--ranks ", f.ranks,
+              " with --backend nccl: at least 2 ranks (one per GPU) are needed");
+  const SystemInfo info = query_system_info();
+  BATON_CHECK(info.built_with_cuda,
+              "--backend nccl needs a CUDA build, and baton was built without CUDA (BATON_HAVE_CUDA is 0): configure "
+              "with -DBATON_CUDA=ON on a machine with the CUDA toolkit and NCCL (or -DBATON_CUDA=EMU for the emulated "
+              "GPU)");
+  const auto gpus = static_cast<int>(info.gpus.size());
+  BATON_CHECK(gpus >= 2, "--backend nccl needs at least 2 GPUs, and this process sees ", gpus,
+              info.cuda_unavailable_reason.empty() ? "" : " (" + info.cuda_unavailable_reason + ")");
+  BATON_CHECK(f.ranks <= gpus, "--ranks ", f.ranks, " with --backend nccl: this process sees ", gpus,
+              " GPUs (one rank per GPU)");
+  const CommBenchSettings s = settings_from(f, f.ranks > 0 ? f.ranks : gpus);
+  const auto buffer = static_cast<double>(s.sizes.back());
+  for (int r = 0; r < s.ranks; ++r) {
+    const auto free = static_cast<double>(info.gpus[static_cast<size_t>(r)].free_memory_bytes);
+    BATON_CHECK(free <= 0 || buffer <= free / 2, "--max-bytes ", f.max_bytes, " needs a buffer of ",
+                human_bytes(buffer), " on each GPU, more than half of the ", human_bytes(free), " free on cuda:", r,
+                ": give a smaller --max-bytes");
+  }
+  const auto memory = static_cast<double>(info.cpu.memory_bytes);
+  BATON_CHECK(memory <= 0 || buffer * s.ranks <= memory / 2, "--ranks ", s.ranks, " host buffers of --max-bytes ",
+              f.max_bytes, " need ", human_bytes(buffer * s.ranks), ", more than half of this machine's ",
+              human_bytes(memory), ": give a smaller --max-bytes");
+  std::printf(
+      "all-reduce (sum, f32), %d ranks as the GPUs cuda:0..%d of this process (nccl backend); baseline: "
+      "ncclAllReduce of the same buffers, every GPU from one thread in one group\n",
+      s.ranks, s.ranks - 1);
+  std::fflush(stdout);
+  print_and_write(f, s, "nccl", "ncclAllReduce", bench_comm_nccl(s));
+}
+
 void run_bench(const Flags& f) {
   const comm::LaunchEnvironment launch = comm::launch_environment();
   const std::string backend = !f.backend.empty() ? f.backend : launch.size > 1 ? "mpi" : "inproc";
-  BATON_CHECK(backend == "inproc" || backend == "mpi", "--backend '", backend, "': expected inproc or mpi");
+  BATON_CHECK(backend == "inproc" || backend == "mpi" || backend == "nccl", "--backend '", backend,
+              "': expected inproc, mpi or nccl");
   BATON_CHECK(f.ranks == -1 || (f.ranks >= 1 && f.ranks <= 64), "--ranks ", f.ranks, ": expected 1 to 64");
   if (backend == "inproc") {
     BATON_CHECK(launch.size == 1, "--backend inproc runs its ranks as threads of one process, but ", launch.launcher,
@@ -133,6 +177,10 @@ void run_bench(const Flags& f) {
         s.ranks);
     std::fflush(stdout);
     print_and_write(f, s, backend, "plain threads summing in shared memory", bench_comm_inproc(s));
+    return;
+  }
+  if (backend == "nccl") {
+    run_nccl(f, launch);
     return;
   }
   BATON_CHECK(launch.size > 1,
@@ -169,9 +217,10 @@ void add_bench_comm_command(CLI::App& bench) {
   CLI::App* cmd = bench.add_subcommand(
       "comm", "All-reduce (sum, f32) by size: time, algorithm and bus bandwidth, baton beside a baseline");
   cmd->add_option("--backend", f->backend,
-                  "inproc (threads of this process) or mpi (under mpirun/srun); default: mpi when launched with "
-                  "several processes, else inproc");
-  cmd->add_option("--ranks", f->ranks, "Ranks (inproc: threads, default 2; mpi: the job's processes)");
+                  "inproc (threads of this process), mpi (under mpirun/srun) or nccl (the GPUs of this process); "
+                  "default: mpi when launched with several processes, else inproc");
+  cmd->add_option("--ranks", f->ranks,
+                  "Ranks (inproc: threads, default 2; mpi: the job's processes; nccl: GPUs cuda:0..N-1, default all)");
   cmd->add_option("--min-bytes", f->min_bytes, "Smallest message, e.g. 4K (default 4K)");
   cmd->add_option("--max-bytes", f->max_bytes, "Largest message, sizes doubling up to it (default 256M)");
   cmd->add_option("--warmup", f->warmup, "Untimed samples per size (default 3)");

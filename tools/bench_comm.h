@@ -1,11 +1,15 @@
 // `baton bench comm`, shared pieces: the settings and the per-size measurement of baton's all-reduce
-// beside its baseline, for the in-process backend (threads) and the MPI backend (processes).
+// beside its baseline, for the in-process (threads), MPI (processes) and NCCL (GPUs) backends.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include "parallel/comm/mpi_runtime.h"
+#include "runtime/core/tensor.h"
 
 namespace baton::cli {
 
@@ -36,5 +40,26 @@ std::vector<CommBenchRow> bench_comm_inproc(const CommBenchSettings& settings);
 // runtime.world(settings.reduction). Baseline: MPI_Allreduce of the same buffer (MpiRuntime::time_raw_all_reduce).
 // Collective; every rank returns the same rows.
 std::vector<CommBenchRow> bench_comm_mpi(const CommBenchSettings& settings, const comm::MpiRuntime& runtime);
+
+// settings.ranks GPUs of this process (cuda:0 .. cuda:ranks-1), one thread each with its communicator
+// from make_nccl_communicators and a buffer on its GPU. Baseline: raw NCCL (comm::RawNcclAllReduce),
+// ncclAllReduce of the same buffers for every GPU from one thread in one group. Needs a CUDA build.
+std::vector<CommBenchRow> bench_comm_nccl(const CommBenchSettings& settings);
+
+// Shared by the backends' measurements (bench_comm_runs.cc, bench_comm_nccl.cc).
+// Rank r's element i of the host tensor `buffer` is (i mod 13) + r: small integers, so that every sum
+// is exact in f32 whatever the order of summation.
+void fill_pattern(const Tensor& buffer, int rank);
+// After one all-reduce (sum) over `ranks`: ranks x (i mod 13) + ranks (ranks - 1) / 2 everywhere in
+// the host tensor `buffer`; throws baton::Error naming `what` and the first wrong element otherwise.
+void check_pattern(const Tensor& buffer, int ranks, const char* what);
+// Samples of `a` and `b` (each returns seconds per all-reduce), alternating so that a change in the
+// machine's load touches both; the first `warmup` of each are dropped. Returns their medians.
+std::pair<double, double> paired_medians(const CommBenchSettings& s, const std::function<double()>& a,
+                                         const std::function<double()>& b);
+// One row per size of `s` from the seconds per all-reduce of baton and of the baseline.
+std::vector<CommBenchRow> rows_from(const CommBenchSettings& s, const std::vector<double>& baton,
+                                    const std::vector<double>& baseline);
+double seconds_since(std::chrono::steady_clock::time_point start);
 
 }  // namespace baton::cli

@@ -21,41 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int64_t kPattern = 13;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-// Rank r's element i is (i mod 13) + r: small integers, so that every sum is exact in f32 whatever
-// the order of summation.
-void fill_pattern(const Tensor& buffer, int rank) {
-  float* data = buffer.data<float>();
-  for (int64_t i = 0; i < buffer.numel(); ++i) data[i] = static_cast<float>(i % kPattern + rank);
-}
-
-// After one all-reduce (sum) over `ranks`: ranks x (i mod 13) + ranks (ranks - 1) / 2 everywhere.
-void check_pattern(const Tensor& buffer, int ranks, const char* what) {
-  const float* data = buffer.data<float>();
-  for (int64_t i = 0; i < buffer.numel(); ++i) {
-    const auto want = static_cast<float>(ranks * (i % kPattern) + ranks * (ranks - 1) / 2);
-    BATON_CHECK(data[i] == want, "bench comm: ", what, " of ", buffer.nbytes(), " bytes over ", ranks, " ranks gave ",
-                data[i], " at element ", i, " where ", want, " was expected");
-  }
-}
-
-// Samples of `a` and `b` (each returns seconds per all-reduce), alternating so that a change in the
-// machine's load touches both; the first `warmup` of each are dropped. Returns their medians.
-std::pair<double, double> paired_medians(const CommBenchSettings& s, const std::function<double()>& a,
-                                         const std::function<double()>& b) {
-  std::vector<double> as, bs;
-  for (int i = 0; i < s.warmup + s.repeats; ++i) {
-    const double ta = a(), tb = b();
-    if (i < s.warmup) continue;
-    as.push_back(ta);
-    bs.push_back(tb);
-  }
-  return {median(as), median(bs)};
-}
-
 // Rank `rank` of `buffers.size()` sums chunk `rank` of every buffer in rank order and writes the sums
 // to every buffer: the in-process backend's work, without the communicator.
 void plain_all_reduce_chunk(const std::vector<float*>& buffers, int64_t count, int rank) {
@@ -74,6 +39,40 @@ void plain_all_reduce_chunk(const std::vector<float*>& buffers, int64_t count, i
   }
 }
 
+constexpr int64_t kPattern = 13;
+
+}  // namespace
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void fill_pattern(const Tensor& buffer, int rank) {
+  float* data = buffer.data<float>();
+  for (int64_t i = 0; i < buffer.numel(); ++i) data[i] = static_cast<float>(i % kPattern + rank);
+}
+
+void check_pattern(const Tensor& buffer, int ranks, const char* what) {
+  const float* data = buffer.data<float>();
+  for (int64_t i = 0; i < buffer.numel(); ++i) {
+    const auto want = static_cast<float>(ranks * (i % kPattern) + ranks * (ranks - 1) / 2);
+    BATON_CHECK(data[i] == want, "bench comm: ", what, " of ", buffer.nbytes(), " bytes over ", ranks, " ranks gave ",
+                data[i], " at element ", i, " where ", want, " was expected");
+  }
+}
+
+std::pair<double, double> paired_medians(const CommBenchSettings& s, const std::function<double()>& a,
+                                         const std::function<double()>& b) {
+  std::vector<double> as, bs;
+  for (int i = 0; i < s.warmup + s.repeats; ++i) {
+    const double ta = a(), tb = b();
+    if (i < s.warmup) continue;
+    as.push_back(ta);
+    bs.push_back(tb);
+  }
+  return {median(as), median(bs)};
+}
+
 std::vector<CommBenchRow> rows_from(const CommBenchSettings& s, const std::vector<double>& baton,
                                     const std::vector<double>& baseline) {
   std::vector<CommBenchRow> rows;
@@ -85,8 +84,6 @@ std::vector<CommBenchRow> rows_from(const CommBenchSettings& s, const std::vecto
   }
   return rows;
 }
-
-}  // namespace
 
 int comm_calls_per_sample(int64_t bytes) {
   return static_cast<int>(std::clamp<int64_t>((int64_t{8} << 20) / std::max<int64_t>(bytes, 1), 1, 64));

@@ -1,5 +1,7 @@
-// The NCCL factories in a build without CUDA: they say so (they exist so that callers build either way).
+// The NCCL factories and the raw NCCL baseline in a build without CUDA: they say so (they exist so that
+// callers build either way).
 #include "parallel/comm/nccl_communicator.h"
+#include "parallel/comm/nccl_raw.h"
 #include "runtime/core/error.h"
 
 namespace baton::comm {
@@ -15,5 +17,11 @@ namespace {
 
 std::vector<std::unique_ptr<Communicator>> make_nccl_communicators(const std::vector<Device>&) { unavailable(); }
 std::unique_ptr<Communicator> make_nccl_communicator(Communicator&, Device) { unavailable(); }
+
+struct RawNcclAllReduce::State {};
+RawNcclAllReduce::RawNcclAllReduce(const std::vector<Device>&) { unavailable(); }
+RawNcclAllReduce::~RawNcclAllReduce() = default;
+int RawNcclAllReduce::size() const { return 0; }
+double RawNcclAllReduce::time_all_reduce(const std::vector<Tensor>&, int) { unavailable(); }
 
 }  // namespace baton::comm

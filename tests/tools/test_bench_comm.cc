@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "runtime/core/build_config.h"
 #include "tests/tools/cli_test.h"
 
 namespace baton::cli {
@@ -65,7 +66,7 @@ TEST_F(BenchCommCommand, InprocRunWritesTheDocumentedJson) {
 TEST_F(BenchCommCommand, BadFlagsAreOneLineErrors) {
   expect_one_line_error("bench comm --backend mpi",
                         "--backend mpi needs the processes of an MPI job: run it under mpirun or srun");
-  expect_one_line_error("bench comm --backend tcp", "--backend 'tcp': expected inproc or mpi");
+  expect_one_line_error("bench comm --backend tcp", "--backend 'tcp': expected inproc, mpi or nccl");
   expect_one_line_error("bench comm --ranks 0 --backend inproc --max-bytes 4K", "--ranks 0: expected 1 to 64");
   expect_one_line_error("bench comm --ranks 65", "--ranks 65: expected 1 to 64");
   expect_one_line_error("bench comm --max-bytes 6", "--max-bytes 6 must be a whole number of f32 elements");
@@ -77,6 +78,19 @@ TEST_F(BenchCommCommand, BadFlagsAreOneLineErrors) {
                         "OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0");
   expect_one_line_error("bench comm --ranks 3", "--ranks 3 with 2 processes from Open MPI",
                         "OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0");
+  expect_one_line_error("bench comm --backend nccl",
+                        "--backend nccl runs its ranks as the GPUs of one process, but Open MPI started 2",
+                        "OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0");
+}
+
+// The nccl backend's refusals that need no GPU (bench_comm_nccl, a gpu test, runs it on 2 GPUs).
+TEST_F(BenchCommCommand, NcclBackendRefusalsAreOneLineErrors) {
+  expect_one_line_error("bench comm --backend nccl --ranks 1",
+                        "--ranks 1 with --backend nccl: at least 2 ranks (one per GPU) are needed");
+  if constexpr (BATON_HAVE_CUDA == 0) {
+    expect_one_line_error("bench comm --backend nccl",
+                          "--backend nccl needs a CUDA build, and baton was built without CUDA");
+  }
 }
 
 }  // namespace
