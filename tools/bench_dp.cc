@@ -49,6 +49,11 @@ DpMeasured measure(DataParallelEngine& engine, const DpBenchSetup& s, int rows) 
     if (seed <= static_cast<uint64_t>(s.f.warmup)) return;
     const ReplicaStepRecord& last = engine.last_step(0);
     m.hidden.push_back(hidden_communication_fraction(last));
+    if (engine.replicas() > 1 && engine.local_replicas() == engine.replicas()) {
+      std::vector<ReplicaStepRecord> all;
+      for (int r = 0; r < engine.local_replicas(); ++r) all.push_back(engine.last_step(r));
+      m.hidden_transfer.push_back(hidden_transfer_fraction(all));
+    }
     double ms = 0;
     for (const BucketTiming& b : last.buckets) {
       if (b.ran.started && b.ran.finished)

@@ -38,6 +38,9 @@ struct DpMeasured {
   int replicas = 1;
   WallTimes times;
   std::vector<double> hidden, allreduce_ms;  // per timed step, replica 0 of this process
+  // Per timed step, every replica counted from the moment the last one took the bucket up
+  // (hidden_transfer_fraction); empty when the replicas are in other processes.
+  std::vector<double> hidden_transfer;
   std::vector<size_t> bucket_bytes;
 };
 

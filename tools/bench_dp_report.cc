@@ -53,6 +53,14 @@ void report_dp_bench(const DpBenchSetup& s, const DpMeasured& one, const DpMeasu
   }
   std::printf("); all-reduce %.2f ms per step, %.0f%% of it during backward (medians over %d steps, replica 0)\n",
               allreduce, 100 * hidden, s.f.steps);
+  // Negative: not measured (the replicas are in other processes).
+  const double transfer = many.hidden_transfer.empty() ? -1.0 : median(many.hidden_transfer);
+  if (transfer >= 0) {
+    std::printf(
+        "  counted from the moment the last replica reached each bucket (waiting for a slower replica is load "
+        "imbalance): %.0f%% during backward (every replica)\n",
+        100 * transfer);
+  }
   std::printf(
       "host: %d hardware threads (%s). %d replicas share them with each other, their communication threads "
       "and any other process; under `baton train` the loader's workers compete too (this benchmark feeds "
@@ -86,6 +94,7 @@ void report_dp_bench(const DpBenchSetup& s, const DpMeasured& one, const DpMeasu
                            {"allreduce_ms", allreduce},
                            {"hidden_fraction", hidden},
                            {"hidden_fraction_per_step", many.hidden},
+                           {"hidden_transfer_fraction", transfer >= 0 ? nlohmann::json(transfer) : nlohmann::json()},
                            {"allreduce_ms_per_step", many.allreduce_ms}};
   if (p.unavailable.empty()) {
     json["predicted"] = {{"available", true},

@@ -2,6 +2,7 @@
 #include "parallel/dp/step_record.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace baton::parallel {
 namespace {
@@ -14,18 +15,46 @@ double micros_since(Clock::time_point origin, Clock::time_point t) {
   return std::chrono::duration<double, std::micro>(t - origin).count();
 }
 
-}  // namespace
-
-double hidden_communication_fraction(const ReplicaStepRecord& record) {
+// Of the [start, finish] intervals, the fraction within `record`'s backward.
+double fraction_in_backward(const ReplicaStepRecord& record,
+                            const std::vector<std::pair<Clock::time_point, Clock::time_point>>& intervals) {
   double total = 0, hidden = 0;
-  for (const BucketTiming& b : record.buckets) {
-    if (!b.ran.started || !b.ran.finished) continue;
-    const Clock::time_point start = *b.ran.started, finish = *b.ran.finished;
+  for (const auto& [start, finish] : intervals) {
     total += seconds(finish - start);
     const Clock::time_point lo = std::max(start, record.backward), hi = std::min(finish, record.backward_end);
     if (hi > lo) hidden += seconds(hi - lo);
   }
   return total > 0 ? hidden / total : 1.0;
+}
+
+}  // namespace
+
+double hidden_communication_fraction(const ReplicaStepRecord& record) {
+  std::vector<std::pair<Clock::time_point, Clock::time_point>> intervals;
+  for (const BucketTiming& b : record.buckets) {
+    if (b.ran.started && b.ran.finished) intervals.emplace_back(*b.ran.started, *b.ran.finished);
+  }
+  return fraction_in_backward(record, intervals);
+}
+
+double hidden_transfer_fraction(const std::vector<ReplicaStepRecord>& replicas) {
+  if (replicas.empty()) return 1.0;
+  double sum = 0;
+  for (const ReplicaStepRecord& record : replicas) {
+    std::vector<std::pair<Clock::time_point, Clock::time_point>> intervals;
+    for (size_t b = 0; b < record.buckets.size(); ++b) {
+      const comm::WorkTimes& mine = record.buckets[b].ran;
+      if (!mine.started || !mine.finished) continue;
+      Clock::time_point last_start = *mine.started;
+      for (const ReplicaStepRecord& peer : replicas) {
+        const comm::WorkTimes& theirs = peer.buckets.at(b).ran;
+        if (theirs.started) last_start = std::max(last_start, *theirs.started);
+      }
+      intervals.emplace_back(std::min(last_start, *mine.finished), *mine.finished);
+    }
+    sum += fraction_in_backward(record, intervals);
+  }
+  return sum / static_cast<double>(replicas.size());
 }
 
 void append_trace_events(const ReplicaStepRecord& record, Clock::time_point origin, int process,

@@ -25,6 +25,10 @@ struct ReplicaStepRecord {
 // communication thread), the fraction that lies within backward ([backward, backward_end]): 1 when
 // all communication is hidden behind backward; 1 with no communication.
 double hidden_communication_fraction(const ReplicaStepRecord& record);
+// The same for the records of every replica of one step (all in this process), counting each
+// all-reduce from the moment the last replica took it up: the time a replica waits for a slower
+// peer to reach the bucket is load imbalance, not communication. The mean over the replicas.
+double hidden_transfer_fraction(const std::vector<ReplicaStepRecord>& replicas);
 
 // Appends `record` as complete events: "forward", "backward" and "optimizer" on lane 2 x rank,
 // "all-reduce bucket b" (with its bytes) on lane 2 x rank + 1; times in microseconds from `origin`.
