@@ -2,6 +2,7 @@
 // beside its baseline, for the in-process (threads), MPI (processes) and NCCL (GPUs) backends.
 #pragma once
 
+#include <barrier>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -61,5 +62,12 @@ std::pair<double, double> paired_medians(const CommBenchSettings& s, const std::
 std::vector<CommBenchRow> rows_from(const CommBenchSettings& s, const std::vector<double>& baton,
                                     const std::vector<double>& baseline);
 double seconds_since(std::chrono::steady_clock::time_point start);
+// rank_body(r, baton, baseline) for every rank r of `s` on a thread of its own: it fills its two
+// vectors with one median per size. A rank that throws drops out of `sync` (so the others do not
+// wait for it); the first failure by rank is rethrown after all have ended. Returns the rows of the
+// means over the ranks.
+using RankBody = std::function<void(int rank, std::vector<double>& baton, std::vector<double>& baseline)>;
+std::vector<CommBenchRow> rows_over_rank_threads(const CommBenchSettings& s, std::barrier<>& sync,
+                                                 const RankBody& rank_body);
 
 }  // namespace baton::cli

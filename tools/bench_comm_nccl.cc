@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <barrier>
 #include <chrono>
-#include <exception>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "parallel/comm/nccl_communicator.h"
@@ -31,14 +29,10 @@ std::vector<CommBenchRow> bench_comm_nccl(const CommBenchSettings& s) {
     buffers.push_back(Tensor::empty(Shape{max_count}, DType::f32, *contexts.back()));
     hosts.push_back(Tensor::empty_host(Shape{max_count}, DType::f32));
   }
-  // Per rank and size: baton's and the baseline's median seconds per all-reduce.
-  std::vector<std::vector<double>> baton(n, std::vector<double>(s.sizes.size()));
-  std::vector<std::vector<double>> base = baton;
-  std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
   std::barrier sync(n);
   double raw_sample = 0;  // written by rank 0's thread between two barriers
 
-  const auto rank_body = [&](int r) {
+  const auto rank_body = [&](int r, std::vector<double>& baton, std::vector<double>& base) {
     comm::Communicator& comm = *comms[static_cast<size_t>(r)];
     Context& ctx = *contexts[static_cast<size_t>(r)];
     for (size_t i = 0; i < s.sizes.size(); ++i) {
@@ -81,33 +75,11 @@ std::vector<CommBenchRow> bench_comm_nccl(const CommBenchSettings& s) {
             return seconds_since(start) / calls;
           },
           [&] { return raw_on_rank0(calls); });
-      baton[static_cast<size_t>(r)][i] = baton_s;
-      base[static_cast<size_t>(r)][i] = raw_s;
+      baton[i] = baton_s;
+      base[i] = raw_s;
     }
   };
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        rank_body(r);
-      } catch (...) {
-        errors[static_cast<size_t>(r)] = std::current_exception();
-        sync.arrive_and_drop();  // the others must not wait for this rank (its communicator times out)
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
-  std::vector<double> baton_mean(s.sizes.size()), base_mean(s.sizes.size());
-  for (size_t i = 0; i < s.sizes.size(); ++i) {
-    for (int r = 0; r < n; ++r) {
-      baton_mean[i] += baton[static_cast<size_t>(r)][i] / n;
-      base_mean[i] += base[static_cast<size_t>(r)][i] / n;
-    }
-  }
-  return rows_from(s, baton_mean, base_mean);
+  return rows_over_rank_threads(s, sync, rank_body);
 }
 
 }  // namespace baton::cli

@@ -85,6 +85,39 @@ std::vector<CommBenchRow> rows_from(const CommBenchSettings& s, const std::vecto
   return rows;
 }
 
+std::vector<CommBenchRow> rows_over_rank_threads(const CommBenchSettings& s, std::barrier<>& sync,
+                                                 const RankBody& rank_body) {
+  const int n = s.ranks;
+  // Per rank and size: baton's and the baseline's median seconds per all-reduce.
+  std::vector<std::vector<double>> baton(n, std::vector<double>(s.sizes.size()));
+  std::vector<std::vector<double>> base = baton;
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      const auto k = static_cast<size_t>(r);
+      try {
+        rank_body(r, baton[k], base[k]);
+      } catch (...) {
+        errors[k] = std::current_exception();
+        sync.arrive_and_drop();  // the others must not wait for this rank (its communicator times out)
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  std::vector<double> baton_mean(s.sizes.size()), base_mean(s.sizes.size());
+  for (size_t i = 0; i < s.sizes.size(); ++i) {
+    for (int r = 0; r < n; ++r) {
+      baton_mean[i] += baton[static_cast<size_t>(r)][i] / n;
+      base_mean[i] += base[static_cast<size_t>(r)][i] / n;
+    }
+  }
+  return rows_from(s, baton_mean, base_mean);
+}
+
 int comm_calls_per_sample(int64_t bytes) {
   return static_cast<int>(std::clamp<int64_t>((int64_t{8} << 20) / std::max<int64_t>(bytes, 1), 1, 64));
 }
@@ -100,13 +133,9 @@ std::vector<CommBenchRow> bench_comm_inproc(const CommBenchSettings& s) {
     buffers.push_back(Tensor::empty(Shape{max_count}, DType::f32, ctx));
     data.push_back(buffers.back().data<float>());
   }
-  // Per rank and size: baton's and the baseline's median seconds per all-reduce.
-  std::vector<std::vector<double>> baton(n, std::vector<double>(s.sizes.size()));
-  std::vector<std::vector<double>> plain = baton;
-  std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
   std::barrier sync(n);
 
-  const auto rank_body = [&](int r) {
+  const auto rank_body = [&](int r, std::vector<double>& baton, std::vector<double>& plain) {
     comm::Communicator& comm = *comms[static_cast<size_t>(r)];
     Context ctx(Device::cpu(r));
     for (size_t i = 0; i < s.sizes.size(); ++i) {
@@ -140,33 +169,11 @@ std::vector<CommBenchRow> bench_comm_inproc(const CommBenchSettings& s) {
             }
             return seconds_since(start) / calls;
           });
-      baton[static_cast<size_t>(r)][i] = baton_s;
-      plain[static_cast<size_t>(r)][i] = plain_s;
+      baton[i] = baton_s;
+      plain[i] = plain_s;
     }
   };
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        rank_body(r);
-      } catch (...) {
-        errors[static_cast<size_t>(r)] = std::current_exception();
-        sync.arrive_and_drop();  // the others must not wait for this rank (its communicator times out)
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
-  std::vector<double> baton_mean(s.sizes.size()), plain_mean(s.sizes.size());
-  for (size_t i = 0; i < s.sizes.size(); ++i) {
-    for (int r = 0; r < n; ++r) {
-      baton_mean[i] += baton[static_cast<size_t>(r)][i] / n;
-      plain_mean[i] += plain[static_cast<size_t>(r)][i] / n;
-    }
-  }
-  return rows_from(s, baton_mean, plain_mean);
+  return rows_over_rank_threads(s, sync, rank_body);
 }
 
 std::vector<CommBenchRow> bench_comm_mpi(const CommBenchSettings& s, const comm::MpiRuntime& runtime) {
