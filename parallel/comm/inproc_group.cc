@@ -5,6 +5,8 @@
 #include <cstring>
 #include <exception>
 
+#include "parallel/comm/spin_wait.h"
+
 namespace baton::comm {
 namespace {
 
@@ -97,6 +99,10 @@ void InprocGroup::run_collective(int rank, uint64_t seq, const Contribution& min
       changed_.notify_all();
     }
     waiting_[static_cast<size_t>(rank)] = Waiting{mine.kind, seq, -1};
+    // A peer that arrives within the spin is seen without a sleep and wake-up on either side.
+    lock.unlock();
+    spin_until([&] { return slot->arrived.load(std::memory_order_acquire) == size_; });
+    lock.lock();
     changed_.wait_until(lock, deadline, [&] { return slot->arrived == size_ || abort_reason_; });
     waiting_[static_cast<size_t>(rank)].reset();
     // Once every rank has arrived the collective completes, abort or not: their buffers are in use.
@@ -126,6 +132,9 @@ void InprocGroup::run_collective(int rank, uint64_t seq, const Contribution& min
   {
     std::unique_lock lock(mutex_);
     if (++slot->finished == size_) changed_.notify_all();
+    lock.unlock();
+    spin_until([&] { return slot->finished.load(std::memory_order_acquire) == size_; });
+    lock.lock();
     changed_.wait(lock, [&] { return slot->finished == size_; });  // parts never block: bounded
     leave(seq, *slot);
   }

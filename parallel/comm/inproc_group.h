@@ -3,6 +3,7 @@
 // and the abort that turns a missing rank into an error on every rank instead of a hang.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -74,8 +75,9 @@ class InprocGroup {
  private:
   struct Slot {
     std::vector<std::optional<Contribution>> contributions;
-    int arrived = 0;
-    int finished = 0;
+    // Read without the mutex by the spins before a rank blocks; written with it held.
+    std::atomic<int> arrived{0};
+    std::atomic<int> finished{0};
     int left = 0;
     std::string mismatch;  // set by the last rank to arrive when the contributions disagree
   };
