@@ -18,7 +18,7 @@ std::vector<std::vector<int>> check_plan_and_schedule(const Graph& graph, const 
   for (int s = 0; s < num; ++s) {
     const int replicas = plan.stages[static_cast<size_t>(s)].replicas;
     BATON_CHECK(replicas == 1, "pipeline stage ", s, " has ", replicas,
-                " replicas: data-parallel replicas inside a pipeline are not supported yet");
+                " replicas: a PipelineExecutor runs one group; plans with replicas run through HybridExecutor");
   }
   const Profile profile = profile_structure(graph, model);
   validate_plan(plan, profile);
@@ -53,10 +53,31 @@ std::vector<std::unique_ptr<PipelineStage>> make_stages(const Graph& graph, cons
     for (int i : plan.stages[static_cast<size_t>(s)].nodes) nodes.push_back(order.at(static_cast<size_t>(i)));
     const ExecutorOptions executor{.recompute = !options.recompute.empty() && options.recompute[static_cast<size_t>(s)],
                                    .defer_buffer_updates = options.deferred_batch_norm};
+    const ParamLayout layout = stage_layout(graph, nodes, options.dtype, options.group_sync);
     stages.push_back(std::make_unique<PipelineStage>(graph, s, std::move(nodes), devices[static_cast<size_t>(s)],
-                                                     options.dtype, executor));
+                                                     options.dtype, executor, layout));
   }
   return stages;
+}
+
+// A hybrid group: one communicator per stage, and every stage's all_reduce in the schedule.
+void check_group_sync(const GroupSync& sync, const Schedule& schedule) {
+  if (!sync.active()) return;
+  BATON_CHECK(static_cast<int>(sync.communicators.size()) == schedule.stages,
+              "the group's gradient synchronisation has ", sync.communicators.size(), " communicators for ",
+              schedule.stages, " stages (one per stage)");
+  std::vector<int> all_reduces(static_cast<size_t>(schedule.stages), 0);
+  for (const auto& program : schedule.programs) {
+    for (const Instruction& ins : program) {
+      if (ins.op == Op::all_reduce) ++all_reduces[static_cast<size_t>(ins.stage)];
+    }
+  }
+  for (int s = 0; s < schedule.stages; ++s) {
+    BATON_CHECK(sync.communicators[static_cast<size_t>(s)] != nullptr, "stage ", s, " has no communicator");
+    BATON_CHECK(all_reduces[static_cast<size_t>(s)] == 1, "the schedule has ", all_reduces[static_cast<size_t>(s)],
+                " all_reduce instructions for stage ", s,
+                " where a group of a hybrid needs one (make_schedule with all_reduce = true)");
+  }
 }
 
 }  // namespace
@@ -67,6 +88,10 @@ PipelineExecutor::PipelineExecutor(const Graph& graph, Plan plan, Schedule sched
   std::vector<std::vector<int>> consumers = check_plan_and_schedule(graph_, plan_, schedule_, options_.model);
   stages_ = make_stages(graph_, plan_, devices, options_);
   routing_ = std::make_unique<const PipelineRouting>(graph_, stages_, std::move(consumers));
+  check_group_sync(options_.group_sync, schedule_);
+  if (options_.group_sync.active() && options_.group_sync.strategy == GradSyncStrategy::bucket) {
+    for (auto& stage : stages_) buckets_.push_back(std::make_unique<GradientBuckets>(stage->params()));
+  }
   if (options_.optimizer.is_null()) return;
   for (auto& stage : stages_) {
     optimizers_.push_back(make_optimizer(options_.optimizer, stage->params(), stage->context(),
@@ -175,7 +200,8 @@ StepRecorder& PipelineExecutor::recorder() {
       if (linked && stage(i).device() != stage(j).device()) links.emplace_back(i, j);
     }
   }
-  recorder_ = std::make_unique<StepRecorder>(names, links);
+  const int communicating = options_.group_sync.active() ? num_stages() : 0;
+  recorder_ = std::make_unique<StepRecorder>(names, links, communicating);
   return *recorder_;
 }
 

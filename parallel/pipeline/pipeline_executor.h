@@ -17,6 +17,7 @@
 #include "parallel/pipeline/pipeline_trace.h"
 #include "parallel/pipeline/routing.h"
 #include "parallel/pipeline/stage.h"
+#include "parallel/pipeline/stage_sync.h"
 #include "parallel/plan.h"
 #include "parallel/schedule.h"
 
@@ -38,6 +39,9 @@ struct PipelineOptions {
   // the caller updates the stage stores (stage_params) after step().
   nlohmann::json optimizer;
   std::string model = "pipeline";  // names the structural profile in errors
+  // The hybrid (HybridExecutor): this pipeline is one of several groups, and the schedule's
+  // all_reduce instructions synchronise each stage's gradients with the other groups'.
+  GroupSync group_sync;
 };
 
 struct StepOptions {
@@ -110,7 +114,7 @@ class PipelineExecutor {
   std::vector<TraceLane> trace_lanes();
 
  private:
-  PipelineParts parts() { return {graph_, *routing_, stages_, optimizers_}; }
+  PipelineParts parts() { return {graph_, *routing_, stages_, optimizers_, options_.group_sync, buckets_}; }
   StepRecorder& recorder();  // created by the first traced step
   void synchronize();        // every stage's stream
   void order_inputs(const std::vector<Tensor>& inputs, const Stream& written_on);
@@ -121,7 +125,8 @@ class PipelineExecutor {
   PipelineOptions options_;
   std::vector<std::unique_ptr<PipelineStage>> stages_;
   std::unique_ptr<const PipelineRouting> routing_;
-  std::vector<std::unique_ptr<Optimizer>> optimizers_;  // one per stage, or none
+  std::vector<std::unique_ptr<Optimizer>> optimizers_;     // one per stage, or none
+  std::vector<std::unique_ptr<GradientBuckets>> buckets_;  // per stage: the hybrid's bucket strategy
   std::unique_ptr<StepRecorder> recorder_;
   LossReadback losses_;
   std::optional<Event> inputs_ready_;  // recorded on StepOptions::inputs_stream, reused

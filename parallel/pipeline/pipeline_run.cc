@@ -41,6 +41,12 @@ PipelineRun::PipelineRun(const PipelineParts& parts, MicroBatches batches, RunSe
     st.gradient_sends_left.assign(m, routing_.producer_count(static_cast<int>(s)));
   }
   if (settings_.mode == Mode::eval) results_.assign(parts_.graph.outputs().size(), std::vector<Tensor>(m));
+  const GroupSync& sync = parts_.group_sync;
+  if (settings_.mode != Mode::train || !sync.active()) return;
+  for (size_t s = 0; s < states_.size(); ++s) {
+    const GradientBuckets* buckets = parts_.buckets.empty() ? nullptr : parts_.buckets[s].get();
+    syncs_.push_back(std::make_unique<StageSync>(*parts_.stages[s], *sync.communicators[s], sync, buckets));
+  }
 }
 
 void PipelineRun::execute(const Schedule& schedule) {
@@ -100,6 +106,11 @@ void PipelineRun::issue(const Instruction& ins, int position) {
       ins.op == Op::forward || ins.op == Op::backward || (ins.op == Op::optimizer_step && !parts_.optimizers.empty());
   const bool copy = (ins.op == Op::send_activation || ins.op == Op::send_gradient) &&
                     stage(ins.stage).device() != stage(ins.peer).device();  // same device: nothing to time
+  if (ins.op == Op::optimizer_step && !syncs_.empty()) {
+    // A hybrid group: the stage's gradients become the groups' mean first (not optimiser time).
+    syncs_[static_cast<size_t>(ins.stage)]->finish();
+    if (rec != nullptr) record_collectives(ins.stage, position);
+  }
   if (rec == nullptr || (!compute && !copy)) return dispatch(ins);
   TraceEvent event = instruction_trace_event(ins, *schedule_);
   if (copy) {
@@ -116,6 +127,22 @@ void PipelineRun::issue(const Instruction& ins, int position) {
   rec->add(position, std::move(event), std::move(start), std::move(end));
 }
 
+void PipelineRun::record_collectives(int s, int position) {
+  StepRecorder& rec = *settings_.recorder;
+  const std::vector<StageSync::Collective> collectives = syncs_[static_cast<size_t>(s)]->collectives();
+  for (size_t k = 0; k < collectives.size(); ++k) {
+    const StageSync::Collective& c = collectives[k];
+    if (!c.ran.started || !c.ran.finished) continue;  // a backend that does not time its operations
+    TraceEvent event;
+    event.name = "all-reduce s" + std::to_string(s) + (collectives.size() > 1 ? " b" + std::to_string(k) : "");
+    event.category = "allreduce";
+    event.process = kMeasuredProcess;
+    event.thread = rec.communication_lane(s);
+    event.args = {{"stage", s}, {"bytes", c.bytes}, {"strategy", grad_sync_name(parts_.group_sync.strategy)}};
+    rec.add(position, std::move(event), rec.host_mark(*c.ran.started), rec.host_mark(*c.ran.finished));
+  }
+}
+
 void PipelineRun::dispatch(const Instruction& ins) {
   switch (ins.op) {
     case Op::forward:
@@ -129,7 +156,9 @@ void PipelineRun::dispatch(const Instruction& ins) {
     case Op::recv_gradient:
       return recv(ins);
     case Op::all_reduce:
-      return;  // plans with replicas are refused: one replica has nothing to reduce
+      // One group (no replicas) has nothing to reduce.
+      if (!syncs_.empty()) syncs_[static_cast<size_t>(ins.stage)]->all_reduce();
+      return;
     case Op::optimizer_step:
       return optimizer_step(ins.stage);
   }

@@ -19,6 +19,7 @@
 #include "parallel/pipeline/pipeline_trace.h"
 #include "parallel/pipeline/routing.h"
 #include "parallel/pipeline/stage.h"
+#include "parallel/pipeline/stage_sync.h"
 #include "parallel/schedule.h"
 #include "runtime/train/pending_loss.h"
 
@@ -40,7 +41,9 @@ struct PipelineParts {
   const Graph& graph;
   const PipelineRouting& routing;
   std::vector<std::unique_ptr<PipelineStage>>& stages;
-  std::vector<std::unique_ptr<Optimizer>>& optimizers;  // one per stage, or none
+  std::vector<std::unique_ptr<Optimizer>>& optimizers;           // one per stage, or none
+  const GroupSync& group_sync;                                   // the hybrid: the stages of the other groups
+  const std::vector<std::unique_ptr<GradientBuckets>>& buckets;  // per stage (bucket strategy), or none
 };
 
 // How a run goes: train (forward keeps tapes, backward, optimiser step) or eval (forward only).
@@ -86,6 +89,8 @@ class PipelineRun {
   void issue(const Instruction& ins, int position);  // with its trace event when recording
   void dispatch(const Instruction& ins);
   void record_error(std::exception_ptr error);
+  // A hybrid group's traced step: the stage's all-reduces on its communication lane.
+  void record_collectives(int s, int position);
   void forward(int s, int mb);
   void backward(int s, int mb);
   void optimizer_step(int s);
@@ -102,8 +107,9 @@ class PipelineRun {
   RunSettings settings_;
   const Schedule* schedule_ = nullptr;  // the one execute() runs
   Mailbox mailbox_;
-  std::vector<StageState> states_;            // each touched only by the worker of its position
-  std::vector<std::vector<Tensor>> results_;  // eval: [graph output][micro-batch]
+  std::vector<StageState> states_;                 // each touched only by the worker of its position
+  std::vector<std::unique_ptr<StageSync>> syncs_;  // per stage, training runs of a hybrid group
+  std::vector<std::vector<Tensor>> results_;       // eval: [graph output][micro-batch]
   std::mutex error_mutex_;
   std::exception_ptr error_;  // the first worker failure
 };

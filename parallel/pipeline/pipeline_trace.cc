@@ -38,7 +38,7 @@ TraceEvent instruction_trace_event(const Instruction& ins, const Schedule& sched
 }
 
 StepRecorder::StepRecorder(const std::vector<std::string>& position_names,
-                           const std::vector<std::pair<int, int>>& links)
+                           const std::vector<std::pair<int, int>>& links, int communicating_stages)
     : origin_(std::chrono::steady_clock::now()), pending_(position_names.size()) {
   for (size_t p = 0; p < position_names.size(); ++p) {
     lanes_.push_back({kMeasuredProcess, static_cast<int>(p), position_names[p]});
@@ -48,6 +48,14 @@ StepRecorder::StepRecorder(const std::vector<std::string>& position_names,
     link_lanes_[{from, to}] = lane;
     lanes_.push_back({kMeasuredProcess, lane, "link s" + std::to_string(from) + "->s" + std::to_string(to)});
   }
+  first_communication_lane_ = static_cast<int>(lanes_.size());
+  for (int s = 0; s < communicating_stages; ++s) {
+    lanes_.push_back({kMeasuredProcess, first_communication_lane_ + s, "stage " + std::to_string(s) + " all-reduce"});
+  }
+}
+
+TraceMark StepRecorder::host_mark(std::chrono::steady_clock::time_point t) const {
+  return {std::chrono::duration<double, std::micro>(t - origin_).count(), nullptr};
 }
 
 double StepRecorder::now_us() const {

@@ -31,18 +31,23 @@ struct TraceMark {
 class StepRecorder {
  public:
   // `position_names`: one compute lane per pipeline position; `links`: (from stage, to stage) pairs
-  // that transfer, one lane each.
-  StepRecorder(const std::vector<std::string>& position_names, const std::vector<std::pair<int, int>>& links);
+  // that transfer, one lane each; `communicating_stages`: stages whose gradients are all-reduced
+  // across groups (the hybrid), a communication lane each.
+  StepRecorder(const std::vector<std::string>& position_names, const std::vector<std::pair<int, int>>& links,
+               int communicating_stages = 0);
 
   // Before a step's workers start (every stream idle): one origin timing event per CUDA device in
   // `streams`, recorded with the host time, so the step's events can be placed on the host clock.
   void begin_step(const std::vector<Stream>& streams);
   // Work issued on `stream` so far is done (CPU: now; CUDA: a timing event recorded on it).
   TraceMark mark(const Stream& stream) const;
+  // A host time (a collective's start or end on its communicator's thread).
+  TraceMark host_mark(std::chrono::steady_clock::time_point t) const;
   // Adds an event of `position`'s worker (only that worker touches its list).
   void add(int position, TraceEvent event, TraceMark start, TraceMark end);
   int compute_lane(int position) const { return position; }
   int link_lane(int from, int to) const { return link_lanes_.at({from, to}); }
+  int communication_lane(int stage) const { return first_communication_lane_ + stage; }
   // After every stream of the step has been synchronised: resolves the CUDA marks.
   void end_step();
 
@@ -61,6 +66,7 @@ class StepRecorder {
   std::chrono::steady_clock::time_point origin_;
   std::vector<TraceLane> lanes_;
   std::map<std::pair<int, int>, int> link_lanes_;
+  int first_communication_lane_ = 0;
   std::vector<std::vector<Pending>> pending_;                              // per position, this step
   std::vector<std::pair<std::unique_ptr<Event>, double>> device_origins_;  // CUDA: event, host us
   std::vector<TraceEvent> events_;

@@ -12,11 +12,11 @@ void copy_by_name(const ParamStore& names, ParamStore& dst, const ParamStore& sr
 }
 
 PipelineStage::PipelineStage(const Graph& graph, int index, std::vector<NodeId> nodes, Device device, DType dtype,
-                             ExecutorOptions options)
+                             ExecutorOptions options, const ParamLayout& layout)
     : index_(index) {
   check_device(device);
   ctx_ = std::make_unique<Context>(device);
-  params_ = std::make_unique<ParamStore>(graph, nodes, dtype, *ctx_);
+  params_ = std::make_unique<ParamStore>(graph, nodes, dtype, *ctx_, layout);
   executor_ = std::make_unique<Executor>(graph, std::move(nodes), *params_, options);
 }
 

@@ -17,8 +17,9 @@ void copy_by_name(const ParamStore& names, ParamStore& dst, const ParamStore& sr
 
 class PipelineStage {
  public:
+  // `layout`: the store's parameter layout (gradient buckets of the hybrid's bucket strategy).
   PipelineStage(const Graph& graph, int index, std::vector<NodeId> nodes, Device device, DType dtype,
-                ExecutorOptions options);
+                ExecutorOptions options, const ParamLayout& layout = {});
   PipelineStage(const PipelineStage&) = delete;
   PipelineStage& operator=(const PipelineStage&) = delete;
 

@@ -66,17 +66,27 @@ PendingLoss& PendingLoss::operator=(PendingLoss&&) noexcept = default;
 double PendingLoss::value() {
   if (error_) std::rethrow_exception(error_);
   if (!value_) value_ = resolve_slot();
+  double sum = *value_;
   try {
-    for (PendingLoss& other : others_) other.value();
+    for (PendingLoss& other : others_) sum += other.value();
   } catch (...) {
     error_ = std::current_exception();
     throw;
   }
+  if (average_others_) value_ = sum / static_cast<double>(1 + others_.size());
+  average_others_ = false;
   others_.clear();
   return *value_;
 }
 
 void PendingLoss::also_resolve(std::vector<PendingLoss> others) {
+  BATON_CHECK(!average_others_, "PendingLoss: also_resolve after average_with");
+  for (PendingLoss& other : others) others_.push_back(std::move(other));
+}
+
+void PendingLoss::average_with(std::vector<PendingLoss> others) {
+  BATON_CHECK(others_.empty(), "PendingLoss: average_with after also_resolve");
+  average_others_ = true;
   for (PendingLoss& other : others) others_.push_back(std::move(other));
 }
 

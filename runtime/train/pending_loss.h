@@ -40,6 +40,9 @@ class PendingLoss {
   // value() then also resolves `others` (in order) and throws the first failure among them: a
   // data-parallel step's loss is one replica's, but every replica's deferred checks count.
   void also_resolve(std::vector<PendingLoss> others);
+  // value() becomes the mean of this loss and `others` (resolved in order, the first failure
+  // thrown): the hybrid's groups each read the mean loss of an equal share of the batch.
+  void average_with(std::vector<PendingLoss> others);
 
  private:
   friend class LossReadback;
@@ -48,6 +51,7 @@ class PendingLoss {
   std::shared_ptr<detail::LossSlot> slot_;
   std::optional<double> value_;
   std::exception_ptr error_;
+  bool average_others_ = false;
 };
 
 class LossReadback {

@@ -182,7 +182,7 @@ TEST(PipelineExecutor, RefusesReplicasWithAClearError) {
   options.dtype = DType::f64;
   plan.stages[1].replicas = 2;
   plan.stages[1].devices = {1, 2};
-  EXPECT_ERROR_MENTIONS("data-parallel replicas inside a pipeline are not supported yet",
+  EXPECT_ERROR_MENTIONS("a PipelineExecutor runs one group; plans with replicas run through HybridExecutor",
                         PipelineExecutor(graph, plan, schedule, stage_devices(schedule, false), options));
 }
 

@@ -1,0 +1,66 @@
+// HybridExecutor: G groups, each running the whole model as the same S-stage pipeline on its own
+// devices, train on disjoint shares of every batch; stage s of every group forms one communicator,
+// and the schedule's all_reduce instructions average each stage's gradients over the groups (by
+// buckets during the last backward, or as one partition after it). The groups run in this process,
+// each on its own thread. See docs/hybrid.md.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "parallel/pipeline/pipeline_executor.h"
+
+namespace baton::parallel {
+
+struct HybridOptions {
+  PipelineOptions pipeline;  // every group's (its group_sync is filled in by the executor)
+  GradSyncStrategy grad_sync = GradSyncStrategy::bucket;
+  BucketOptions buckets;
+  GradientSyncOptions sync;
+};
+
+class HybridExecutor {
+ public:
+  // `plan`: every stage has G replicas (G equal groups; unequal replication is refused), replica g
+  // of stage s runs on devices[g][s]. `schedule`: one group's, with an all_reduce per stage when G
+  // > 1 (make_schedule(..., all_reduce = true)). Group g trains on rows [g B / G, (g + 1) B / G) of
+  // each batch of B rows, in M micro-batches keyed micro_batch_seed(seed, g M + m): the single-device
+  // step over the batch in G x M micro-batches.
+  HybridExecutor(const Graph& graph, const Plan& plan, const Schedule& schedule,
+                 std::vector<std::vector<Device>> devices, HybridOptions options = {});
+  ~HybridExecutor();
+  HybridExecutor(const HybridExecutor&) = delete;
+  HybridExecutor& operator=(const HybridExecutor&) = delete;
+
+  int groups() const { return static_cast<int>(groups_.size()); }
+  PipelineExecutor& group(int g) { return *groups_.at(static_cast<size_t>(g)); }
+
+  // Every group from the same whole-model values.
+  void initialize(uint64_t seed);
+  void load_parameters(const ParamStore& whole);
+  // Group 0's parameters and buffers (BatchNorm running statistics are each group's own).
+  void store_parameters(ParamStore& whole, Context& ctx);
+
+  // One training step of every group (each on its own thread); the mean loss of the batch. Errors
+  // in any group are rethrown naming the group (the lowest failing one).
+  double step(const std::vector<Tensor>& inputs, const StepOptions& options = {});
+  // The same without waiting for the devices: the loss, the mean of the groups', on its way.
+  PendingLoss start_step(const std::vector<Tensor>& inputs, const StepOptions& options = {});
+  // Forward only through group 0 (every group holds the same parameters).
+  PipelineOutputs evaluate(const std::vector<Tensor>& inputs) { return group(0).evaluate(inputs); }
+
+ private:
+  // Runs fn(g) for every group, each on its own thread; rethrows the lowest group's failure.
+  void on_groups(const std::function<void(int)>& fn);
+
+  std::vector<std::unique_ptr<PipelineExecutor>> groups_;
+};
+
+// Splits a plan whose stages all have G replicas into group g's plan: one replica per stage, on the
+// device of replica g, and a batch of plan.batch / G. Unequal replication is an error naming the
+// stage (its semantics across groups is not defined here; see docs/hybrid.md).
+int plan_groups(const Plan& plan);
+Plan group_plan(const Plan& plan, int group);
+
+}  // namespace baton::parallel

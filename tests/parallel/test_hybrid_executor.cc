@@ -1,0 +1,302 @@
+// The hybrid on CPU virtual devices in float64: G groups of an S-stage pipeline, stage s of every
+// group averaging its gradients over the groups. For G x S in {2x2, 2x3, 4x1, 1x4}, the three
+// schedules and both synchronisation strategies, three SGD-with-momentum steps give the losses,
+// gradients and weights of the single-device run over the same global batches in G x M
+// micro-batches (BatchNorm with deferred statistics too); the partition strategy issues exactly one
+// all-reduce per stage and step, the bucket strategy one per bucket; bad plans are refused.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "parallel/comm/inproc_communicator.h"
+#include "parallel/hybrid/hybrid_executor.h"
+#include "tests/parallel/pipeline_test_util.h"
+
+namespace baton::parallel {
+namespace {
+
+using namespace baton::parallel::testing;  // NOLINT
+using baton::testing::error_message;
+using baton::testing::to_doubles;
+
+constexpr double kTol = 1e-12;  // float64: equal to rounding (the summation order differs)
+constexpr int kSteps = 3;
+constexpr double kLr = 0.05;
+const nlohmann::json kSgd = {{"type", "sgd"}, {"momentum", 0.9}, {"weight_decay", 1e-3}};
+
+// x [16, 2, 4, 4] -> conv 3 -> bn -> relu -> conv 3 -> bn -> relu -> avg pool -> flatten -> linear 4
+// -> cross entropy: 10 nodes.
+Graph bn_cnn() {
+  layers::GraphBuilder g(test_layers());
+  ValueId x = g.input("x", {kBatch, 2, 4, 4}, DType::f64);
+  const ValueId labels = g.input("labels", {kBatch}, DType::i64);
+  x = g.conv2d(x, {.out_channels = 3, .kernel = 3, .padding = 1, .bias = false}, "conv1");
+  x = g.relu(g.batch_norm2d(x, {.momentum = 0.1}, "bn1"), "relu1");
+  x = g.conv2d(x, {.out_channels = 3, .kernel = 3, .padding = 1}, "conv2");
+  x = g.relu(g.batch_norm2d(x, {.momentum = 0.3}, "bn2"), "relu2");
+  x = g.flatten(g.adaptive_avg_pool2d(x, "pool"), "flatten");
+  g.output(g.softmax_cross_entropy(g.linear(x, kClasses, "head"), labels, "loss"));
+  return g.build();
+}
+
+// A batch for `graph`'s first input shape, labels 0..3.
+std::vector<Tensor> batch_for(const Graph& graph, const Stream& stream, uint64_t seed) {
+  std::vector<Tensor> inputs = batch(DType::f64, stream, seed);
+  inputs[0] = baton::testing::random_tensor(graph.value(graph.inputs()[0]).shape, DType::f64, stream, seed);
+  return inputs;
+}
+
+// Identity whose backward sleeps 30 ms: makes stage 0's last backward outlast the other stages'
+// all-reduces on any machine, so that their overlap shows in the trace.
+class SlowBackwardLayer final : public Layer {
+ public:
+  std::string_view type() const override { return "SlowBackward"; }
+  nlohmann::json config() const override { return nlohmann::json::object(); }
+  std::vector<Shape> infer_shapes(std::span<const Shape> inputs) const override { return {inputs[0]}; }
+  ForwardResult forward(const ForwardArgs& args) const override { return {{args.inputs[0]}, {}}; }
+  std::vector<Tensor> backward(const BackwardArgs& args) const override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    return {args.output_grads[0]};
+  }
+};
+
+// mlp() with a SlowBackward node after fc1 (in stage 0 of any even split into at most 3 stages).
+Graph slow_first_stage_mlp() {
+  static const LayerRegistry registry = [] {
+    LayerRegistry r = layers::builtin_layers();
+    r.add("SlowBackward", [](const nlohmann::json&) { return std::make_unique<SlowBackwardLayer>(); });
+    return r;
+  }();
+  layers::GraphBuilder g(registry);
+  ValueId x = g.input("x", {kBatch, kFeatures}, DType::f64);
+  const ValueId labels = g.input("labels", {kBatch}, DType::i64);
+  x = g.layer("SlowBackward", nlohmann::json::object(), {g.linear(x, 8, "fc1")}, "slow")[0];
+  for (int i = 2; i <= 4; ++i) x = g.relu(g.linear(x, 8, "fc" + std::to_string(i)), "act" + std::to_string(i));
+  g.output(g.softmax_cross_entropy(g.linear(x, kClasses, "head"), labels, "loss"));
+  return g.build();
+}
+
+struct Layout {
+  int groups;
+  int stages;
+};
+
+// `graph` split into `stages` even stages (`chunks` per position), each replicated `groups` times;
+// group g's positions on cpu:g P .. cpu:g P + P - 1.
+Plan hybrid_plan(const Graph& graph, Layout layout, int micro_batches, int chunks) {
+  Plan plan = even_plan(graph, layout.stages, micro_batches, chunks);
+  const int positions = layout.stages / chunks;
+  for (size_t s = 0; s < plan.stages.size(); ++s) {
+    plan.stages[s].replicas = layout.groups;
+    plan.stages[s].devices.clear();
+    for (int g = 0; g < layout.groups; ++g)
+      plan.stages[s].devices.push_back(g * positions + static_cast<int>(s) % positions);
+  }
+  return plan;
+}
+
+std::vector<std::vector<Device>> plan_devices(const Plan& plan) {
+  std::vector<std::vector<Device>> devices(static_cast<size_t>(plan.stages.front().replicas));
+  for (const Stage& stage : plan.stages) {
+    for (size_t g = 0; g < devices.size(); ++g) devices[g].push_back(Device::cpu(stage.devices[g]));
+  }
+  return devices;
+}
+
+Schedule group_schedule(const Graph& graph, const Plan& plan, ScheduleKind kind) {
+  const int chunks = plan.chunks_per_device;
+  return make_schedule(kind, plan.num_stages() / chunks, chunks, plan.micro_batches, consumers_of(graph, plan),
+                       /*all_reduce=*/true);
+}
+
+// Every parameter's value and gradient (or buffer, with `buffers`) of a pipeline, by name.
+std::map<std::string, std::vector<double>> tensors_of(PipelineExecutor& pipe, bool gradients, bool buffers = false) {
+  std::map<std::string, std::vector<double>> out;
+  for (int s = 0; s < pipe.num_stages(); ++s) {
+    const ParamStore& store = pipe.stage_params(s);
+    const Stream& stream = pipe.stage(s).context().stream();
+    if (buffers) {
+      for (const BufferEntry& b : store.buffers()) out[b.name] = to_doubles(store.buffer(b.name), stream);
+      continue;
+    }
+    for (const ParamEntry& e : store.params()) {
+      out[e.name] = to_doubles(gradients ? store.grad(e.name) : store.param(e.name), stream);
+    }
+  }
+  return out;
+}
+
+::testing::AssertionResult same_tensors(const std::map<std::string, std::vector<double>>& actual,
+                                        const std::map<std::string, std::vector<double>>& expected) {
+  if (actual.size() != expected.size()) {
+    return ::testing::AssertionFailure() << actual.size() << " tensors where the reference has " << expected.size();
+  }
+  for (const auto& [name, values] : expected) {
+    const auto it = actual.find(name);
+    if (it == actual.end()) return ::testing::AssertionFailure() << name << " is missing";
+    const auto close = baton::testing::all_close(it->second, values, kTol, kTol);
+    if (!close) return ::testing::AssertionFailure() << name << ": " << close.message();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// kSteps steps of the hybrid against the single-device run (a one-stage pipeline on cpu:0) over the
+// same batches in G x M micro-batches: every step's loss, and after the last every group's weights
+// and gradients. (Running statistics are each group's own, from its share of the batch.)
+void expect_equivalent(const Graph& graph, Layout layout, ScheduleKind kind, GradSyncStrategy strategy,
+                       bool deferred_bn = false) {
+  const int micro_batches = 2;
+  const int chunks = kind == ScheduleKind::interleaved && layout.stages % 2 == 0 ? 2 : 1;
+  const Plan plan = hybrid_plan(graph, layout, micro_batches, chunks);
+  HybridOptions options;
+  options.pipeline = f64_options();
+  options.pipeline.optimizer = kSgd;
+  options.pipeline.deferred_batch_norm = deferred_bn;
+  options.grad_sync = strategy;
+  options.buckets = {.first_bucket_bytes = 256, .bucket_bytes = 512};  // several buckets per stage
+  HybridExecutor hybrid(graph, plan, group_schedule(graph, plan, kind), plan_devices(plan), options);
+  hybrid.initialize(11);
+
+  PipelineOptions single_options = f64_options();
+  single_options.optimizer = kSgd;
+  single_options.deferred_batch_norm = deferred_bn;
+  const auto single =
+      make_pipeline(graph, even_plan(graph, 1, layout.groups * micro_batches), ScheduleKind::gpipe, single_options, 11);
+  Context host(Device::cpu());
+  for (int step = 0; step < kSteps; ++step) {
+    const std::vector<Tensor> inputs = batch_for(graph, host.stream(), 5 + static_cast<uint64_t>(step));
+    const StepOptions step_options{.seed = 99 + static_cast<uint64_t>(step), .lr = kLr};
+    const double loss = hybrid.step(inputs, step_options);
+    const double expected = single->step(inputs, step_options);
+    EXPECT_NEAR(loss, expected, kTol * std::max(1.0, std::abs(expected))) << "step " << step;
+  }
+  for (int g = 0; g < hybrid.groups(); ++g) {
+    SCOPED_TRACE("group " + std::to_string(g));
+    EXPECT_TRUE(same_tensors(tensors_of(hybrid.group(g), false), tensors_of(*single, false)));
+    EXPECT_TRUE(same_tensors(tensors_of(hybrid.group(g), true), tensors_of(*single, true)));
+  }
+}
+
+TEST(HybridExecutor, EqualsSingleDeviceForEveryLayoutScheduleAndStrategy) {
+  const Graph graph = mlp(DType::f64, /*dropout=*/true);  // each micro-batch's seed counts too
+  int runs = 0;
+  for (const Layout layout : {Layout{2, 2}, Layout{2, 3}, Layout{4, 1}, Layout{1, 4}}) {
+    for (ScheduleKind kind : {ScheduleKind::gpipe, ScheduleKind::one_f_one_b, ScheduleKind::interleaved}) {
+      for (GradSyncStrategy strategy : {GradSyncStrategy::bucket, GradSyncStrategy::partition}) {
+        SCOPED_TRACE(std::to_string(layout.groups) + "x" + std::to_string(layout.stages) + " " +
+                     std::string(schedule_kind_name(kind)) + " " + std::string(grad_sync_name(strategy)));
+        expect_equivalent(graph, layout, kind, strategy);
+        ++runs;
+      }
+    }
+  }
+  EXPECT_EQ(runs, 24);
+}
+
+TEST(HybridExecutor, BatchNormWithDeferredStatisticsEqualsSingleDevice) {
+  const Graph graph = bn_cnn();
+  for (GradSyncStrategy strategy : {GradSyncStrategy::bucket, GradSyncStrategy::partition}) {
+    for (bool deferred : {false, true}) {
+      SCOPED_TRACE(std::string(grad_sync_name(strategy)) + (deferred ? " deferred" : ""));
+      expect_equivalent(graph, {2, 2}, ScheduleKind::one_f_one_b, strategy, deferred);
+    }
+  }
+}
+
+TEST(HybridExecutor, OneGroupIsThePlainPipeline) {
+  // G = 1 builds no communicator; the all_reduce instructions do nothing.
+  expect_equivalent(mlp(DType::f64), {1, 2}, ScheduleKind::gpipe, GradSyncStrategy::partition);
+}
+
+// The all-reduce events of one traced step of group 0, by stage; and the end of stage 0's last backward.
+struct TracedStep {
+  std::map<int, std::vector<TraceEvent>> all_reduces;
+  double last_backward_end_us = 0;
+};
+
+TracedStep traced_step(GradSyncStrategy strategy, BucketOptions buckets) {
+  const Graph graph = slow_first_stage_mlp();
+  const Plan plan = hybrid_plan(graph, {2, 3}, 2, 1);
+  HybridOptions options;
+  options.pipeline = f64_options();
+  options.pipeline.optimizer = kSgd;
+  options.grad_sync = strategy;
+  options.buckets = buckets;
+  HybridExecutor hybrid(graph, plan, group_schedule(graph, plan, ScheduleKind::one_f_one_b), plan_devices(plan),
+                        options);
+  hybrid.initialize(3);
+  Context host(Device::cpu());
+  hybrid.step(batch(DType::f64, host.stream(), 1), {.seed = 1, .lr = kLr, .record_trace = true});
+  TracedStep out;
+  for (const TraceEvent& e : hybrid.group(0).take_trace()) {
+    if (e.category == "allreduce") out.all_reduces[e.args.at("stage").get<int>()].push_back(e);
+    if (e.category == "backward" && e.args.at("stage") == 0) {
+      out.last_backward_end_us = std::max(out.last_backward_end_us, e.start_us + e.duration_us);
+    }
+  }
+  return out;
+}
+
+TEST(HybridExecutor, PartitionIssuesOneAllReducePerStageOverlappingTheEarlierStagesBackward) {
+  const TracedStep step = traced_step(GradSyncStrategy::partition, {});
+  ASSERT_EQ(step.all_reduces.size(), 3u);
+  for (const auto& [stage, events] : step.all_reduces) {
+    SCOPED_TRACE("stage " + std::to_string(stage));
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].args.at("strategy"), "partition");
+    // Stages 1 and 2 finish their backward while stage 0 still runs its last one (30 ms).
+    if (stage > 0) {
+      EXPECT_LT(events[0].start_us, step.last_backward_end_us);
+    }
+  }
+}
+
+TEST(HybridExecutor, BucketIssuesOneAllReducePerBucket) {
+  const TracedStep step = traced_step(GradSyncStrategy::bucket, {.first_bucket_bytes = 64, .bucket_bytes = 64});
+  ASSERT_EQ(step.all_reduces.size(), 3u);
+  // Stage 0 holds fc1 (weight and bias, each over 64 bytes padded): two buckets at least.
+  EXPECT_GE(step.all_reduces.at(0).size(), 2u);
+  for (const auto& [stage, events] : step.all_reduces) {
+    for (const TraceEvent& e : events) EXPECT_EQ(e.args.at("strategy"), "bucket");
+  }
+}
+
+TEST(HybridExecutor, UnequalReplicationIsRefusedNamingTheStage) {
+  const Graph graph = mlp(DType::f64);
+  Plan plan = hybrid_plan(graph, {2, 2}, 2, 1);
+  plan.stages[1].replicas = 1;
+  plan.stages[1].devices = {1};
+  const std::string message = error_message([&] { plan_groups(plan); });
+  EXPECT_NE(message.find("stage 1 has 1 replicas where stage 0 has 2"), std::string::npos) << message;
+  EXPECT_NE(message.find("unequal replication"), std::string::npos) << message;
+}
+
+TEST(HybridExecutor, AScheduleWithoutAllReduceIsRefused) {
+  const Graph graph = mlp(DType::f64);
+  const Plan plan = hybrid_plan(graph, {2, 2}, 2, 1);
+  const Schedule plain = make_schedule(ScheduleKind::gpipe, 2, 1, 2, consumers_of(graph, plan));
+  const std::string message = error_message([&] { HybridExecutor(graph, plan, plain, plan_devices(plan)); });
+  EXPECT_NE(message.find("0 all_reduce instructions for stage 0"), std::string::npos) << message;
+  EXPECT_NE(message.find("in hybrid group 0"), std::string::npos) << message;
+}
+
+TEST(HybridExecutor, ABatchThatDoesNotSplitOverTheGroupsIsAnError) {
+  const Graph graph = mlp(DType::f64);
+  const Plan plan = hybrid_plan(graph, {2, 2}, 2, 1);
+  HybridOptions options;
+  options.pipeline = f64_options();
+  HybridExecutor hybrid(graph, plan, group_schedule(graph, plan, ScheduleKind::gpipe), plan_devices(plan), options);
+  hybrid.initialize(1);
+  Context host(Device::cpu());
+  const std::vector<Tensor> odd = {baton::testing::random_tensor(Shape{15, kFeatures}, DType::f64, host.stream(), 1),
+                                   Tensor::from_vector<int64_t>(std::vector<int64_t>(15, 0), Shape{15}, host.stream())};
+  const std::string message = error_message([&] { hybrid.step(odd); });
+  EXPECT_NE(message.find("15 rows does not split evenly over 2 groups"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace baton::parallel
