@@ -1,6 +1,7 @@
 // ParallelConfig JSON reading and checks (see parallel_config.h).
 #include "parallel/parallel_config.h"
 
+#include "parallel/pipeline/stage_sync.h"
 #include "parallel/schedule.h"
 #include "runtime/core/error.h"
 #include "runtime/graph/json_config.h"
@@ -11,9 +12,11 @@ void ParallelConfig::update_from_json(const nlohmann::json& j, std::string_view 
   const std::string what(where);
   BATON_CHECK(j.is_object(), what, ": expected an object such as {\"stages\": 2}, got ", j.dump());
   JsonConfig c(j, what,
-               {"stages", "data_parallel", "unused_parameters", "micro_batches", "schedule", "partitioner", "devices",
-                "recompute", "deferred_bn", "trace"});
+               {"stages", "data_parallel", "groups", "grad_sync", "unused_parameters", "micro_batches", "schedule",
+                "partitioner", "devices", "recompute", "deferred_bn", "trace"});
   stages = static_cast<int>(c.get_int("stages", stages));
+  groups = static_cast<int>(c.get_int("groups", groups));
+  grad_sync = c.get_string("grad_sync", grad_sync);
   data_parallel = static_cast<int>(c.get_int("data_parallel", data_parallel));
   unused_parameters = c.get_string("unused_parameters", unused_parameters);
   micro_batches = static_cast<int>(c.get_int("micro_batches", micro_batches));
@@ -38,6 +41,8 @@ void ParallelConfig::update_from_json(const nlohmann::json& j, std::string_view 
 nlohmann::json ParallelConfig::to_json() const {
   return {{"stages", stages},
           {"data_parallel", data_parallel},
+          {"groups", groups},
+          {"grad_sync", grad_sync},
           {"unused_parameters", unused_parameters},
           {"micro_batches", micro_batches},
           {"schedule", schedule},
@@ -57,6 +62,7 @@ ParallelConfig take_parallel_config(nlohmann::json& file, std::string_view where
 
 int micro_batch_count(const ParallelConfig& parallel, int64_t batch) {
   if (parallel.micro_batches > 0) return parallel.micro_batches;
+  if (parallel.groups > 1) batch /= parallel.groups;
   for (int m = 4 * parallel.stages; m > 1; --m) {
     if (m <= batch && batch % m == 0) return m;
   }
@@ -66,19 +72,30 @@ int micro_batch_count(const ParallelConfig& parallel, int64_t batch) {
 void check_parallel_config(const ParallelConfig& p, const TrainConfig& config) {
   BATON_CHECK(p.stages >= 1, "--stages must be at least 1 (got ", p.stages, "); the pipeline flags need --stages S");
   BATON_CHECK(p.micro_batches >= 0, "--micro-batches must be at least 1 (got ", p.micro_batches, ")");
+  BATON_CHECK(p.groups >= 1, "--groups must be at least 1 (got ", p.groups, ")");
+  BATON_CHECK(p.data_parallel == 0 || p.groups == 1, "--data-parallel ", p.data_parallel, " with --groups ", p.groups,
+              ": --data-parallel N replicates the whole model on N devices, --groups G with --stages S runs G "
+              "pipelines of S stages (the hybrid); give one of them");
+  BATON_CHECK(config.batch_size % p.groups == 0, "--batch-size ", config.batch_size,
+              " is the global batch and must split evenly over the ", p.groups, " groups of --groups (a multiple of ",
+              p.groups, ")");
+  const int64_t share = config.batch_size / p.groups;
   const int m = micro_batch_count(p, config.batch_size);
-  BATON_CHECK(config.batch_size % m == 0, "--micro-batches ", m, " does not divide the batch size ", config.batch_size);
+  BATON_CHECK(share % m == 0, "--micro-batches ", m, " does not divide ",
+              p.groups > 1 ? "each group's share of the batch, " : "the batch size ", share);
   (void)parse_schedule_kind(p.schedule);
+  (void)parse_grad_sync(p.grad_sync);
+  BATON_CHECK(p.unused_parameters == "error" || p.unused_parameters == "ready", "--unused-parameters is '",
+              p.unused_parameters, "', expected 'error' or 'ready'");
 }
 
 void check_data_parallel_config(const ParallelConfig& p, const TrainConfig& config) {
   BATON_CHECK(p.data_parallel >= 1, "--data-parallel must be at least 1 (got ", p.data_parallel, ")");
   BATON_CHECK(p.unused_parameters == "error" || p.unused_parameters == "ready", "--unused-parameters is '",
               p.unused_parameters, "', expected 'error' or 'ready'");
-  BATON_CHECK(p.stages == 0 && p.micro_batches == 0 && !p.recompute && !p.deferred_bn,
-              "--data-parallel with pipeline settings (--stages, --micro-batches, --recompute, --deferred-bn) is the "
-              "hybrid of pipeline and data parallelism, which is not available yet; give one of them "
-              "(docs/data-parallel.md)");
+  BATON_CHECK(p.stages == 0 && p.micro_batches == 0 && !p.recompute && !p.deferred_bn && p.groups == 1,
+              "--data-parallel with pipeline settings (--stages, --micro-batches, --recompute, --deferred-bn, "
+              "--groups): the hybrid of pipeline and data parallelism is --groups G --stages S (docs/hybrid.md)");
   BATON_CHECK(config.batch_size % p.data_parallel == 0, "--batch-size ", config.batch_size,
               " is the global batch and must split evenly over the ", p.data_parallel,
               " replicas of --data-parallel (a multiple of ", p.data_parallel, ")");

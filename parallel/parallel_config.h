@@ -13,6 +13,8 @@ namespace baton::parallel {
 struct ParallelConfig {
   int stages = 0;                           // pipeline stages; 0: no pipeline (one device)
   int data_parallel = 0;                    // replicas of the whole model; 0: no data parallelism
+  int groups = 1;                           // pipelines (of `stages` each) training data parallel: the hybrid
+  std::string grad_sync = "bucket";         // the hybrid's gradient synchronisation: bucket or partition
   std::string unused_parameters = "error";  // data parallel: a parameter without gradient is an "error" or "ready"
   int micro_batches = 0;                    // per step; 0: the largest count <= 4 x stages dividing the batch
   std::string schedule = "1f1b";            // gpipe, 1f1b or interleaved (2 stages per position)
@@ -33,11 +35,13 @@ struct ParallelConfig {
 // read by TrainConfig::update_from_json) and returns it read over `defaults`.
 ParallelConfig take_parallel_config(nlohmann::json& file, std::string_view where, ParallelConfig defaults = {});
 
-// The micro-batch count: `parallel.micro_batches`, or the largest count <= 4 x stages dividing `batch`.
+// The micro-batch count of each group: `parallel.micro_batches`, or the largest count <= 4 x stages
+// dividing the group's share of `batch` (batch / groups).
 int micro_batch_count(const ParallelConfig& parallel, int64_t batch);
 
-// One clear error for a pipeline that cannot be built whatever the model: stages < 1,
-// micro-batches not dividing the batch, an unknown schedule.
+// One clear error for a pipeline that cannot be built whatever the model: stages < 1, groups < 1, a
+// batch that does not split over the groups, micro-batches not dividing a group's share, an unknown
+// schedule or gradient synchronisation.
 void check_parallel_config(const ParallelConfig& parallel, const TrainConfig& config);
 
 // One clear error for data parallelism that cannot run whatever the model: fewer than 1 replica, a

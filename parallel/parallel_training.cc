@@ -32,18 +32,31 @@ std::vector<Device> listed_devices(const std::string& list_text) {
 
 }  // namespace
 
+std::vector<std::vector<Device>> hybrid_devices(const Plan& plan, const std::vector<Device>& available) {
+  const int groups = plan_groups(plan);
+  std::vector<std::vector<Device>> out(static_cast<size_t>(groups));
+  for (const Stage& stage : plan.stages) {
+    for (int g = 0; g < groups; ++g) {
+      const int id = stage.devices.at(static_cast<size_t>(g));  // a cluster device: one of `available`
+      out[static_cast<size_t>(g)].push_back(available[static_cast<size_t>(id) % available.size()]);
+    }
+  }
+  return out;
+}
+
 std::vector<Device> pipeline_devices(const ParallelConfig& p, const TrainConfig& config) {
   if (!p.devices.empty()) return listed_devices(p.devices);
   std::vector<Device> out;
   const int gpus = cuda_device_count();
+  const int positions = p.stages * std::max(1, p.groups);  // every group's pipeline positions
   if (config.device == "auto" && gpus > 0) {
-    for (int i = 0; i < std::min(gpus, p.stages); ++i) out.push_back(Device::cuda(i));
+    for (int i = 0; i < std::min(gpus, positions); ++i) out.push_back(Device::cuda(i));
     return out;
   }
   const Device d = config.device == "auto" ? Device::cpu() : Device::parse(config.device);
   check_device(d);
   if (d.is_cuda()) return {d};
-  for (int i = 0; i < p.stages; ++i) out.push_back(Device::cpu(i));
+  for (int i = 0; i < positions; ++i) out.push_back(Device::cpu(i));
   return out;
 }
 
@@ -119,9 +132,10 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
   choice.partitioner = p.partitioner;
   choice.schedule = parse_schedule_kind(p.schedule);
   choice.stages = p.stages;
+  choice.groups = p.groups;
   choice.chunks = choice.schedule == ScheduleKind::interleaved ? kInterleavedChunks : 1;
   choice.micro_batches = micro_batch_count(p, config.batch_size);
-  setup.micro_batch = static_cast<int>(config.batch_size / choice.micro_batches);
+  setup.micro_batch = static_cast<int>(config.batch_size / p.groups / choice.micro_batches);
   const Profile structure = profile_structure(graph, model_name);
   const int model_stages = choice.stages * choice.chunks;
   BATON_CHECK(static_cast<int>(structure.nodes.size()) >= model_stages, "--stages ", p.stages,
@@ -140,13 +154,14 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
   po.allow_tf32 = config.tf32;
   po.seed = config.seed;
   setup.profile = measure_profile(graph, model_name, setup.available.front(), po);
-  setup.cluster = cluster_for_devices(setup.available, p.stages);
+  setup.cluster = cluster_for_devices(setup.available, p.stages * p.groups);
   PlanSettings settings;
   settings.batch = static_cast<int>(config.batch_size);
   settings.memory_cap_bytes = 1e300;  // the run itself finds out whether it fits
   settings.record_trace = !p.trace.empty();
   setup.planned = evaluate_plan(choice, setup.profile, setup.cluster, settings);
   setup.stage_devices = stage_devices(setup.planned.schedule, setup.planned.plan.num_stages(), setup.available);
+  if (p.groups > 1) setup.group_devices = hybrid_devices(setup.planned.plan, setup.available);
   return setup;
 }
 
@@ -155,6 +170,9 @@ std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, co
                                                           const PipelineSetup& setup) {
   PipelineTrainOptions options;
   options.devices = setup.stage_devices;
+  options.group_devices = setup.group_devices;
+  options.grad_sync = parse_grad_sync(p.grad_sync);
+  options.unused_parameters_ready = p.unused_parameters == "ready";
   options.recompute = p.recompute;
   options.deferred_batch_norm = p.deferred_bn;
   options.trace_steps = p.trace.empty() ? 0 : p.trace_steps;

@@ -21,16 +21,22 @@
 namespace baton::parallel {
 
 struct PipelineSetup {
-  std::vector<Device> available;      // pipeline position p runs on available[p mod size]
-  int micro_batch = 0;                // samples per micro-batch
-  Profile profile;                    // measured on available.front() at micro_batch
-  Cluster cluster;                    // from the devices in use (cluster_for_devices)
-  EvaluatedPlan planned;              // plan, schedule, stage table, predicted step (and its timeline)
-  std::vector<Device> stage_devices;  // one per model stage
+  std::vector<Device> available;                   // pipeline position p runs on available[p mod size]
+  int micro_batch = 0;                             // samples per micro-batch
+  Profile profile;                                 // measured on available.front() at micro_batch
+  Cluster cluster;                                 // from the devices in use (cluster_for_devices)
+  EvaluatedPlan planned;                           // plan, schedule, stage table, predicted step (and its timeline)
+  std::vector<Device> stage_devices;               // one per model stage (group 0's with --groups)
+  std::vector<std::vector<Device>> group_devices;  // the hybrid (groups > 1): [group][stage]
 };
 
-// The devices of the pipeline positions: parallel.devices, else from config.device (auto: every
-// GPU up to `stages`, else cpu:0..S-1; cpu: cpu:0..S-1; cuda:N: that GPU, one stream per stage).
+// The hybrid's devices, [group][stage]: the plan's replica g of stage s runs on cluster device
+// plan.stages[s].devices[g], which is available[id mod available.size()].
+std::vector<std::vector<Device>> hybrid_devices(const Plan& plan, const std::vector<Device>& available);
+
+// The devices of the pipeline positions (of every group): parallel.devices, else from config.device
+// (auto: every GPU up to G x S, else cpu:0..GS-1; cpu: cpu:0..GS-1; cuda:N: that GPU, one stream
+// per stage).
 std::vector<Device> pipeline_devices(const ParallelConfig& parallel, const TrainConfig& config);
 
 // Checks `parallel`, chooses the devices, measures the compute times on the first device at the

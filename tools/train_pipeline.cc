@@ -24,10 +24,26 @@ TrainSummary train_pipelined(const Graph& graph, const std::string& model_name, 
   const EvaluatedPlan& planned = setup.planned;
   std::vector<std::string> names;
   for (const Device& d : setup.stage_devices) names.push_back(d.str());
+  for (size_t s = 0; s < names.size() && !setup.group_devices.empty(); ++s) {  // every group's replica of the stage
+    std::string all;
+    for (const auto& group : setup.group_devices) {
+      if (!all.empty()) all.push_back(',');
+      all.append(group[s].str());
+    }
+    names[s] = all;
+  }
   std::printf("pipeline: %s, %s profile on %s, cluster %s, batch %lld (micro-batch %d)\n", planned.label().c_str(),
               setup.profile.source.c_str(), setup.profile.device.c_str(), setup.cluster.name().c_str(),
               static_cast<long long>(config.batch_size), setup.micro_batch);
   print_stage_table(planned, setup.profile, names);
+  if (parallel.groups > 1) {
+    std::printf(
+        "hybrid: %d groups of this pipeline (group g on the g-th device of each stage above), %lld samples "
+        "each per step; each stage's gradients averaged over the groups by %s\n",
+        parallel.groups, static_cast<long long>(config.batch_size / parallel.groups),
+        parallel.grad_sync == "partition" ? "one all-reduce after its last backward (partition)"
+                                          : "buckets during its last backward (bucket)");
+  }
   std::fflush(stdout);
 
   const std::unique_ptr<PipelineTrainEngine> engine = make_pipeline_engine(graph, model_name, config, parallel, setup);

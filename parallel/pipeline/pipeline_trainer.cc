@@ -27,26 +27,35 @@ PipelineTrainEngine::PipelineTrainEngine(const Graph& graph, const TrainConfig& 
     : graph_(graph), options_(std::move(options)) {
   check_trainable(graph, "PipelineTrainEngine");
   const int num = plan.num_stages();
-  PipelineOptions po;
-  po.dtype = DType::f32;
-  if (options_.recompute) po.recompute.assign(static_cast<size_t>(num), true);
-  po.deferred_batch_norm = options_.deferred_batch_norm;
-  po.optimizer = config.optimizer;
-  po.model = options_.model;
-  pipe_ = std::make_unique<PipelineExecutor>(graph, std::move(plan), std::move(schedule), options_.devices, po);
-  for (int s = 0; s < num; ++s) pipe_->stage(s).context().set_allow_tf32(config.tf32);
+  HybridOptions ho;
+  ho.pipeline.dtype = DType::f32;
+  if (options_.recompute) ho.pipeline.recompute.assign(static_cast<size_t>(num), true);
+  ho.pipeline.deferred_batch_norm = options_.deferred_batch_norm;
+  ho.pipeline.optimizer = config.optimizer;
+  ho.pipeline.model = options_.model;
+  ho.grad_sync = options_.grad_sync;
+  ho.sync.unused_parameters_ready = options_.unused_parameters_ready;
+  std::vector<std::vector<Device>> devices = options_.group_devices;
+  if (devices.empty()) devices = {options_.devices};
+  hybrid_ = std::make_unique<HybridExecutor>(graph, plan, schedule, std::move(devices), ho);
+  for (int g = 0; g < hybrid_->groups(); ++g) {
+    for (int s = 0; s < num; ++s) hybrid_->group(g).stage(s).context().set_allow_tf32(config.tf32);
+  }
 }
 
 PipelineTrainEngine::~PipelineTrainEngine() = default;
 
 PendingLoss PipelineTrainEngine::step(const data::Batch& batch, uint64_t seed, double lr) {
   std::vector<Stream> streams;
-  for (int s = 0; s < pipe_->num_stages(); ++s) streams.push_back(pipe_->stage(s).context().stream());
+  for (int g = 0; g < hybrid_->groups(); ++g) {
+    PipelineExecutor& group = hybrid_->group(g);
+    for (int s = 0; s < group.num_stages(); ++s) streams.push_back(group.stage(s).context().stream());
+  }
   const bool trace = static_cast<int>(timer_.steps()) < options_.trace_steps;
   timer_.begin(streams);
   // The loader wrote the batch on stage 0's stream; other stages (other streams) wait for it there.
-  PendingLoss loss = pipe_->start_step(batch_inputs(graph_, graph_.inputs(), batch),
-                                       {.seed = seed, .lr = lr, .record_trace = trace, .inputs_stream = streams[0]});
+  PendingLoss loss = hybrid_->start_step(batch_inputs(graph_, graph_.inputs(), batch),
+                                         {.seed = seed, .lr = lr, .record_trace = trace, .inputs_stream = streams[0]});
   timer_.end(streams);
   return loss;
 }
@@ -55,10 +64,10 @@ EvalResult PipelineTrainEngine::evaluate(const data::Dataset& test, int64_t batc
   const bool classification = has_labels(graph_);
   return evaluate_batches(input_context(), test, batch_size, workers, classification, [&](const data::Batch& batch) {
     input_context().stream().synchronize();  // the batch is read on every stage's stream
-    const PipelineOutputs result = pipe_->evaluate(batch_inputs(graph_, graph_.inputs(), batch));
+    const PipelineOutputs result = hybrid_->evaluate(batch_inputs(graph_, graph_.inputs(), batch));
     // The loss and the prediction, micro-batch by micro-batch, on the stages that computed them.
     const int prediction_stage = result.output_stage.at(kPredictionOutput);
-    Context& ctx = pipe_->stage(prediction_stage).context();
+    Context& ctx = executor().stage(prediction_stage).context();
     const std::vector<Tensor> labels =
         classification ? batch.labels.split(static_cast<int>(result.micro_batch_sizes.size())) : std::vector<Tensor>();
     std::vector<EvalPiece> pieces;
@@ -77,21 +86,25 @@ EvalResult PipelineTrainEngine::evaluate(const data::Dataset& test, int64_t batc
   });
 }
 
-std::vector<CheckpointShard> PipelineTrainEngine::shards() {
+std::vector<CheckpointShard> PipelineTrainEngine::shards(int group) {
+  PipelineExecutor& pipe = hybrid_->group(group);
   std::vector<CheckpointShard> out;
-  for (int s = 0; s < pipe_->num_stages(); ++s) {
-    out.push_back({&pipe_->stage_params(s), pipe_->stage_optimizer(s), &pipe_->stage(s).context()});
+  for (int s = 0; s < pipe.num_stages(); ++s) {
+    out.push_back({&pipe.stage_params(s), pipe.stage_optimizer(s), &pipe.stage(s).context()});
   }
   return out;
 }
 
 std::string PipelineTrainEngine::save_checkpoint(CheckpointManager& manager, const CheckpointState& state) {
-  pipe_->raise_deferred_errors();
-  return manager.save(shards(), state);
+  for (int g = 0; g < hybrid_->groups(); ++g) hybrid_->group(g).raise_deferred_errors();
+  return manager.save(shards(), state);  // group 0's: every group holds the same parameters
 }
 
 CheckpointState PipelineTrainEngine::load_checkpoint(const std::string& dir) {
-  return CheckpointManager::load(dir, shards());
+  // Every group starts from the same parameters, buffers and optimiser state.
+  CheckpointState state = CheckpointManager::load(dir, shards());
+  for (int g = 1; g < hybrid_->groups(); ++g) CheckpointManager::load(dir, shards(g));
+  return state;
 }
 
 void PipelineTrainEngine::load_weights(const std::string& safetensors_path) {
@@ -100,11 +113,13 @@ void PipelineTrainEngine::load_weights(const std::string& safetensors_path) {
   baton::load_weights(safetensors_path, whole, host);
   std::unordered_map<std::string, Tensor> loaded;
   for (auto& [name, tensor] : model_tensors(whole)) loaded.emplace(name, tensor);
-  for (const CheckpointShard& shard : shards()) {
-    for (auto& [name, destination] : model_tensors(*shard.params)) {
-      destination.copy_from(loaded.at(name), shard.ctx->stream());
+  for (int g = 0; g < hybrid_->groups(); ++g) {
+    for (const CheckpointShard& shard : shards(g)) {
+      for (auto& [name, destination] : model_tensors(*shard.params)) {
+        destination.copy_from(loaded.at(name), shard.ctx->stream());
+      }
+      shard.ctx->synchronize();  // `whole` goes away on return
     }
-    shard.ctx->synchronize();  // `whole` goes away on return
   }
 }
 

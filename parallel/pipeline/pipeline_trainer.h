@@ -1,13 +1,15 @@
-// PipelineTrainEngine: the Trainer's steps through a PipelineExecutor (one stage per device or
-// stream) without the host waiting for the devices, evaluation through the same stages (forward
-// only), checkpoints gathered from the stage stores, step timings and the measured timeline of the
-// first steps. See docs/training.md ("Pipelines").
+// PipelineTrainEngine: the Trainer's steps through a pipeline (one stage per device or stream), or
+// through G such pipelines training data parallel (the hybrid, HybridExecutor), without the host
+// waiting for the devices; evaluation through group 0's stages (forward only), checkpoints gathered
+// from group 0's stage stores, step timings and the measured timeline of the first steps. See
+// docs/training.md ("Pipelines") and docs/hybrid.md.
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "parallel/pipeline/hybrid_executor.h"
 #include "parallel/pipeline/pipeline_executor.h"
 #include "parallel/pipeline/step_timer.h"
 #include "runtime/train/train_config.h"
@@ -16,7 +18,12 @@
 namespace baton::parallel {
 
 struct PipelineTrainOptions {
-  std::vector<Device> devices;       // one per model stage (see stage_devices)
+  std::vector<Device> devices;  // one per model stage (see stage_devices)
+  // The hybrid: one device list per group (replacing `devices`), the plan's stages replicated as
+  // many times; the groups' gradient synchronisation.
+  std::vector<std::vector<Device>> group_devices = {};
+  GradSyncStrategy grad_sync = GradSyncStrategy::bucket;
+  bool unused_parameters_ready = false;
   bool recompute = false;            // every stage recomputes its forward in backward
   bool deferred_batch_norm = false;  // passed to PipelineOptions
   int trace_steps = 0;               // record the measured timeline of the first this-many steps
@@ -35,8 +42,8 @@ class PipelineTrainEngine final : public TrainEngine {
                       PipelineTrainOptions options);
   ~PipelineTrainEngine() override;
 
-  Context& input_context() override { return pipe_->stage(0).context(); }
-  void initialize(uint64_t seed) override { pipe_->initialize(seed); }
+  Context& input_context() override { return executor().stage(0).context(); }
+  void initialize(uint64_t seed) override { hybrid_->initialize(seed); }
   // Issues the step: every stage waits for the batch on stage 0's stream through an event, and the
   // loss comes back asynchronously (the host does not wait for the devices).
   PendingLoss step(const data::Batch& batch, uint64_t seed, double lr) override;
@@ -47,7 +54,9 @@ class PipelineTrainEngine final : public TrainEngine {
   // each stage's parameters and buffers by name.
   void load_weights(const std::string& safetensors_path) override;
 
-  PipelineExecutor& executor() { return *pipe_; }
+  // Group 0's pipeline (the only one without groups), and all of them.
+  PipelineExecutor& executor() { return hybrid_->group(0); }
+  HybridExecutor& groups() { return *hybrid_; }
   // The time of every step so far on the devices (StepTimer: from the stage streams reaching the
   // step to the last of them finishing it); waits for the steps still running.
   const std::vector<double>& step_ms() { return timer_.step_ms(); }
@@ -55,9 +64,9 @@ class PipelineTrainEngine final : public TrainEngine {
   double measured_step_ms();
 
  private:
-  std::vector<CheckpointShard> shards();  // one per stage
+  std::vector<CheckpointShard> shards(int group = 0);  // one per stage
   const Graph& graph_;
-  std::unique_ptr<PipelineExecutor> pipe_;
+  std::unique_ptr<HybridExecutor> hybrid_;
   PipelineTrainOptions options_;
   StepTimer timer_;
 };

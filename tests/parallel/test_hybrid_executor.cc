@@ -2,8 +2,8 @@
 // group averaging its gradients over the groups. For G x S in {2x2, 2x3, 4x1, 1x4}, the three
 // schedules and both synchronisation strategies, three SGD-with-momentum steps give the losses,
 // gradients and weights of the single-device run over the same global batches in G x M
-// micro-batches (BatchNorm with deferred statistics too); the partition strategy issues exactly one
-// all-reduce per stage and step, the bucket strategy one per bucket; bad plans are refused.
+// micro-batches (BatchNorm with deferred statistics too); one group is the plain pipeline; and
+// bad plans, schedules and batches are refused. (The traced all-reduces: test_hybrid_trace.cc.)
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -12,9 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "parallel/comm/inproc_communicator.h"
-#include "parallel/hybrid/hybrid_executor.h"
-#include "tests/parallel/pipeline_test_util.h"
+#include "tests/parallel/hybrid_test_util.h"
 
 namespace baton::parallel {
 namespace {
@@ -25,8 +23,6 @@ using baton::testing::to_doubles;
 
 constexpr double kTol = 1e-12;  // float64: equal to rounding (the summation order differs)
 constexpr int kSteps = 3;
-constexpr double kLr = 0.05;
-const nlohmann::json kSgd = {{"type", "sgd"}, {"momentum", 0.9}, {"weight_decay", 1e-3}};
 
 // x [16, 2, 4, 4] -> conv 3 -> bn -> relu -> conv 3 -> bn -> relu -> avg pool -> flatten -> linear 4
 // -> cross entropy: 10 nodes.
@@ -48,69 +44,6 @@ std::vector<Tensor> batch_for(const Graph& graph, const Stream& stream, uint64_t
   std::vector<Tensor> inputs = batch(DType::f64, stream, seed);
   inputs[0] = baton::testing::random_tensor(graph.value(graph.inputs()[0]).shape, DType::f64, stream, seed);
   return inputs;
-}
-
-// Identity whose backward sleeps 30 ms: makes stage 0's last backward outlast the other stages'
-// all-reduces on any machine, so that their overlap shows in the trace.
-class SlowBackwardLayer final : public Layer {
- public:
-  std::string_view type() const override { return "SlowBackward"; }
-  nlohmann::json config() const override { return nlohmann::json::object(); }
-  std::vector<Shape> infer_shapes(std::span<const Shape> inputs) const override { return {inputs[0]}; }
-  ForwardResult forward(const ForwardArgs& args) const override { return {{args.inputs[0]}, {}}; }
-  std::vector<Tensor> backward(const BackwardArgs& args) const override {
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    return {args.output_grads[0]};
-  }
-};
-
-// mlp() with a SlowBackward node after fc1 (in stage 0 of any even split into at most 3 stages).
-Graph slow_first_stage_mlp() {
-  static const LayerRegistry registry = [] {
-    LayerRegistry r = layers::builtin_layers();
-    r.add("SlowBackward", [](const nlohmann::json&) { return std::make_unique<SlowBackwardLayer>(); });
-    return r;
-  }();
-  layers::GraphBuilder g(registry);
-  ValueId x = g.input("x", {kBatch, kFeatures}, DType::f64);
-  const ValueId labels = g.input("labels", {kBatch}, DType::i64);
-  x = g.layer("SlowBackward", nlohmann::json::object(), {g.linear(x, 8, "fc1")}, "slow")[0];
-  for (int i = 2; i <= 4; ++i) x = g.relu(g.linear(x, 8, "fc" + std::to_string(i)), "act" + std::to_string(i));
-  g.output(g.softmax_cross_entropy(g.linear(x, kClasses, "head"), labels, "loss"));
-  return g.build();
-}
-
-struct Layout {
-  int groups;
-  int stages;
-};
-
-// `graph` split into `stages` even stages (`chunks` per position), each replicated `groups` times;
-// group g's positions on cpu:g P .. cpu:g P + P - 1.
-Plan hybrid_plan(const Graph& graph, Layout layout, int micro_batches, int chunks) {
-  Plan plan = even_plan(graph, layout.stages, micro_batches, chunks);
-  const int positions = layout.stages / chunks;
-  for (size_t s = 0; s < plan.stages.size(); ++s) {
-    plan.stages[s].replicas = layout.groups;
-    plan.stages[s].devices.clear();
-    for (int g = 0; g < layout.groups; ++g)
-      plan.stages[s].devices.push_back(g * positions + static_cast<int>(s) % positions);
-  }
-  return plan;
-}
-
-std::vector<std::vector<Device>> plan_devices(const Plan& plan) {
-  std::vector<std::vector<Device>> devices(static_cast<size_t>(plan.stages.front().replicas));
-  for (const Stage& stage : plan.stages) {
-    for (size_t g = 0; g < devices.size(); ++g) devices[g].push_back(Device::cpu(stage.devices[g]));
-  }
-  return devices;
-}
-
-Schedule group_schedule(const Graph& graph, const Plan& plan, ScheduleKind kind) {
-  const int chunks = plan.chunks_per_device;
-  return make_schedule(kind, plan.num_stages() / chunks, chunks, plan.micro_batches, consumers_of(graph, plan),
-                       /*all_reduce=*/true);
 }
 
 // Every parameter's value and gradient (or buffer, with `buffers`) of a pipeline, by name.
@@ -210,59 +143,6 @@ TEST(HybridExecutor, BatchNormWithDeferredStatisticsEqualsSingleDevice) {
 TEST(HybridExecutor, OneGroupIsThePlainPipeline) {
   // G = 1 builds no communicator; the all_reduce instructions do nothing.
   expect_equivalent(mlp(DType::f64), {1, 2}, ScheduleKind::gpipe, GradSyncStrategy::partition);
-}
-
-// The all-reduce events of one traced step of group 0, by stage; and the end of stage 0's last backward.
-struct TracedStep {
-  std::map<int, std::vector<TraceEvent>> all_reduces;
-  double last_backward_end_us = 0;
-};
-
-TracedStep traced_step(GradSyncStrategy strategy, BucketOptions buckets) {
-  const Graph graph = slow_first_stage_mlp();
-  const Plan plan = hybrid_plan(graph, {2, 3}, 2, 1);
-  HybridOptions options;
-  options.pipeline = f64_options();
-  options.pipeline.optimizer = kSgd;
-  options.grad_sync = strategy;
-  options.buckets = buckets;
-  HybridExecutor hybrid(graph, plan, group_schedule(graph, plan, ScheduleKind::one_f_one_b), plan_devices(plan),
-                        options);
-  hybrid.initialize(3);
-  Context host(Device::cpu());
-  hybrid.step(batch(DType::f64, host.stream(), 1), {.seed = 1, .lr = kLr, .record_trace = true});
-  TracedStep out;
-  for (const TraceEvent& e : hybrid.group(0).take_trace()) {
-    if (e.category == "allreduce") out.all_reduces[e.args.at("stage").get<int>()].push_back(e);
-    if (e.category == "backward" && e.args.at("stage") == 0) {
-      out.last_backward_end_us = std::max(out.last_backward_end_us, e.start_us + e.duration_us);
-    }
-  }
-  return out;
-}
-
-TEST(HybridExecutor, PartitionIssuesOneAllReducePerStageOverlappingTheEarlierStagesBackward) {
-  const TracedStep step = traced_step(GradSyncStrategy::partition, {});
-  ASSERT_EQ(step.all_reduces.size(), 3u);
-  for (const auto& [stage, events] : step.all_reduces) {
-    SCOPED_TRACE("stage " + std::to_string(stage));
-    ASSERT_EQ(events.size(), 1u);
-    EXPECT_EQ(events[0].args.at("strategy"), "partition");
-    // Stages 1 and 2 finish their backward while stage 0 still runs its last one (30 ms).
-    if (stage > 0) {
-      EXPECT_LT(events[0].start_us, step.last_backward_end_us);
-    }
-  }
-}
-
-TEST(HybridExecutor, BucketIssuesOneAllReducePerBucket) {
-  const TracedStep step = traced_step(GradSyncStrategy::bucket, {.first_bucket_bytes = 64, .bucket_bytes = 64});
-  ASSERT_EQ(step.all_reduces.size(), 3u);
-  // Stage 0 holds fc1 (weight and bias, each over 64 bytes padded): two buckets at least.
-  EXPECT_GE(step.all_reduces.at(0).size(), 2u);
-  for (const auto& [stage, events] : step.all_reduces) {
-    for (const TraceEvent& e : events) EXPECT_EQ(e.args.at("strategy"), "bucket");
-  }
 }
 
 TEST(HybridExecutor, UnequalReplicationIsRefusedNamingTheStage) {

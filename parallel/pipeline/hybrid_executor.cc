@@ -1,5 +1,5 @@
 // HybridExecutor: the groups' pipelines, their per-stage communicators, and a step split over them.
-#include "parallel/hybrid/hybrid_executor.h"
+#include "parallel/pipeline/hybrid_executor.h"
 
 #include <exception>
 #include <string>

@@ -1,0 +1,148 @@
+// The hybrid through the Trainer (PipelineTrainEngine with G groups) on CPU virtual devices, float32:
+// 2 groups x 2 stages log the single-device trainer's losses (both gradient synchronisations), its
+// evaluation runs through group 0, a hybrid checkpoint (the single-device format) resumes on one
+// device, and a single-device checkpoint resumes as a hybrid, continuing the uninterrupted run.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "layers/builtin_layers.h"
+#include "layers/graph_builder.h"
+#include "parallel/analytic_profile.h"
+#include "parallel/parallel_training.h"
+#include "parallel/pipeline/pipeline_trainer.h"
+#include "parallel/planner.h"
+#include "runtime/train/trainer.h"
+#include "tests/support/scratch_dir.h"
+#include "tests/support/train_metrics.h"
+
+namespace baton::parallel {
+namespace {
+
+namespace fs = std::filesystem;
+using baton::testing::train_losses;
+
+constexpr int64_t kBatch = 8;
+constexpr double kRelative = 1e-5;  // float32: the summation order differs
+
+// x [8, 3, 8, 8] -> flatten -> 3 x (linear 16, relu | tanh) -> linear 4 -> cross entropy (+ logits).
+Graph image_mlp() {
+  layers::GraphBuilder g(layers::builtin_layers());
+  ValueId x = g.flatten(g.input("x", {kBatch, 3, 8, 8}), "flatten");
+  const ValueId labels = g.input("labels", {kBatch}, DType::i64);
+  for (int i = 1; i <= 3; ++i) {
+    const std::string n = std::to_string(i);
+    x = g.linear(x, 16, "fc" + n);
+    x = i == 3 ? g.tanh(x, "act" + n) : g.relu(x, "act" + n);
+  }
+  const ValueId logits = g.linear(x, 4, "head");
+  g.output(g.softmax_cross_entropy(logits, labels, "loss"));
+  g.output(logits);
+  return g.build();
+}
+
+class HybridTrainer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    config_.data = "synthetic:3x8x8:4:64";
+    config_.steps = 6;
+    config_.batch_size = kBatch;
+    config_.device = "cpu";
+    config_.workers = 1;
+    config_.eval_every = 0;
+    config_.log_every = 1;
+    config_.optimizer = {{"type", "sgd"}, {"momentum", 0.9}};
+    train_ = data::open_dataset(config_.data, data::Split::train, 0);
+    test_ = data::open_dataset(config_.data, data::Split::test, 0);
+  }
+
+  // `groups` x 2 stages (groups 0: one device), stopped after `stop_after` steps when > 0.
+  TrainSummary train(const Graph& graph, const TrainConfig& c, int groups, GradSyncStrategy sync, int stop_after = 0) {
+    int calls = 0;
+    const auto stop = [&] { return stop_after > 0 && ++calls == stop_after; };
+    if (groups == 0) return Trainer(graph, c, *train_, test_.get(), Device::cpu()).run(stop);
+    const Profile profile = analytic_profile(graph, "image_mlp", device_spec_by_name("cpu"), {.batch_sizes = {1, 2}});
+    PlanChoice choice;
+    choice.groups = groups;
+    choice.stages = 2;
+    choice.micro_batches = 2;
+    PlanSettings settings;
+    settings.batch = static_cast<int>(kBatch);
+    const EvaluatedPlan e =
+        evaluate_plan(choice, profile, cluster_by_name("cpu-" + std::to_string(2 * groups)), settings);
+    std::vector<Device> available;
+    for (int d = 0; d < 2 * groups; ++d) available.push_back(Device::cpu(d));
+    PipelineTrainOptions options;
+    options.group_devices = hybrid_devices(e.plan, available);
+    options.grad_sync = sync;
+    PipelineTrainEngine engine(graph, c, e.plan, e.schedule, options);
+    EXPECT_EQ(engine.groups().groups(), groups);
+    return Trainer(graph, c, *train_, test_.get(), engine).run(stop);
+  }
+
+  ::testing::AssertionResult continues(const std::vector<double>& losses, const std::vector<double>& expected,
+                                       size_t from) {
+    if (losses.size() + from != expected.size()) {
+      return ::testing::AssertionFailure()
+             << losses.size() << " losses from step " << from + 1 << ", expected " << expected.size() - from;
+    }
+    for (size_t i = 0; i < losses.size(); ++i) {
+      if (std::abs(losses[i] - expected[from + i]) > kRelative * std::abs(expected[from + i])) {
+        return ::testing::AssertionFailure()
+               << "step " << from + i + 1 << ": " << losses[i] << " vs " << expected[from + i];
+      }
+    }
+    return ::testing::AssertionSuccess();
+  }
+
+  baton::testing::ScratchDir scratch_{"hybrid_trainer"};
+  const fs::path dir_ = scratch_.path();
+  TrainConfig config_;
+  std::unique_ptr<data::Dataset> train_, test_;
+};
+
+TEST_F(HybridTrainer, LossesAndEvaluationEqualTheSingleDeviceTrainers) {
+  const Graph graph = image_mlp();
+  TrainConfig single = config_;
+  single.eval_every = 1;
+  single.metrics = (dir_ / "single.jsonl").string();
+  const TrainSummary reference = train(graph, single, 0, GradSyncStrategy::bucket);
+  const std::vector<double> expected = train_losses(single.metrics);
+  ASSERT_EQ(expected.size(), 6u);
+  for (GradSyncStrategy sync : {GradSyncStrategy::bucket, GradSyncStrategy::partition}) {
+    SCOPED_TRACE(grad_sync_name(sync));
+    TrainConfig hybrid = single;
+    hybrid.metrics = (dir_ / ("hybrid-" + std::string(grad_sync_name(sync)) + ".jsonl")).string();
+    const TrainSummary summary = train(graph, hybrid, 2, sync);
+    EXPECT_TRUE(continues(train_losses(hybrid.metrics), expected, 0));
+    ASSERT_GT(reference.eval.samples, 0);
+    EXPECT_EQ(summary.eval.samples, reference.eval.samples);  // every test sample once
+    EXPECT_NEAR(summary.eval.loss, reference.eval.loss, kRelative * reference.eval.loss);
+  }
+}
+
+TEST_F(HybridTrainer, CheckpointsMoveBetweenTheHybridAndOneDevice) {
+  const Graph graph = image_mlp();
+  TrainConfig reference = config_;
+  reference.metrics = (dir_ / "reference.jsonl").string();
+  train(graph, reference, 0, GradSyncStrategy::bucket);
+  const std::vector<double> expected = train_losses(reference.metrics);
+  ASSERT_EQ(expected.size(), 6u);
+
+  TrainConfig hybrid = config_, single = config_;
+  hybrid.checkpoint_dir = (dir_ / "hybrid").string();
+  single.checkpoint_dir = (dir_ / "single").string();
+  ASSERT_FALSE(train(graph, hybrid, 2, GradSyncStrategy::partition, 3).checkpoint.empty());
+  ASSERT_FALSE(train(graph, single, 0, GradSyncStrategy::bucket, 3).checkpoint.empty());
+
+  hybrid.resume = single.resume = true;
+  hybrid.metrics = (dir_ / "hybrid-to-single.jsonl").string();
+  single.metrics = (dir_ / "single-to-hybrid.jsonl").string();
+  EXPECT_EQ(train(graph, hybrid, 0, GradSyncStrategy::bucket).steps, 6);  // the hybrid's checkpoint on one device
+  EXPECT_TRUE(continues(train_losses(hybrid.metrics), expected, 3));
+  EXPECT_EQ(train(graph, single, 2, GradSyncStrategy::bucket).steps, 6);  // one device's as 2 x 2
+  EXPECT_TRUE(continues(train_losses(single.metrics), expected, 3));
+}
+
+}  // namespace
+}  // namespace baton::parallel

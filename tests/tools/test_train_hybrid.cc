@@ -1,0 +1,50 @@
+// `baton train --groups G --stages S` in one process (the hybrid): the stage table with every
+// group's devices, the hybrid's line, the all-reduce lanes in the trace, a config file's "groups"
+// and "grad_sync", and one-line errors for settings that cannot run.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "tests/tools/cli_test.h"
+
+namespace baton::cli {
+namespace {
+
+class TrainHybrid : public CliTest {};
+
+const std::string kRun =
+    "train --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --steps 2 --workers 1 --eval-every 0 ";
+
+TEST_F(TrainHybrid, TrainsGroupsOfPipelinesInThisProcess) {
+  const std::filesystem::path trace = dir_ / "trace.json";
+  const CliResult r = run_baton(kRun + "--groups 2 --stages 2 --grad-sync partition --trace " + trace.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("cpu:0,cpu:2"), std::string::npos) << r.out;  // stage 0's replicas
+  EXPECT_NE(r.out.find("hybrid: 2 groups of this pipeline"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(partition)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("done after 2 steps"), std::string::npos) << r.out;
+  const std::string timeline = read_file_text(trace);
+  EXPECT_NE(timeline.find("stage 1 all-reduce"), std::string::npos);
+  EXPECT_NE(timeline.find("all-reduce s0"), std::string::npos);
+
+  const std::filesystem::path file = dir_ / "run.json";
+  std::ofstream(file) << R"({"parallel": {"groups": 4, "stages": 1, "grad_sync": "bucket"}})";
+  const CliResult from_file = run_baton(kRun + "--config " + file.string());
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+  EXPECT_NE(from_file.out.find("hybrid: 4 groups of this pipeline"), std::string::npos) << from_file.out;
+  EXPECT_NE(from_file.out.find("(bucket)"), std::string::npos) << from_file.out;
+}
+
+TEST_F(TrainHybrid, SettingsThatCannotRunAreOneLineErrors) {
+  expect_one_line_error(kRun + "--groups 3 --stages 1", "must split evenly over the 3 groups of --groups");
+  expect_one_line_error(kRun + "--groups 2 --stages 2 --grad-sync sometimes",
+                        "unknown gradient synchronisation 'sometimes' (expected bucket or partition)");
+  expect_one_line_error(kRun + "--stages 2 --grad-sync partition", "--grad-sync needs --groups G");
+  expect_one_line_error(kRun + "--groups 2", "give their stages with --stages S");
+  expect_one_line_error(kRun + "--groups 2 --stages 2 --micro-batches 3", "does not divide each group's share");
+  expect_one_line_error(kRun + "--groups 0 --stages 2", "--groups must be at least 1");
+}
+
+}  // namespace
+}  // namespace baton::cli
