@@ -2,6 +2,7 @@
 #include "parallel/pipeline/hybrid_executor.h"
 
 #include <exception>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -94,32 +95,33 @@ HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Sched
 HybridExecutor::~HybridExecutor() = default;
 
 void HybridExecutor::on_groups(const std::function<void(int)>& fn) {
-  std::vector<std::exception_ptr> errors(groups_.size());
+  // The first failure in time is the cause: the other groups fail later, waiting in an all-reduce
+  // for the group that stopped until their communicator's timeout.
+  std::mutex mutex;
+  std::exception_ptr first;
+  int first_group = -1;
+  const auto run = [&](int g) {
+    try {
+      fn(g);
+    } catch (...) {
+      std::lock_guard lock(mutex);
+      if (!first) {
+        first = std::current_exception();
+        first_group = g;
+      }
+    }
+  };
   {
     std::vector<std::jthread> threads;
-    for (size_t g = 1; g < groups_.size(); ++g) {
-      threads.emplace_back([&, g] {
-        try {
-          fn(static_cast<int>(g));
-        } catch (...) {
-          errors[g] = std::current_exception();
-        }
-      });
-    }
-    try {
-      fn(0);
-    } catch (...) {
-      errors[0] = std::current_exception();
-    }
+    for (int g = 1; g < groups(); ++g) threads.emplace_back(run, g);
+    run(0);
   }  // joins
-  for (size_t g = 0; g < errors.size(); ++g) {
-    if (!errors[g]) continue;
-    try {
-      std::rethrow_exception(errors[g]);
-    } catch (Error& e) {
-      if (groups_.size() > 1) e.add_context("in hybrid group " + std::to_string(g));
-      throw;
-    }
+  if (!first) return;
+  try {
+    std::rethrow_exception(first);
+  } catch (Error& e) {
+    if (groups() > 1) e.add_context("in hybrid group " + std::to_string(first_group));
+    throw;
   }
 }
 

@@ -42,8 +42,8 @@ class HybridExecutor {
   // Group 0's parameters and buffers (BatchNorm running statistics are each group's own).
   void store_parameters(ParamStore& whole, Context& ctx);
 
-  // One training step of every group (each on its own thread); the mean loss of the batch. Errors
-  // in any group are rethrown naming the group (the lowest failing one).
+  // One training step of every group (each on its own thread); the mean loss of the batch. The
+  // first group to fail (in time) has its error rethrown, naming the group.
   double step(const std::vector<Tensor>& inputs, const StepOptions& options = {});
   // The same without waiting for the devices: the loss, the mean of the groups', on its way.
   PendingLoss start_step(const std::vector<Tensor>& inputs, const StepOptions& options = {});
@@ -51,7 +51,7 @@ class HybridExecutor {
   PipelineOutputs evaluate(const std::vector<Tensor>& inputs) { return group(0).evaluate(inputs); }
 
  private:
-  // Runs fn(g) for every group, each on its own thread; rethrows the lowest group's failure.
+  // Runs fn(g) for every group, each on its own thread; rethrows the first failure in time.
   void on_groups(const std::function<void(int)>& fn);
 
   std::vector<std::unique_ptr<PipelineExecutor>> groups_;
