@@ -11,6 +11,7 @@ void add_bench_command(CLI::App& app) {
   add_bench_pipeline_command(*bench);
   add_bench_comm_command(*bench);
   add_bench_dp_command(*bench);
+  add_bench_hybrid_command(*bench);
 }
 
 }  // namespace baton::cli

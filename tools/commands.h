@@ -13,6 +13,7 @@ void add_bench_pipeline_command(CLI::App& bench);
 // Communicators and data parallelism (tools/bench_comm.cc, tools/bench_dp.cc).
 void add_bench_comm_command(CLI::App& bench);
 void add_bench_dp_command(CLI::App& bench);
+void add_bench_hybrid_command(CLI::App& bench);
 void add_make_dataset_command(CLI::App& app);
 
 // Reference models: list them, export a graph spec, per-node sizes and costs (tools/model_commands.cc,

@@ -106,6 +106,11 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
               "--groups G runs G pipelines: give their stages with --stages S");
   const comm::LaunchEnvironment launch = comm::launch_environment();
   if (launch.size > 1) {
+    BATON_CHECK(pipeline.groups == 1, launch.launcher, " started ", launch.size, " processes with --groups ",
+                pipeline.groups,
+                ": the hybrid across processes is not available yet; run --groups G --stages S in one process, or "
+                "--data-parallel ",
+                launch.size, " (one replica per process)");
     BATON_CHECK(data_parallel && pipeline.data_parallel == launch.size, launch.launcher, " started ", launch.size,
                 " processes: train them as one data-parallel run with --data-parallel ", launch.size,
                 " (one replica per process)", data_parallel ? " instead of --data-parallel " : "",
