@@ -1,6 +1,7 @@
 // ParallelConfig JSON reading and checks (see parallel_config.h).
 #include "parallel/parallel_config.h"
 
+#include "parallel/dp/model_averaging.h"
 #include "parallel/pipeline/stage_sync.h"
 #include "parallel/schedule.h"
 #include "runtime/core/error.h"
@@ -11,12 +12,15 @@ namespace baton::parallel {
 void ParallelConfig::update_from_json(const nlohmann::json& j, std::string_view where) {
   const std::string what(where);
   BATON_CHECK(j.is_object(), what, ": expected an object such as {\"stages\": 2}, got ", j.dump());
-  JsonConfig c(j, what,
-               {"stages", "data_parallel", "groups", "grad_sync", "unused_parameters", "micro_batches", "schedule",
-                "partitioner", "devices", "recompute", "deferred_bn", "trace"});
+  JsonConfig c(
+      j, what,
+      {"stages", "data_parallel", "groups", "grad_sync", "model_averaging", "average_every", "unused_parameters",
+       "micro_batches", "schedule", "partitioner", "devices", "recompute", "deferred_bn", "trace"});
   stages = static_cast<int>(c.get_int("stages", stages));
   groups = static_cast<int>(c.get_int("groups", groups));
   grad_sync = c.get_string("grad_sync", grad_sync);
+  model_averaging = c.get_string("model_averaging", model_averaging);
+  average_every = static_cast<int>(c.get_int("average_every", average_every));
   data_parallel = static_cast<int>(c.get_int("data_parallel", data_parallel));
   unused_parameters = c.get_string("unused_parameters", unused_parameters);
   micro_batches = static_cast<int>(c.get_int("micro_batches", micro_batches));
@@ -43,6 +47,8 @@ nlohmann::json ParallelConfig::to_json() const {
           {"data_parallel", data_parallel},
           {"groups", groups},
           {"grad_sync", grad_sync},
+          {"model_averaging", model_averaging},
+          {"average_every", average_every},
           {"unused_parameters", unused_parameters},
           {"micro_batches", micro_batches},
           {"schedule", schedule},
@@ -96,6 +102,8 @@ void check_data_parallel_config(const ParallelConfig& p, const TrainConfig& conf
   BATON_CHECK(p.stages == 0 && p.micro_batches == 0 && !p.recompute && !p.deferred_bn && p.groups == 1,
               "--data-parallel with pipeline settings (--stages, --micro-batches, --recompute, --deferred-bn, "
               "--groups): the hybrid of pipeline and data parallelism is --groups G --stages S (docs/hybrid.md)");
+  (void)parse_averaging(p.model_averaging);
+  BATON_CHECK(p.average_every >= 1, "--average-every must be at least 1 (got ", p.average_every, ")");
   BATON_CHECK(config.batch_size % p.data_parallel == 0, "--batch-size ", config.batch_size,
               " is the global batch and must split evenly over the ", p.data_parallel,
               " replicas of --data-parallel (a multiple of ", p.data_parallel, ")");

@@ -15,6 +15,8 @@ struct ParallelConfig {
   int data_parallel = 0;                    // replicas of the whole model; 0: no data parallelism
   int groups = 1;                           // pipelines (of `stages` each) training data parallel: the hybrid
   std::string grad_sync = "bucket";         // the hybrid's gradient synchronisation: bucket or partition
+  std::string model_averaging = "none";     // data parallel: none (synchronous) or periodic (local SGD)
+  int average_every = 1;                    // model averaging: steps between parameter averages
   std::string unused_parameters = "error";  // data parallel: a parameter without gradient is an "error" or "ready"
   int micro_batches = 0;                    // per step; 0: the largest count <= 4 x stages dividing the batch
   std::string schedule = "1f1b";            // gpipe, 1f1b or interleaved (2 stages per position)

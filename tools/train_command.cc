@@ -88,9 +88,9 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   if (given("--lr")) config.lr_schedule["base_lr"] = f.lr;
   if (given("--warmup-steps")) config.lr_schedule["warmup_steps"] = f.warmup_steps;
   config.validate(f.config_file.empty() ? "command line" : f.config_file);
-  for (const char* name :
-       {"--stages", "--micro-batches", "--schedule", "--partitioner", "--devices", "--recompute", "--deferred-bn",
-        "--trace", "--data-parallel", "--unused-parameters", "--groups", "--grad-sync"}) {
+  for (const char* name : {"--stages", "--micro-batches", "--schedule", "--partitioner", "--devices", "--recompute",
+                           "--deferred-bn", "--trace", "--data-parallel", "--unused-parameters", "--groups",
+                           "--grad-sync", "--model-averaging", "--average-every"}) {
     pipelined = pipelined || given(name);
   }
   if (given("--stages")) pipeline.stages = f.parallel.stages;
@@ -98,9 +98,13 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   if (given("--unused-parameters")) pipeline.unused_parameters = f.parallel.unused_parameters;
   if (given("--groups")) pipeline.groups = f.parallel.groups;
   if (given("--grad-sync")) pipeline.grad_sync = f.parallel.grad_sync;
+  if (given("--model-averaging")) pipeline.model_averaging = f.parallel.model_averaging;
+  if (given("--average-every")) pipeline.average_every = f.parallel.average_every;
   const bool data_parallel = pipeline.data_parallel > 0 || given("--data-parallel");
   BATON_CHECK(data_parallel || pipeline.groups > 1 || !given("--unused-parameters"),
               "--unused-parameters needs --data-parallel N or --groups G");
+  BATON_CHECK(data_parallel || (!given("--model-averaging") && !given("--average-every")),
+              "--model-averaging and --average-every need --data-parallel N");
   BATON_CHECK(pipeline.groups > 1 || !given("--grad-sync"), "--grad-sync needs --groups G (G > 1) with --stages S");
   BATON_CHECK(pipeline.groups == 1 || pipeline.stages >= 1 || data_parallel,
               "--groups G runs G pipelines: give their stages with --stages S");
@@ -214,6 +218,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--data-parallel", f->parallel.data_parallel,
                   "Train N replicas in this process on cpu:0..N-1 (or --devices), --batch-size the global batch "
                   "(docs/data-parallel.md)");
+  cmd->add_option("--model-averaging", f->parallel.model_averaging,
+                  "Data parallel: none (gradients all-reduced every step) or periodic (local SGD: parameters "
+                  "averaged every --average-every H steps)");
+  cmd->add_option("--average-every", f->parallel.average_every, "Model averaging: steps between averages (default 1)");
   cmd->add_option("--groups", f->parallel.groups,
                   "Train G pipelines of --stages S each, data parallel across the groups (the hybrid, docs/hybrid.md)");
   cmd->add_option("--grad-sync", f->parallel.grad_sync,

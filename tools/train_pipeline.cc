@@ -74,16 +74,23 @@ TrainSummary train_replicas(DataParallelEngine& engine, const Graph& graph, cons
                             const data::Dataset* test_set, const std::function<bool()>& stop_requested,
                             const std::string& where) {
   const auto& buckets = engine.bucket_plan().buckets;
-  std::printf(
-      "data parallel: %d replicas %s, %lld samples each per step; %zu gradient bucket%s, all-reduced "
-      "(mean) during backward\n",
-      engine.replicas(), where.c_str(), static_cast<long long>(config.batch_size / engine.replicas()), buckets.size(),
-      buckets.size() == 1 ? "" : "s");
+  const long long share = config.batch_size / engine.replicas();
+  if (parallel.model_averaging == "none") {
+    std::printf(
+        "data parallel: %d replicas %s, %lld samples each per step; %zu gradient bucket%s, all-reduced "
+        "(mean) during backward\n",
+        engine.replicas(), where.c_str(), share, buckets.size(), buckets.size() == 1 ? "" : "s");
+  } else {
+    std::printf(
+        "data parallel: %d replicas %s, %lld samples each per step; model averaging (%s): each replica steps on "
+        "its own gradients, parameters averaged every %d steps\n",
+        engine.replicas(), where.c_str(), share, parallel.model_averaging.c_str(), parallel.average_every);
+  }
   std::fflush(stdout);
   if (!parallel.trace.empty()) engine.set_trace_steps(parallel.trace_steps);
   Trainer trainer(graph, config, train_set, test_set, engine);
   const TrainSummary summary = trainer.run(stop_requested);
-  if (summary.steps > 0) {
+  if (summary.steps > 0 && parallel.model_averaging == "none") {
     std::printf("communication: %.0f%% of the last step's all-reduce time ran during backward (replica 0)\n",
                 100 * hidden_communication_fraction(engine.last_step(0)));
   }

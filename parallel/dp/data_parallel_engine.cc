@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -169,16 +170,22 @@ PendingLoss DataParallelEngine::step(const data::Batch& batch, uint64_t seed, do
     record.forward = ReplicaStepRecord::Clock::now();
     r.ctx.set_check_tag(rank);  // a deferred device check names the replica
     r.params.zero_grads(r.ctx);
-    GradientSync sync(r.buckets, *r.comm, r.ctx.stream(), options_.sync);
-    r.executor.set_grad_ready_hook([&](const ParamEntry& e, bool reached) { sync.mark_ready(e, reached); });
+    // Synchronous: the gradients' buckets all-reduced during backward. Model averaging: none.
+    std::optional<GradientSync> sync;
+    if (!options_.averaging.active()) {
+      sync.emplace(r.buckets, *r.comm, r.ctx.stream(), options_.sync);
+      r.executor.set_grad_ready_hook([&](const ParamEntry& e, bool reached) { sync->mark_ready(e, reached); });
+    }
     Tape tape;
     const std::vector<Tensor> out = r.executor.forward(r.ctx, batch_inputs(graph_, r.executor, mine), tape, Mode::train,
                                                        micro_batch_seed(seed, rank));
     record.backward = ReplicaStepRecord::Clock::now();
     r.executor.backward(r.ctx, tape, std::vector<Tensor>(out.size()));
     r.executor.set_grad_ready_hook({});
-    sync.finish();
+    record.backward_end = ReplicaStepRecord::Clock::now();
+    if (sync) sync->finish();
     r.optimizer->step(r.ctx, lr);
+    if (options_.averaging.active() && (steps_ + 1) % options_.averaging.every == 0) average_parameters(r);
     // Equal shares of the batch: the loss is the mean of the replicas' mean losses, reduced on the
     // device and read without waiting (on a GPU; a CPU stream has run everything by now).
     const Tensor loss = out[executor_output_index(r.executor, loss_output(graph_))];
@@ -186,12 +193,15 @@ PendingLoss DataParallelEngine::step(const data::Batch& batch, uint64_t seed, do
     r.loss = r.readback.read(r.ctx, {loss}, {1.0},
                              [](int64_t tag) { return "in data-parallel replica " + std::to_string(tag); });
     record.end = ReplicaStepRecord::Clock::now();
-    record.backward_end = sync.backward_end();
-    record.buckets = sync.timings();
-    record.ready_order = sync.ready_order();
+    if (sync) {
+      record.backward_end = sync->backward_end();
+      record.buckets = sync->timings();
+      record.ready_order = sync->ready_order();
+    }
     for (size_t b = 0; b < r.buckets.size(); ++b) record.bucket_bytes.push_back(r.buckets.bytes(b));
     r.last = std::move(record);
   });
+  ++steps_;
   if (traced_steps_ < trace_steps_) {
     ++traced_steps_;
     for (const auto& r : replicas_) append_trace_events(r->last, trace_origin_, kMeasuredProcess, trace_);

@@ -14,6 +14,7 @@
 #include "parallel/comm/communicator.h"
 #include "parallel/dp/bucket_plan.h"
 #include "parallel/dp/gradient_sync.h"
+#include "parallel/dp/model_averaging.h"
 #include "parallel/dp/step_record.h"
 #include "runtime/graph/executor.h"
 #include "runtime/graph/param_store.h"
@@ -27,6 +28,9 @@ struct DataParallelOptions {
   std::vector<Device> devices;  // this process's replicas, one device each (at least one)
   BucketOptions buckets;
   GradientSyncOptions sync;
+  // Local SGD instead of gradient all-reduce: each replica steps on its own gradients and the
+  // parameters are averaged every `averaging.every` steps (and before evaluations and checkpoints).
+  ModelAveraging averaging;
   // The communicators of this process's replicas (one per device, in order; consecutive ranks of
   // every process's replicas); empty: a group of devices.size() replicas in this process (inproc on
   // CPU devices, NCCL on GPUs).
@@ -84,6 +88,11 @@ class DataParallelEngine final : public TrainEngine {
   size_t local_index(const Replica& r) const;
   // Every replica's parameters (and, with `buffers`, buffers) become rank 0's.
   void broadcast_from_rank0(bool buffers);
+  // Before an evaluation or a checkpoint: the same model on every replica (model averaging: the
+  // mean of the replicas' parameters; rank 0's buffers either way).
+  void agree_on_model();
+  // The mean of the replicas' parameters on every replica (model averaging).
+  void average_parameters(Replica& r);
 
   const Graph& graph_;
   DataParallelOptions options_;
@@ -91,6 +100,7 @@ class DataParallelEngine final : public TrainEngine {
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::unique_ptr<Event> batch_ready_;  // the batch written on replica 0's stream, reused every step
   int world_ = 1;                       // replicas in the run
+  int64_t steps_ = 0;                   // steps run by this engine (model averaging's period)
   int trace_steps_ = 0, traced_steps_ = 0;
   std::chrono::steady_clock::time_point trace_origin_ = std::chrono::steady_clock::now();
   std::vector<TraceEvent> trace_;

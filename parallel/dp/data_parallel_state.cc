@@ -23,13 +23,23 @@ void DataParallelEngine::broadcast_from_rank0(bool buffers) {
   });
 }
 
+void DataParallelEngine::average_parameters(Replica& r) {
+  r.comm->all_reduce(r.params.params_flat(), comm::ReduceOp::mean, r.ctx.stream())->wait_on(r.ctx.stream());
+}
+
+void DataParallelEngine::agree_on_model() {
+  if (!options_.averaging.active()) return broadcast_from_rank0(/*buffers=*/true);
+  on_replicas([&](Replica& r) { average_parameters(r); });
+  broadcast_from_rank0(/*buffers=*/true);  // the averaged parameters again, and rank 0's buffers
+}
+
 void DataParallelEngine::initialize(uint64_t seed) {
   replicas_.front()->params.initialize(replicas_.front()->ctx, seed);
   broadcast_from_rank0(/*buffers=*/true);
 }
 
 EvalResult DataParallelEngine::evaluate(const data::Dataset& test, int64_t batch_size, int workers) {
-  broadcast_from_rank0(/*buffers=*/true);
+  agree_on_model();
   const bool classification = has_labels(graph_);
   // Each replica evaluates its shard of the test set; the sums over the shards make the result. The
   // sums are reduced only once every replica is done: a replica's loader frees pinned memory when
@@ -73,7 +83,7 @@ EvalResult DataParallelEngine::evaluate(const data::Dataset& test, int64_t batch
 }
 
 std::string DataParallelEngine::save_checkpoint(CheckpointManager& manager, const CheckpointState& state) {
-  broadcast_from_rank0(/*buffers=*/true);
+  agree_on_model();
   if (!primary()) return {};  // rank 0's process writes
   Replica& r0 = *replicas_.front();
   return manager.save(r0.params, *r0.optimizer, state, r0.ctx);

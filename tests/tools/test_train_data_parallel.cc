@@ -38,6 +38,22 @@ TEST_F(TrainDataParallel, TrainsReplicasInThisProcess) {
   EXPECT_NE(from_file.out.find("data parallel: 4 replicas in this process"), std::string::npos) << from_file.out;
 }
 
+TEST_F(TrainDataParallel, ModelAveragingTrainsLocallyAndAveragesEveryHSteps) {
+  const CliResult r = run_baton(kRun + "--data-parallel 2 --model-averaging periodic --average-every 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("model averaging (periodic): each replica steps on its own gradients, parameters averaged "
+                       "every 2 steps"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("done after 2 steps"), std::string::npos) << r.out;
+  expect_one_line_error(kRun + "--data-parallel 2 --model-averaging bmuf",
+                        "--model-averaging bmuf is not available yet");
+  expect_one_line_error(kRun + "--data-parallel 2 --model-averaging periodic --average-every 0",
+                        "--average-every must be at least 1");
+  expect_one_line_error(kRun + "--model-averaging periodic",
+                        "--model-averaging and --average-every need --data-parallel N");
+}
+
 TEST_F(TrainDataParallel, SettingsThatCannotRunAreOneLineErrors) {
   expect_one_line_error(kRun + "--data-parallel 3",
                         "--batch-size 8 is the global batch and must split evenly over the 3");
