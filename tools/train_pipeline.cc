@@ -58,11 +58,25 @@ TrainSummary train_pipelined(const Graph& graph, const std::string& model_name, 
   if (!parallel.trace.empty()) {
     std::vector<TraceEvent> events = planned.predicted.events;
     std::vector<TraceLane> lanes = planned.predicted.lanes;
-    for (TraceEvent& e : engine->executor().take_trace()) events.push_back(std::move(e));
-    for (const TraceLane& l : engine->executor().trace_lanes()) lanes.push_back(l);
-    write_chrome_trace(parallel.trace, chrome_trace_json(events, lanes, {"predicted", "measured"}));
-    std::printf("wrote the predicted step and %d measured steps to %s (open in Perfetto or chrome://tracing)\n",
-                std::min<int>(parallel.trace_steps, static_cast<int>(steps)), parallel.trace.c_str());
+    // Each group's lanes in a process of their own: "measured" (one group), "measured group g".
+    std::vector<std::string> processes = {"predicted"};
+    const int groups = engine->groups().groups();
+    for (int g = 0; g < groups; ++g) {
+      PipelineExecutor& group = engine->groups().group(g);
+      for (TraceEvent& e : group.take_trace()) {
+        e.process = kMeasuredProcess + g;
+        events.push_back(std::move(e));
+      }
+      for (TraceLane l : group.trace_lanes()) {
+        l.process = kMeasuredProcess + g;
+        lanes.push_back(std::move(l));
+      }
+      processes.push_back(groups == 1 ? "measured" : "measured group " + std::to_string(g));
+    }
+    write_chrome_trace(parallel.trace, chrome_trace_json(events, lanes, processes));
+    std::printf("wrote the predicted step and %d measured steps%s to %s (open in Perfetto or chrome://tracing)\n",
+                std::min<int>(parallel.trace_steps, static_cast<int>(steps)),
+                engine->groups().groups() > 1 ? " of every group" : "", parallel.trace.c_str());
   }
   return summary;
 }

@@ -27,6 +27,8 @@ TEST_F(TrainHybrid, TrainsGroupsOfPipelinesInThisProcess) {
   const std::string timeline = read_file_text(trace);
   EXPECT_NE(timeline.find("stage 1 all-reduce"), std::string::npos);
   EXPECT_NE(timeline.find("all-reduce s0"), std::string::npos);
+  EXPECT_NE(timeline.find("measured group 1"), std::string::npos);  // every group's lanes
+  EXPECT_NE(r.out.find("measured steps of every group"), std::string::npos) << r.out;
 
   const std::filesystem::path file = dir_ / "run.json";
   std::ofstream(file) << R"({"parallel": {"groups": 4, "stages": 1, "grad_sync": "bucket"}})";
