@@ -97,6 +97,14 @@ class Communicator {
   // Collective over all ranks: the ranks passing the same `color` (>= 0) form a new communicator of
   // the same backend, ranked by (key, old rank); a rank passing a negative color gets nullptr.
   virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
+
+  // A peer in this process failed and will not issue its side: fails every pending and later
+  // operation of every rank of this communicator with `reason`, at once instead of at the timeout.
+  // Returns false where the backend has no such abort (mpi, nccl: their watchdogs end the wait).
+  virtual bool abort_in_process(const std::string& reason) {
+    (void)reason;
+    return false;
+  }
 };
 
 }  // namespace baton::comm

@@ -125,6 +125,11 @@ class InprocCommunicator final : public HostCommunicator {
     collective(mine, {}, StreamReady(), [](const std::vector<Contribution>&) {})->wait();
   }
 
+  bool abort_in_process(const std::string& reason) override {
+    group_->abort(reason);
+    return true;
+  }
+
   std::unique_ptr<Communicator> split(int color, int key) override {
     const uint64_t seq = take_collective_number();
     auto work = make_work(describe(OpKind::split, seq));

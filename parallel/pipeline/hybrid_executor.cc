@@ -72,8 +72,11 @@ HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Sched
         replicas.push_back(devices[static_cast<size_t>(g)][static_cast<size_t>(s)]);
       }
       std::vector<std::unique_ptr<comm::Communicator>> comms = stage_communicators(replicas, s);
-      for (int g = 0; g < groups; ++g)
-        by_group[static_cast<size_t>(g)].push_back(std::move(comms[static_cast<size_t>(g)]));
+      for (int g = 0; g < groups; ++g) {
+        std::shared_ptr<comm::Communicator> shared = std::move(comms[static_cast<size_t>(g)]);
+        communicators_.push_back(shared);
+        by_group[static_cast<size_t>(g)].push_back(std::move(shared));
+      }
     }
   }
   for (int g = 0; g < groups; ++g) {
@@ -104,11 +107,15 @@ void HybridExecutor::on_groups(const std::function<void(int)>& fn) {
     try {
       fn(g);
     } catch (...) {
-      std::lock_guard lock(mutex);
-      if (!first) {
+      {
+        std::lock_guard lock(mutex);
+        if (first) return;
         first = std::current_exception();
         first_group = g;
       }
+      // The other groups would wait for this one in their next all-reduce until the timeout.
+      const std::string reason = "hybrid group " + std::to_string(g) + " failed";
+      for (const auto& communicator : communicators_) communicator->abort_in_process(reason);
     }
   };
   {

@@ -43,7 +43,9 @@ class HybridExecutor {
   void store_parameters(ParamStore& whole, Context& ctx);
 
   // One training step of every group (each on its own thread); the mean loss of the batch. The
-  // first group to fail (in time) has its error rethrown, naming the group.
+  // first group to fail (in time) has its error rethrown, naming the group; the stages'
+  // communicators are then aborted (in-process backends), so that the other groups stop at once
+  // instead of at their timeout, and the executor is not usable for further steps.
   double step(const std::vector<Tensor>& inputs, const StepOptions& options = {});
   // The same without waiting for the devices: the loss, the mean of the groups', on its way.
   PendingLoss start_step(const std::vector<Tensor>& inputs, const StepOptions& options = {});
@@ -55,6 +57,7 @@ class HybridExecutor {
   void on_groups(const std::function<void(int)>& fn);
 
   std::vector<std::unique_ptr<PipelineExecutor>> groups_;
+  std::vector<std::shared_ptr<comm::Communicator>> communicators_;  // every group's, every stage's
 };
 
 // Splits a plan whose stages all have G replicas into group g's plan: one replica per stage, on the
