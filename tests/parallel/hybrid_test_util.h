@@ -20,16 +20,19 @@ struct Layout {
 
 // `graph` split into `stages` even stages (`chunks` per position), each replicated `groups` times;
 // group g's positions on cpu:g P .. cpu:g P + P - 1.
-inline Plan hybrid_plan(const Graph& graph, Layout layout, int micro_batches, int chunks) {
-  Plan plan = even_plan(graph, layout.stages, micro_batches, chunks);
-  const int positions = layout.stages / chunks;
+// `plan`'s stages replicated over `groups` groups, group g's positions on cpu:g P ...
+inline Plan replicated(Plan plan, int groups) {
+  const int positions = plan.num_stages() / plan.chunks_per_device;
   for (size_t s = 0; s < plan.stages.size(); ++s) {
-    plan.stages[s].replicas = layout.groups;
+    plan.stages[s].replicas = groups;
     plan.stages[s].devices.clear();
-    for (int g = 0; g < layout.groups; ++g)
-      plan.stages[s].devices.push_back(g * positions + static_cast<int>(s) % positions);
+    for (int g = 0; g < groups; ++g) plan.stages[s].devices.push_back(g * positions + static_cast<int>(s) % positions);
   }
   return plan;
+}
+
+inline Plan hybrid_plan(const Graph& graph, Layout layout, int micro_batches, int chunks) {
+  return replicated(even_plan(graph, layout.stages, micro_batches, chunks), layout.groups);
 }
 
 inline std::vector<std::vector<Device>> plan_devices(const Plan& plan) {

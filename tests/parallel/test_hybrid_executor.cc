@@ -140,6 +140,28 @@ TEST(HybridExecutor, BatchNormWithDeferredStatisticsEqualsSingleDevice) {
   }
 }
 
+TEST(HybridExecutor, AStageWithoutParametersSynchronisesNothing) {
+  // Stage 1 holds act4 alone (mlp's nodes: fc1 act1 fc2 act2 fc3 act3 fc4 act4 head loss).
+  const Graph graph = mlp(DType::f64);
+  const Plan plan = replicated(plan_from({{0, 1, 2, 3, 4, 5, 6}, {7}, {8, 9}}, 2), 2);
+  for (GradSyncStrategy strategy : {GradSyncStrategy::bucket, GradSyncStrategy::partition}) {
+    SCOPED_TRACE(grad_sync_name(strategy));
+    HybridOptions options;
+    options.pipeline = f64_options();
+    options.pipeline.optimizer = kSgd;
+    options.grad_sync = strategy;
+    HybridExecutor hybrid(graph, plan, group_schedule(graph, plan, ScheduleKind::one_f_one_b), plan_devices(plan),
+                          options);
+    hybrid.initialize(11);
+    Context host(Device::cpu());
+    const std::vector<Tensor> inputs = batch(DType::f64, host.stream(), 5);
+    const Reference ref = reference_step(graph, Device::cpu(), DType::f64, inputs, 11, 99, 4, kSgd, kLr);
+    const double loss = hybrid.step(inputs, {.seed = 99, .lr = kLr});
+    EXPECT_NEAR(loss, ref.loss, kTol * std::abs(ref.loss));
+    for (int g = 0; g < 2; ++g) EXPECT_TRUE(matches_reference(hybrid.group(g), ref, kTol, kTol)) << "group " << g;
+  }
+}
+
 TEST(HybridExecutor, OneGroupIsThePlainPipeline) {
   // G = 1 builds no communicator; the all_reduce instructions do nothing.
   expect_equivalent(mlp(DType::f64), {1, 2}, ScheduleKind::gpipe, GradSyncStrategy::partition);
