@@ -35,6 +35,15 @@ inline Plan hybrid_plan(const Graph& graph, Layout layout, int micro_batches, in
   return replicated(even_plan(graph, layout.stages, micro_batches, chunks), layout.groups);
 }
 
+// Float64, SGD with momentum and weight decay, `strategy` across the groups.
+inline HybridOptions f64_hybrid_options(GradSyncStrategy strategy) {
+  HybridOptions options;
+  options.pipeline = f64_options();
+  options.pipeline.optimizer = kSgd;
+  options.grad_sync = strategy;
+  return options;
+}
+
 inline std::vector<std::vector<Device>> plan_devices(const Plan& plan) {
   std::vector<std::vector<Device>> devices(static_cast<size_t>(plan.stages.front().replicas));
   for (const Stage& stage : plan.stages) {

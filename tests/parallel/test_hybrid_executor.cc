@@ -85,11 +85,8 @@ void expect_equivalent(const Graph& graph, Layout layout, ScheduleKind kind, Gra
   const int micro_batches = 2;
   const int chunks = kind == ScheduleKind::interleaved && layout.stages % 2 == 0 ? 2 : 1;
   const Plan plan = hybrid_plan(graph, layout, micro_batches, chunks);
-  HybridOptions options;
-  options.pipeline = f64_options();
-  options.pipeline.optimizer = kSgd;
+  HybridOptions options = f64_hybrid_options(strategy);
   options.pipeline.deferred_batch_norm = deferred_bn;
-  options.grad_sync = strategy;
   options.buckets = {.first_bucket_bytes = 256, .bucket_bytes = 512};  // several buckets per stage
   HybridExecutor hybrid(graph, plan, group_schedule(graph, plan, kind), plan_devices(plan), options);
   hybrid.initialize(11);
@@ -146,10 +143,7 @@ TEST(HybridExecutor, AStageWithoutParametersSynchronisesNothing) {
   const Plan plan = replicated(plan_from({{0, 1, 2, 3, 4, 5, 6}, {7}, {8, 9}}, 2), 2);
   for (GradSyncStrategy strategy : {GradSyncStrategy::bucket, GradSyncStrategy::partition}) {
     SCOPED_TRACE(grad_sync_name(strategy));
-    HybridOptions options;
-    options.pipeline = f64_options();
-    options.pipeline.optimizer = kSgd;
-    options.grad_sync = strategy;
+    HybridOptions options = f64_hybrid_options(strategy);
     HybridExecutor hybrid(graph, plan, group_schedule(graph, plan, ScheduleKind::one_f_one_b), plan_devices(plan),
                           options);
     hybrid.initialize(11);

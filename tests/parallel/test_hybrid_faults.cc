@@ -55,10 +55,7 @@ TEST(HybridFaults, AFailingGroupStopsTheOtherAtOnceAndItsErrorIsReported) {
   ASSERT_EQ(plan.stages[0].devices, (std::vector<int>{0, 2}));
   for (GradSyncStrategy strategy : {GradSyncStrategy::bucket, GradSyncStrategy::partition}) {
     SCOPED_TRACE(grad_sync_name(strategy));
-    HybridOptions options;
-    options.pipeline = f64_options();
-    options.pipeline.optimizer = kSgd;
-    options.grad_sync = strategy;
+    HybridOptions options = f64_hybrid_options(strategy);
     HybridExecutor hybrid(graph, plan, group_schedule(graph, plan, ScheduleKind::one_f_one_b), plan_devices(plan),
                           options);
     hybrid.initialize(1);

@@ -53,10 +53,7 @@ struct TracedStep {
 TracedStep traced_step(GradSyncStrategy strategy, BucketOptions buckets) {
   const Graph graph = slow_first_stage_mlp();
   const Plan plan = hybrid_plan(graph, {2, 3}, 2, 1);
-  HybridOptions options;
-  options.pipeline = f64_options();
-  options.pipeline.optimizer = kSgd;
-  options.grad_sync = strategy;
+  HybridOptions options = f64_hybrid_options(strategy);
   options.buckets = buckets;
   HybridExecutor hybrid(graph, plan, group_schedule(graph, plan, ScheduleKind::one_f_one_b), plan_devices(plan),
                         options);
