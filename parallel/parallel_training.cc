@@ -1,6 +1,7 @@
 // plan_pipeline and make_pipeline_engine (see parallel_training.h).
 #include "parallel/parallel_training.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "parallel/analytic_profile.h"
@@ -13,6 +14,40 @@ namespace baton::parallel {
 namespace {
 
 constexpr int kInterleavedChunks = 2;  // stages per position under the interleaved schedule
+
+// Rank 0's text on every rank.
+std::string shared_text(comm::Communicator& world, const std::string& mine) {
+  const Stream host = Stream::create(Device::cpu());
+  Tensor length = Tensor::empty_host({1}, DType::i64);
+  length.data<int64_t>()[0] = static_cast<int64_t>(mine.size());
+  world.broadcast(length, 0, host)->wait();
+  Tensor bytes = Tensor::empty_host({length.data<int64_t>()[0]}, DType::u8);
+  if (world.rank() == 0) std::copy(mine.begin(), mine.end(), bytes.data<uint8_t>());
+  world.broadcast(bytes, 0, host)->wait();
+  const auto* data = reinterpret_cast<const char*>(bytes.data<uint8_t>());
+  return {data, data + bytes.numel()};
+}
+
+// Rank 0's profile and plan on every rank, and the schedule made from them as evaluate_plan makes
+// it: the measured times (and the cluster's measured links) differ between processes, the plan
+// they run must not.
+void share_plan(comm::Communicator& world, PipelineSetup& setup) {
+  const bool root = world.rank() == 0;
+  const nlohmann::json both = nlohmann::json::parse(
+      shared_text(world, root ? nlohmann::json{{"profile", profile_to_json(setup.profile)},
+                                               {"plan", plan_to_json(setup.planned.plan, setup.profile)}}
+                                    .dump()
+                              : std::string()));
+  if (root) return;
+  setup.profile = profile_from_json(both.at("profile"), "the profile measured by rank 0");
+  Plan plan = plan_from_json(both.at("plan"), setup.profile, "the plan of rank 0");
+  const bool replicated =
+      std::any_of(plan.stages.begin(), plan.stages.end(), [](const Stage& stage) { return stage.replicas > 1; });
+  const int positions = plan.num_stages() / plan.chunks_per_device;
+  setup.planned.schedule = make_schedule(setup.planned.choice.schedule, positions, plan.chunks_per_device,
+                                         plan.micro_batches, stage_consumers(plan, setup.profile), replicated);
+  setup.planned.plan = std::move(plan);
+}
 
 }  // namespace
 
@@ -126,7 +161,8 @@ std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph
 }
 
 PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, const TrainConfig& config,
-                            const ParallelConfig& p, const std::function<void(const std::string&)>& progress) {
+                            const ParallelConfig& p, const std::function<void(const std::string&)>& progress,
+                            comm::Communicator* world) {
   check_parallel_config(p, config);
   PipelineSetup setup;
   setup.available = pipeline_devices(p, config);
@@ -144,7 +180,7 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
               choice.chunks > 1 ? " (x2 chunks, interleaved)" : "", ": the model has only ", structure.nodes.size(),
               " nodes to split into ", model_stages, " stages");
 
-  if (progress) {
+  if (progress && (world == nullptr || world->rank() == 0)) {
     progress("profiling " + model_name + " on " + setup.available.front().str() + " at micro-batch " +
              std::to_string(setup.micro_batch) + " (1 warm-up, 3 repeats)...");
   }
@@ -162,6 +198,7 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
   settings.memory_cap_bytes = 1e300;  // the run itself finds out whether it fits
   settings.record_trace = !p.trace.empty();
   setup.planned = evaluate_plan(choice, setup.profile, setup.cluster, settings);
+  if (world != nullptr) share_plan(*world, setup);
   setup.stage_devices = stage_devices(setup.planned.schedule, setup.planned.plan.num_stages(), setup.available);
   if (p.groups > 1) setup.group_devices = hybrid_devices(setup.planned.plan, setup.available);
   return setup;
@@ -178,6 +215,29 @@ std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, co
   options.recompute = p.recompute;
   options.deferred_batch_norm = p.deferred_bn;
   options.trace_steps = p.trace.empty() ? 0 : p.trace_steps;
+  options.model = model_name;
+  return std::make_unique<PipelineTrainEngine>(graph, config, setup.planned.plan, setup.planned.schedule, options);
+}
+
+std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, const std::string& model_name,
+                                                          const TrainConfig& config, const ParallelConfig& p,
+                                                          const PipelineSetup& setup,
+                                                          std::shared_ptr<comm::Communicator> world) {
+  const int processes = p.groups * p.stages;
+  BATON_CHECK(world->size() == processes, "--groups ", p.groups, " --stages ", p.stages, " across processes needs ",
+              processes, " processes (one per group and stage), not ", world->size());
+  BATON_CHECK(setup.planned.plan.chunks_per_device == 1,
+              "the interleaved schedule across processes is not available yet (one stage per process)");
+  BATON_CHECK(setup.available.front().is_cpu(),
+              "the hybrid across processes runs on CPU devices (the mpi backend): on GPUs its pipeline and group "
+              "communicators need NCCL, which is not available yet; use --device cpu, or one process with --groups");
+  PipelineTrainOptions options;
+  options.devices = {Device::cpu(0)};  // each process's own
+  options.world = std::move(world);
+  options.grad_sync = parse_grad_sync(p.grad_sync);
+  options.unused_parameters_ready = p.unused_parameters == "ready";
+  options.recompute = p.recompute;
+  options.deferred_batch_norm = p.deferred_bn;
   options.model = model_name;
   return std::make_unique<PipelineTrainEngine>(graph, config, setup.planned.plan, setup.planned.schedule, options);
 }

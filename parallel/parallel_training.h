@@ -42,14 +42,24 @@ std::vector<Device> pipeline_devices(const ParallelConfig& parallel, const Train
 // Checks `parallel`, chooses the devices, measures the compute times on the first device at the
 // micro-batch size (1 warm-up, 3 repeats), picks the cluster and evaluates the plan (the predicted
 // timeline is recorded when parallel.trace is set). `progress` hears one line as profiling starts.
+// With `world` (the hybrid across processes; collective), every process measures and plans, and
+// then takes rank 0's profile and plan (and the schedule from them), so that all run the same plan.
 PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, const TrainConfig& config,
                             const ParallelConfig& parallel,
-                            const std::function<void(const std::string&)>& progress = {});
+                            const std::function<void(const std::string&)>& progress = {},
+                            comm::Communicator* world = nullptr);
 
 // The engine that trains `setup`'s plan; `graph` must outlive it.
 std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, const std::string& model_name,
                                                           const TrainConfig& config, const ParallelConfig& parallel,
                                                           const PipelineSetup& setup);
+
+// The engine of one process of the hybrid across processes (mpirun -np G x S, `world` over them):
+// world rank g S + s runs stage s of group g on cpu:0 (`setup` from plan_pipeline with `world`).
+std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, const std::string& model_name,
+                                                          const TrainConfig& config, const ParallelConfig& parallel,
+                                                          const PipelineSetup& setup,
+                                                          std::shared_ptr<comm::Communicator> world);
 
 struct ParallelTraining {
   PipelineSetup setup;

@@ -110,15 +110,25 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
               "--groups G runs G pipelines: give their stages with --stages S");
   const comm::LaunchEnvironment launch = comm::launch_environment();
   if (launch.size > 1) {
-    BATON_CHECK(pipeline.groups == 1, launch.launcher, " started ", launch.size, " processes with --groups ",
-                pipeline.groups,
-                ": the hybrid across processes is not available yet; run --groups G --stages S in one process, or "
-                "--data-parallel ",
-                launch.size, " (one replica per process)");
-    BATON_CHECK(data_parallel && pipeline.data_parallel == launch.size, launch.launcher, " started ", launch.size,
-                " processes: train them as one data-parallel run with --data-parallel ", launch.size,
-                " (one replica per process)", data_parallel ? " instead of --data-parallel " : "",
-                data_parallel ? std::to_string(pipeline.data_parallel) : "");
+    if (!data_parallel && pipeline.stages >= 1) {
+      // The hybrid (or a plain pipeline) across processes: one process per group and stage.
+      BATON_CHECK(pipeline.groups * pipeline.stages == launch.size, launch.launcher, " started ", launch.size,
+                  " processes for --groups ", pipeline.groups, " --stages ", pipeline.stages,
+                  ": the hybrid across processes runs one process per group and stage (", pipeline.groups, " x ",
+                  pipeline.stages, " = ", pipeline.groups * pipeline.stages, ")");
+      BATON_CHECK(!given("--trace"),
+                  "--trace with the hybrid across processes is not available yet (run --groups G "
+                  "--stages S in one process to trace it)");
+      BATON_CHECK(!given("--devices"),
+                  "--devices with the hybrid across processes: each process runs its stage on "
+                  "cpu:0");
+    } else {
+      BATON_CHECK(data_parallel && pipeline.data_parallel == launch.size, launch.launcher, " started ", launch.size,
+                  " processes: train them as one data-parallel run with --data-parallel ", launch.size,
+                  " (one replica per process)", data_parallel ? " instead of --data-parallel " : "",
+                  data_parallel ? std::to_string(pipeline.data_parallel) : "",
+                  ", or as G pipelines of S stages with --groups G --stages S (G x S = ", launch.size, ")");
+    }
     if (launch.rank != 0) quiet_stdout();  // rank 0 prints; the others speak only of errors
   }
   if (given("--micro-batches")) pipeline.micro_batches = f.parallel.micro_batches;

@@ -14,17 +14,31 @@ namespace baton::cli {
 
 using namespace baton::parallel;
 
-TrainSummary train_pipelined(const Graph& graph, const std::string& model_name, const TrainConfig& config,
-                             const ParallelConfig& parallel, const data::Dataset& train_set,
-                             const data::Dataset* test_set, const std::function<bool()>& stop_requested) {
-  const PipelineSetup setup = plan_pipeline(graph, model_name, config, parallel, [](const std::string& line) {
+namespace {
+
+// One process, or (`world` set) one process of the hybrid across processes.
+TrainSummary run_pipelined(const Graph& graph, const std::string& model_name, const TrainConfig& config,
+                           const ParallelConfig& parallel, const data::Dataset& train_set,
+                           const data::Dataset* test_set, const std::function<bool()>& stop_requested,
+                           const std::shared_ptr<comm::Communicator>& world) {
+  const auto progress = [](const std::string& line) {
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
-  });
+  };
+  const PipelineSetup setup = plan_pipeline(graph, model_name, config, parallel, progress, world.get());
   const EvaluatedPlan& planned = setup.planned;
   std::vector<std::string> names;
   for (const Device& d : setup.stage_devices) names.push_back(d.str());
-  for (size_t s = 0; s < names.size() && !setup.group_devices.empty(); ++s) {  // every group's replica of the stage
+  for (size_t s = 0; s < names.size() && world; ++s) {  // every group's process of the stage
+    std::string all;
+    for (int g = 0; g < parallel.groups; ++g) {
+      if (g > 0) all.push_back(',');
+      all.append("rank ").append(std::to_string(g * parallel.stages + static_cast<int>(s)));
+    }
+    names[s] = all;
+  }
+  for (size_t s = 0; s < names.size() && !world && !setup.group_devices.empty();
+       ++s) {  // every group's replica of the stage
     std::string all;
     for (const auto& group : setup.group_devices) {
       if (!all.empty()) all.push_back(',');
@@ -36,6 +50,12 @@ TrainSummary train_pipelined(const Graph& graph, const std::string& model_name, 
               setup.profile.source.c_str(), setup.profile.device.c_str(), setup.cluster.name().c_str(),
               static_cast<long long>(config.batch_size), setup.micro_batch);
   print_stage_table(planned, setup.profile, names);
+  if (world) {
+    std::printf(
+        "across processes: %d x %d processes (MPI), world rank g x %d + s runs stage s of group g on its cpu:0; "
+        "activations and gradients between stages through MPI send/recv\n",
+        parallel.groups, parallel.stages, parallel.stages);
+  }
   if (parallel.groups > 1) {
     std::printf(
         "hybrid: %d groups of this pipeline (group g on the g-th device of each stage above), %lld samples "
@@ -46,7 +66,9 @@ TrainSummary train_pipelined(const Graph& graph, const std::string& model_name, 
   }
   std::fflush(stdout);
 
-  const std::unique_ptr<PipelineTrainEngine> engine = make_pipeline_engine(graph, model_name, config, parallel, setup);
+  const std::unique_ptr<PipelineTrainEngine> engine =
+      world ? make_pipeline_engine(graph, model_name, config, parallel, setup, world)
+            : make_pipeline_engine(graph, model_name, config, parallel, setup);
   Trainer trainer(graph, config, train_set, test_set, *engine);
   const TrainSummary summary = trainer.run(stop_requested);
 
@@ -79,6 +101,24 @@ TrainSummary train_pipelined(const Graph& graph, const std::string& model_name, 
                 engine->groups().groups() > 1 ? " of every group" : "", parallel.trace.c_str());
   }
   return summary;
+}
+
+}  // namespace
+
+TrainSummary train_pipelined(const Graph& graph, const std::string& model_name, const TrainConfig& config,
+                             const ParallelConfig& parallel, const data::Dataset& train_set,
+                             const data::Dataset* test_set, const std::function<bool()>& stop_requested) {
+  const comm::LaunchEnvironment launch = comm::launch_environment();
+  if (launch.size == 1) {
+    return run_pipelined(graph, model_name, config, parallel, train_set, test_set, stop_requested, nullptr);
+  }
+  // One process per group and stage; an error on any rank ends every rank at once.
+  comm::MpiRuntime runtime;
+  try {
+    return run_pipelined(graph, model_name, config, parallel, train_set, test_set, stop_requested, runtime.world());
+  } catch (const std::exception& e) {
+    runtime.abort(std::string("error: ") + e.what());
+  }
 }
 
 namespace {

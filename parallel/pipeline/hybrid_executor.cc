@@ -57,42 +57,80 @@ Plan group_plan(const Plan& plan, int group) {
 
 HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Schedule& schedule,
                                std::vector<std::vector<Device>> devices, HybridOptions options) {
-  const int groups = plan_groups(plan);
-  const int stages = plan.num_stages();
-  BATON_CHECK(static_cast<int>(devices.size()) == groups, "hybrid: ", devices.size(), " device lists for ", groups,
-              " groups (one list per group)");
+  groups_count_ = plan_groups(plan);
+  BATON_CHECK(static_cast<int>(devices.size()) == groups_count_, "hybrid: ", devices.size(), " device lists for ",
+              groups_count_, " groups (one list per group)");
+  std::vector<std::vector<std::shared_ptr<comm::Communicator>>> by_group(static_cast<size_t>(groups_count_));
+  if (groups_count_ > 1) make_stage_communicators(devices, by_group);
+  for (int g = 0; g < groups_count_; ++g) {
+    add_group(graph, plan, schedule, g, std::move(devices[static_cast<size_t>(g)]), options,
+              std::move(by_group[static_cast<size_t>(g)]), nullptr);
+  }
+}
+
+HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Schedule& schedule,
+                               comm::Communicator& world, Device device, HybridOptions options) {
+  groups_count_ = plan_groups(plan);
+  const int positions = schedule.devices;
+  BATON_CHECK(world.size() == groups_count_ * positions, "hybrid across processes: ", groups_count_,
+              " groups of a pipeline over ", positions, " positions need ", groups_count_ * positions,
+              " processes, not ", world.size());
+  local_group_ = world.rank() / positions;
+  const int position = world.rank() % positions;
+  std::shared_ptr<comm::Communicator> pipeline = world.split(local_group_, position);
+  if (groups_count_ > 1) across_ = world.split(position, local_group_);
+  // The stages of this position synchronise over `across_` (one after the other, in the schedule's
+  // order, the same in every group); the others' are other processes' business.
+  std::vector<std::shared_ptr<comm::Communicator>> stage_comms;
+  if (across_) stage_comms.assign(static_cast<size_t>(plan.num_stages()), across_);
+  add_group(graph, plan, schedule, local_group_, std::vector<Device>(static_cast<size_t>(plan.num_stages()), device),
+            options, std::move(stage_comms), std::move(pipeline));
+}
+
+void HybridExecutor::make_stage_communicators(const std::vector<std::vector<Device>>& devices,
+                                              std::vector<std::vector<std::shared_ptr<comm::Communicator>>>& by_group) {
   // Stage s's communicators, one per group, are created eagerly, in stage order.
-  std::vector<std::vector<std::shared_ptr<comm::Communicator>>> by_group(static_cast<size_t>(groups));
-  if (groups > 1) {
-    for (int s = 0; s < stages; ++s) {
-      std::vector<Device> replicas;
-      for (int g = 0; g < groups; ++g) {
-        BATON_CHECK(static_cast<int>(devices[static_cast<size_t>(g)].size()) == stages, "hybrid: group ", g, " has ",
-                    devices[static_cast<size_t>(g)].size(), " devices for ", stages, " stages");
-        replicas.push_back(devices[static_cast<size_t>(g)][static_cast<size_t>(s)]);
-      }
-      std::vector<std::unique_ptr<comm::Communicator>> comms = stage_communicators(replicas, s);
-      for (int g = 0; g < groups; ++g) {
-        std::shared_ptr<comm::Communicator> shared = std::move(comms[static_cast<size_t>(g)]);
-        communicators_.push_back(shared);
-        by_group[static_cast<size_t>(g)].push_back(std::move(shared));
-      }
+  const auto stages = devices.front().size();
+  for (size_t s = 0; s < stages; ++s) {
+    std::vector<Device> replicas;
+    for (int g = 0; g < groups_count_; ++g) {
+      BATON_CHECK(devices[static_cast<size_t>(g)].size() == stages, "hybrid: group ", g, " has ",
+                  devices[static_cast<size_t>(g)].size(), " devices for ", stages, " stages");
+      replicas.push_back(devices[static_cast<size_t>(g)][s]);
+    }
+    std::vector<std::unique_ptr<comm::Communicator>> comms = stage_communicators(replicas, static_cast<int>(s));
+    for (int g = 0; g < groups_count_; ++g) {
+      std::shared_ptr<comm::Communicator> shared = std::move(comms[static_cast<size_t>(g)]);
+      communicators_.push_back(shared);
+      by_group[static_cast<size_t>(g)].push_back(std::move(shared));
     }
   }
-  for (int g = 0; g < groups; ++g) {
-    PipelineOptions po = options.pipeline;
-    po.group_sync = {.strategy = options.grad_sync,
-                     .communicators = std::move(by_group[static_cast<size_t>(g)]),
-                     .buckets = options.buckets,
-                     .options = options.sync};
-    try {
-      groups_.push_back(std::make_unique<PipelineExecutor>(graph, group_plan(plan, g), schedule,
-                                                           std::move(devices[static_cast<size_t>(g)]), std::move(po)));
-    } catch (Error& e) {
-      e.add_context("in hybrid group " + std::to_string(g));
-      throw;
-    }
+}
+
+void HybridExecutor::add_group(const Graph& graph, const Plan& plan, const Schedule& schedule, int g,
+                               std::vector<Device> devices, const HybridOptions& options,
+                               std::vector<std::shared_ptr<comm::Communicator>> stage_comms,
+                               std::shared_ptr<comm::Communicator> processes) {
+  PipelineOptions po = options.pipeline;
+  po.group_sync = {.strategy = options.grad_sync,
+                   .communicators = std::move(stage_comms),
+                   .buckets = options.buckets,
+                   .options = options.sync};
+  po.processes = std::move(processes);
+  try {
+    groups_.push_back(
+        std::make_unique<PipelineExecutor>(graph, group_plan(plan, g), schedule, std::move(devices), std::move(po)));
+  } catch (Error& e) {
+    e.add_context("in hybrid group " + std::to_string(g));
+    throw;
   }
+}
+
+PipelineExecutor& HybridExecutor::group(int g) {
+  if (local_group_ < 0) return *groups_.at(static_cast<size_t>(g));
+  BATON_CHECK(g == local_group_, "hybrid group ", g, " runs in other processes (this one runs group ", local_group_,
+              ")");
+  return *groups_.front();
 }
 
 HybridExecutor::~HybridExecutor() = default;
@@ -144,6 +182,20 @@ void HybridExecutor::store_parameters(ParamStore& whole, Context& ctx) {
   groups_.front()->store_parameters(whole, ctx);
 }
 
+PendingLoss HybridExecutor::start_group_step(const std::vector<Tensor>& share, const StepOptions& options) {
+  BATON_CHECK(local_group_ >= 0, "start_group_step is for the hybrid across processes");
+  PipelineExecutor& mine = *groups_.front();
+  StepOptions step = options;
+  step.seed = micro_batch_seed(options.seed, local_group_ * mine.schedule().micro_batches);
+  const double group_loss = mine.start_step(share, step).value();  // on every process of the group
+  if (!across_) return PendingLoss(group_loss);
+  const Stream host = Stream::create(Device::cpu());
+  Tensor loss = Tensor::empty_host({1}, DType::f64);
+  loss.data<double>()[0] = group_loss;
+  across_->all_reduce(loss, comm::ReduceOp::mean, host)->wait();
+  return PendingLoss(loss.data<double>()[0]);
+}
+
 PendingLoss HybridExecutor::start_step(const std::vector<Tensor>& inputs, const StepOptions& options) {
   const int groups = this->groups();
   const int micro_batches = groups_.front()->schedule().micro_batches;
@@ -154,6 +206,7 @@ PendingLoss HybridExecutor::start_step(const std::vector<Tensor>& inputs, const 
     const std::vector<Tensor> parts = input.split(groups);
     for (int g = 0; g < groups; ++g) shares[static_cast<size_t>(g)].push_back(parts[static_cast<size_t>(g)]);
   }
+  if (local_group_ >= 0) return start_group_step(shares[static_cast<size_t>(local_group_)], options);
   std::vector<PendingLoss> losses(static_cast<size_t>(groups));
   on_groups([&](int g) {
     StepOptions mine = options;
@@ -170,7 +223,9 @@ PendingLoss HybridExecutor::start_step(const std::vector<Tensor>& inputs, const 
 double HybridExecutor::step(const std::vector<Tensor>& inputs, const StepOptions& options) {
   PendingLoss loss = start_step(inputs, options);
   for (auto& group : groups_) {
-    for (int s = 0; s < group->num_stages(); ++s) group->stage(s).context().synchronize();
+    for (int s = 0; s < group->num_stages(); ++s) {
+      if (group->local(s)) group->stage(s).context().synchronize();
+    }
   }
   return loss.value();
 }

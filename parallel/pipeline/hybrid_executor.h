@@ -29,12 +29,25 @@ class HybridExecutor {
   // step over the batch in G x M micro-batches.
   HybridExecutor(const Graph& graph, const Plan& plan, const Schedule& schedule,
                  std::vector<std::vector<Device>> devices, HybridOptions options = {});
+  // Across processes (G x P processes, P = schedule.devices positions per group): world rank r runs
+  // position r mod P of group r / P, its stages on `device`. Two communicators are split from
+  // `world`: the group's pipeline (one rank per position: activations and gradients) and, for G >
+  // 1, the position's across the groups (its stages' gradients, the loss). Every process calls
+  // step with the whole batch; each runs its group's share through its stages and returns the
+  // batch's loss. A failing process leaves the others waiting until the communicators' timeout,
+  // which ends the job (mpi) or fails their steps (docs/hybrid.md, "Across processes").
+  HybridExecutor(const Graph& graph, const Plan& plan, const Schedule& schedule, comm::Communicator& world,
+                 Device device, HybridOptions options = {});
   ~HybridExecutor();
   HybridExecutor(const HybridExecutor&) = delete;
   HybridExecutor& operator=(const HybridExecutor&) = delete;
 
-  int groups() const { return static_cast<int>(groups_.size()); }
-  PipelineExecutor& group(int g) { return *groups_.at(static_cast<size_t>(g)); }
+  int groups() const { return groups_count_; }
+  // Group g's pipeline; across processes only this process's group (local_group()), whose
+  // executor holds this process's stages only.
+  PipelineExecutor& group(int g);
+  // Across processes: this process's group; in one process: -1.
+  int local_group() const { return local_group_; }
 
   // Every group from the same whole-model values.
   void initialize(uint64_t seed);
@@ -49,15 +62,29 @@ class HybridExecutor {
   double step(const std::vector<Tensor>& inputs, const StepOptions& options = {});
   // The same without waiting for the devices: the loss, the mean of the groups', on its way.
   PendingLoss start_step(const std::vector<Tensor>& inputs, const StepOptions& options = {});
-  // Forward only through group 0 (every group holds the same parameters).
+  // Across processes: the step with this process's group's share of the batch (rows [g B / G,
+  // (g + 1) B / G), as a data loader sharded by group cuts them), returning the batch's loss.
+  PendingLoss start_group_step(const std::vector<Tensor>& share, const StepOptions& options);
+  // Forward only through group 0 (every group holds the same parameters; across processes only
+  // group 0's processes call it).
   PipelineOutputs evaluate(const std::vector<Tensor>& inputs) { return group(0).evaluate(inputs); }
 
  private:
   // Runs fn(g) for every group, each on its own thread; rethrows the first failure in time.
   void on_groups(const std::function<void(int)>& fn);
 
-  std::vector<std::unique_ptr<PipelineExecutor>> groups_;
-  std::vector<std::shared_ptr<comm::Communicator>> communicators_;  // every group's, every stage's
+  // In one process: the stage s communicators of every group, g within s. Across processes: none.
+  void make_stage_communicators(const std::vector<std::vector<Device>>& devices,
+                                std::vector<std::vector<std::shared_ptr<comm::Communicator>>>& by_group);
+  void add_group(const Graph& graph, const Plan& plan, const Schedule& schedule, int g, std::vector<Device> devices,
+                 const HybridOptions& options, std::vector<std::shared_ptr<comm::Communicator>> stage_comms,
+                 std::shared_ptr<comm::Communicator> processes);
+
+  int groups_count_ = 0;
+  int local_group_ = -1;                                            // across processes
+  std::vector<std::unique_ptr<PipelineExecutor>> groups_;           // across processes: this process's group only
+  std::vector<std::shared_ptr<comm::Communicator>> communicators_;  // in one process: every group's, every stage's
+  std::shared_ptr<comm::Communicator> across_;  // across processes: this position's, over the groups (G > 1)
 };
 
 // Splits a plan whose stages all have G replicas into group g's plan: one replica per stage, on the

@@ -37,10 +37,34 @@ std::vector<std::vector<int>> check_plan_and_schedule(const Graph& graph, const 
   return consumers;
 }
 
-// One PipelineStage per plan stage, over its nodes, on its device.
+// The pipeline position of every stage: the one whose instruction list runs it.
+std::vector<int> positions_of_stages(const Schedule& schedule) {
+  std::vector<int> positions(static_cast<size_t>(schedule.stages), -1);
+  for (size_t p = 0; p < schedule.programs.size(); ++p) {
+    for (const Instruction& ins : schedule.programs[p])
+      positions.at(static_cast<size_t>(ins.stage)) = static_cast<int>(p);
+  }
+  return positions;
+}
+
+// Across processes: one rank per position, and no stage without instructions.
+void check_processes(const comm::Communicator* processes, const Schedule& schedule, const std::vector<int>& positions) {
+  if (processes == nullptr) return;
+  BATON_CHECK(processes->size() == schedule.devices,
+              "a pipeline across processes needs one process per pipeline "
+              "position: the schedule has ",
+              schedule.devices, " positions, the communicator ", processes->size(), " ranks");
+  for (size_t s = 0; s < positions.size(); ++s) {
+    BATON_CHECK(positions[s] >= 0, "pipeline stage ", s, " has no instructions in the schedule");
+  }
+}
+
+// One PipelineStage per plan stage this process runs, over its nodes, on its device (null for the
+// stages of other processes).
 std::vector<std::unique_ptr<PipelineStage>> make_stages(const Graph& graph, const Plan& plan,
                                                         const std::vector<Device>& devices,
-                                                        const PipelineOptions& options) {
+                                                        const PipelineOptions& options,
+                                                        const std::vector<int>& positions) {
   const int num = plan.num_stages();
   BATON_CHECK(static_cast<int>(devices.size()) == num, "the pipeline has ", num, " stages but ", devices.size(),
               " devices were given (one per stage)");
@@ -49,6 +73,10 @@ std::vector<std::unique_ptr<PipelineStage>> make_stages(const Graph& graph, cons
   const std::vector<NodeId> order = graph.topological_order();
   std::vector<std::unique_ptr<PipelineStage>> stages;
   for (int s = 0; s < num; ++s) {
+    if (options.processes && positions[static_cast<size_t>(s)] != options.processes->rank()) {
+      stages.push_back(nullptr);
+      continue;
+    }
     std::vector<NodeId> nodes;
     for (int i : plan.stages[static_cast<size_t>(s)].nodes) nodes.push_back(order.at(static_cast<size_t>(i)));
     const ExecutorOptions executor{.recompute = !options.recompute.empty() && options.recompute[static_cast<size_t>(s)],
@@ -60,8 +88,10 @@ std::vector<std::unique_ptr<PipelineStage>> make_stages(const Graph& graph, cons
   return stages;
 }
 
-// A hybrid group: one communicator per stage, and every stage's all_reduce in the schedule.
-void check_group_sync(const GroupSync& sync, const Schedule& schedule) {
+// A hybrid group: one communicator per stage (per local stage across processes), and every stage's
+// all_reduce in the schedule.
+void check_group_sync(const GroupSync& sync, const Schedule& schedule,
+                      const std::vector<std::unique_ptr<PipelineStage>>& stages) {
   if (!sync.active()) return;
   BATON_CHECK(static_cast<int>(sync.communicators.size()) == schedule.stages,
               "the group's gradient synchronisation has ", sync.communicators.size(), " communicators for ",
@@ -73,7 +103,8 @@ void check_group_sync(const GroupSync& sync, const Schedule& schedule) {
     }
   }
   for (int s = 0; s < schedule.stages; ++s) {
-    BATON_CHECK(sync.communicators[static_cast<size_t>(s)] != nullptr, "stage ", s, " has no communicator");
+    BATON_CHECK(sync.communicators[static_cast<size_t>(s)] != nullptr || !stages[static_cast<size_t>(s)], "stage ", s,
+                " has no communicator");
     BATON_CHECK(all_reduces[static_cast<size_t>(s)] == 1, "the schedule has ", all_reduces[static_cast<size_t>(s)],
                 " all_reduce instructions for stage ", s,
                 " where a group of a hybrid needs one (make_schedule with all_reduce = true)");
@@ -86,17 +117,28 @@ PipelineExecutor::PipelineExecutor(const Graph& graph, Plan plan, Schedule sched
                                    PipelineOptions options)
     : graph_(graph), plan_(std::move(plan)), schedule_(std::move(schedule)), options_(std::move(options)) {
   std::vector<std::vector<int>> consumers = check_plan_and_schedule(graph_, plan_, schedule_, options_.model);
-  stages_ = make_stages(graph_, plan_, devices, options_);
-  routing_ = std::make_unique<const PipelineRouting>(graph_, stages_, std::move(consumers));
-  check_group_sync(options_.group_sync, schedule_);
+  stage_positions_ = positions_of_stages(schedule_);
+  check_processes(options_.processes.get(), schedule_, stage_positions_);
+  stages_ = make_stages(graph_, plan_, devices, options_, stage_positions_);
+  routing_ = std::make_unique<const PipelineRouting>(graph_, stage_ends(graph_, plan_, stages_), std::move(consumers));
+  check_group_sync(options_.group_sync, schedule_, stages_);
   if (options_.group_sync.active() && options_.group_sync.strategy == GradSyncStrategy::bucket) {
-    for (auto& stage : stages_) buckets_.push_back(std::make_unique<GradientBuckets>(stage->params()));
+    for (auto& stage : stages_)
+      buckets_.push_back(stage ? std::make_unique<GradientBuckets>(stage->params()) : nullptr);
   }
   if (options_.optimizer.is_null()) return;
   for (auto& stage : stages_) {
-    optimizers_.push_back(make_optimizer(options_.optimizer, stage->params(), stage->context(),
-                                         "pipeline stage " + std::to_string(stage->index()) + " optimizer"));
+    optimizers_.push_back(stage ? make_optimizer(options_.optimizer, stage->params(), stage->context(),
+                                                 "pipeline stage " + std::to_string(stage->index()) + " optimizer")
+                                : nullptr);
   }
+}
+
+PipelineStage& PipelineExecutor::stage(int s) {
+  const std::unique_ptr<PipelineStage>& stage = stages_.at(static_cast<size_t>(s));
+  BATON_CHECK(stage != nullptr, "pipeline stage ", s, " runs in another process (pipeline position ", position_of(s),
+              ")");
+  return *stage;
 }
 
 PipelineExecutor::~PipelineExecutor() = default;
@@ -109,29 +151,36 @@ void PipelineExecutor::initialize(uint64_t seed) {
 }
 
 void PipelineExecutor::load_parameters(const ParamStore& whole) {
-  for (auto& stage : stages_) stage->load_from(whole);
+  for (auto& stage : stages_) {
+    if (stage) stage->load_from(whole);
+  }
   synchronize();
 }
 
 void PipelineExecutor::store_parameters(ParamStore& whole, Context& ctx) {
   synchronize();
-  for (auto& stage : stages_) copy_by_name(stage->params(), whole, stage->params(), ctx);
+  for (auto& stage : stages_) {
+    if (stage) copy_by_name(stage->params(), whole, stage->params(), ctx);
+  }
   ctx.synchronize();
 }
 
 void PipelineExecutor::synchronize() {
-  for (auto& stage : stages_) stage->context().synchronize();
+  for (auto& stage : stages_) {
+    if (stage) stage->context().synchronize();
+  }
 }
 
 void PipelineExecutor::order_inputs(const std::vector<Tensor>& inputs, const Stream& written_on) {
   bool host_reader = false;  // a CPU stage copies CUDA inputs on a stream of its own
-  for (auto& stage : stages_) host_reader = host_reader || stage->device().is_cpu();
+  for (auto& stage : stages_) host_reader = host_reader || (stage && stage->device().is_cpu());
   if (written_on.device().is_cpu() || host_reader) return written_on.synchronize();
   if (!inputs_ready_ || inputs_ready_->device() != written_on.device()) {
     inputs_ready_.emplace(written_on.device(), /*timing=*/false);
   }
   inputs_ready_->record(written_on);
   for (auto& stage : stages_) {
+    if (!stage) continue;
     const Stream& stream = stage->context().stream();
     if (stream == written_on) continue;
     stream.wait(*inputs_ready_);
@@ -142,9 +191,12 @@ void PipelineExecutor::order_inputs(const std::vector<Tensor>& inputs, const Str
 PendingLoss PipelineExecutor::start_step(const std::vector<Tensor>& inputs, const StepOptions& options) {
   MicroBatches batches = split_batch(graph_, inputs, schedule_.micro_batches, "step");
   if (options.inputs_stream) order_inputs(inputs, *options.inputs_stream);
-  for (auto& stage : stages_) stage->start_training_step();
+  for (auto& stage : stages_) {
+    if (stage) stage->start_training_step();
+  }
   StepRecorder* recorder = nullptr;
   if (options.record_trace) {
+    BATON_CHECK(!options_.processes, "tracing a pipeline across processes is not available yet");
     recorder = &this->recorder();
     std::vector<Stream> streams;
     for (auto& stage : stages_) streams.push_back(stage->context().stream());
@@ -153,12 +205,23 @@ PendingLoss PipelineExecutor::start_step(const std::vector<Tensor>& inputs, cons
   PipelineRun run(parts(), std::move(batches),
                   {.mode = Mode::train, .seed = options.seed, .lr = options.lr, .recorder = recorder});
   run.execute(schedule_);
+  if (options_.processes) {
+    return share_loss(local(routing_->loss_stage()) ? run.mean_loss(losses_) : PendingLoss());
+  }
   PendingLoss loss = run.mean_loss(losses_);
   if (recorder != nullptr) {
     synchronize();  // the trace's events are read now
     recorder->end_step();
   }
   return loss;
+}
+
+PendingLoss PipelineExecutor::share_loss(PendingLoss loss) {
+  const Stream host = Stream::create(Device::cpu());
+  Tensor value = Tensor::empty_host({1}, DType::f64);
+  value.data<double>()[0] = loss.valid() ? loss.value() : 0.0;
+  options_.processes->broadcast(value, position_of(routing_->loss_stage()), host)->wait();
+  return PendingLoss(value.data<double>()[0]);
 }
 
 double PipelineExecutor::step(const std::vector<Tensor>& inputs, const StepOptions& options) {
@@ -180,7 +243,9 @@ PipelineOutputs PipelineExecutor::evaluate(const std::vector<Tensor>& inputs) {
 
 void PipelineExecutor::raise_deferred_errors() {
   synchronize();
-  for (auto& stage : stages_) kernels::raise_deferred_errors(stage->context());
+  for (auto& stage : stages_) {
+    if (stage) kernels::raise_deferred_errors(stage->context());
+  }
 }
 
 StepRecorder& PipelineExecutor::recorder() {

@@ -42,6 +42,10 @@ struct PipelineOptions {
   // The hybrid (HybridExecutor): this pipeline is one of several groups, and the schedule's
   // all_reduce instructions synchronise each stage's gradients with the other groups'.
   GroupSync group_sync;
+  // A pipeline across processes: one rank per pipeline position; this process builds and runs only
+  // the stages of position processes->rank(), and activations and gradients to and from the other
+  // positions go through this communicator (remote_transfer.h). Null: every stage runs here.
+  std::shared_ptr<comm::Communicator> processes;
 };
 
 struct StepOptions {
@@ -66,12 +70,19 @@ class PipelineExecutor {
   PipelineExecutor& operator=(const PipelineExecutor&) = delete;
 
   int num_stages() const { return static_cast<int>(stages_.size()); }
-  PipelineStage& stage(int s) { return *stages_.at(static_cast<size_t>(s)); }
+  // Whether this process runs stage s (always, unless the pipeline spans processes).
+  bool local(int s) const { return stages_.at(static_cast<size_t>(s)) != nullptr; }
+  // Stage s, which must be local.
+  PipelineStage& stage(int s);
   ParamStore& stage_params(int s) { return stage(s).params(); }
-  // Stage s's optimiser (PipelineOptions::optimizer set), else null.
+  // Stage s's optimiser (PipelineOptions::optimizer set, the stage local), else null.
   Optimizer* stage_optimizer(int s) {
     return optimizers_.empty() ? nullptr : optimizers_.at(static_cast<size_t>(s)).get();
   }
+  // The pipeline position running stage s (its rank in PipelineOptions::processes).
+  int position_of(int s) const { return stage_positions_.at(static_cast<size_t>(s)); }
+  // The communicator of a pipeline across processes, else null.
+  comm::Communicator* processes() const { return options_.processes.get(); }
   const Schedule& schedule() const { return schedule_; }
   const PipelineRouting& routing() const { return *routing_; }
 
@@ -84,6 +95,10 @@ class PipelineExecutor {
   // whole graph, any device), finished when this returns.
   void store_parameters(ParamStore& whole, Context& ctx);
 
+  // Across processes (PipelineOptions::processes) every process of the pipeline calls these
+  // together with the same inputs; each runs its own stages, and step returns the batch's loss on
+  // every process (sent from the loss stage's).
+  //
   // One training step: zeroes the stage gradients, splits each graph input (one tensor per
   // graph.inputs() entry, ready to be read) into M views along dimension 0, runs the schedule and
   // returns the mean loss, every stage stream synchronised. Parameter gradients equal those of the
@@ -114,7 +129,18 @@ class PipelineExecutor {
   std::vector<TraceLane> trace_lanes();
 
  private:
-  PipelineParts parts() { return {graph_, *routing_, stages_, optimizers_, options_.group_sync, buckets_}; }
+  PipelineParts parts() {
+    return {graph_,
+            *routing_,
+            stages_,
+            optimizers_,
+            options_.group_sync,
+            buckets_,
+            stage_positions_,
+            options_.processes.get()};
+  }
+  // Across processes: the loss stage's process sends the step's loss to the others.
+  PendingLoss share_loss(PendingLoss loss);
   StepRecorder& recorder();  // created by the first traced step
   void synchronize();        // every stage's stream
   void order_inputs(const std::vector<Tensor>& inputs, const Stream& written_on);
@@ -123,7 +149,8 @@ class PipelineExecutor {
   Plan plan_;
   Schedule schedule_;
   PipelineOptions options_;
-  std::vector<std::unique_ptr<PipelineStage>> stages_;
+  std::vector<std::unique_ptr<PipelineStage>> stages_;  // null where another process runs the stage
+  std::vector<int> stage_positions_;                    // [stage]: its pipeline position
   std::unique_ptr<const PipelineRouting> routing_;
   std::vector<std::unique_ptr<Optimizer>> optimizers_;     // one per stage, or none
   std::vector<std::unique_ptr<GradientBuckets>> buckets_;  // per stage: the hybrid's bucket strategy

@@ -1,4 +1,5 @@
-// PipelineRun: per-run state, one worker thread per pipeline position, the first error stopping
+// PipelineRun: per-run state, one worker thread per pipeline position (or, across processes, this
+// process's position on the calling thread), the first error stopping
 // every worker, each instruction dispatched (and timed when recording), the compute instructions
 // (forward and backward of one micro-batch through a stage, the stage's optimiser step), and the
 // run's results. The transfers are in pipeline_run_transfer.cc.
@@ -28,7 +29,13 @@ PipelineRun::PipelineRun(const PipelineParts& parts, MicroBatches batches, RunSe
     : parts_(parts), routing_(parts.routing), batches_(std::move(batches)), settings_(settings) {
   const auto m = static_cast<size_t>(batches_.count());
   states_.resize(parts_.stages.size());
+  if (parts_.processes != nullptr) {
+    remote_.emplace(*parts_.processes, [&positions = parts_.stage_positions](int stage) {
+      return positions.at(static_cast<size_t>(stage));
+    });
+  }
   for (size_t s = 0; s < states_.size(); ++s) {
+    if (!routing_.local(static_cast<int>(s))) continue;  // another process runs it
     const Executor& executor = parts_.stages[s]->executor();
     StageState& st = states_[s];
     st.tapes.resize(m);
@@ -44,6 +51,10 @@ PipelineRun::PipelineRun(const PipelineParts& parts, MicroBatches batches, RunSe
   const GroupSync& sync = parts_.group_sync;
   if (settings_.mode != Mode::train || !sync.active()) return;
   for (size_t s = 0; s < states_.size(); ++s) {
+    if (!routing_.local(static_cast<int>(s))) {
+      syncs_.push_back(nullptr);  // another process synchronises it
+      continue;
+    }
     const GradientBuckets* buckets = parts_.buckets.empty() ? nullptr : parts_.buckets[s].get();
     syncs_.push_back(std::make_unique<StageSync>(*parts_.stages[s], *sync.communicators[s], sync, buckets));
   }
@@ -53,7 +64,18 @@ void PipelineRun::execute(const Schedule& schedule) {
   BATON_CHECK(schedule.micro_batches == batches_.count(), "the schedule has ", schedule.micro_batches,
               " micro-batches, the run ", batches_.count());
   schedule_ = &schedule;
-  {
+  if (remote_) {
+    // A pipeline across processes: this process runs its own position, on this thread.
+    const int position = parts_.processes->rank();
+    run_position(schedule.programs.at(static_cast<size_t>(position)), position);
+    if (!error_) {
+      try {
+        remote_->finish();
+      } catch (...) {
+        record_error(std::current_exception());
+      }
+    }
+  } else {
     std::vector<std::jthread> workers;
     try {
       for (size_t p = 0; p < schedule.programs.size(); ++p) {
@@ -65,6 +87,7 @@ void PipelineRun::execute(const Schedule& schedule) {
   }  // joins every worker
   if (!error_) return;
   for (auto& stage : parts_.stages) {
+    if (!stage) continue;
     try {
       stage->context().synchronize();
     } catch (...) {  // the first error is the one reported
@@ -104,7 +127,7 @@ void PipelineRun::issue(const Instruction& ins, int position) {
   StepRecorder* rec = settings_.recorder;
   const bool compute =
       ins.op == Op::forward || ins.op == Op::backward || (ins.op == Op::optimizer_step && !parts_.optimizers.empty());
-  const bool copy = (ins.op == Op::send_activation || ins.op == Op::send_gradient) &&
+  const bool copy = (ins.op == Op::send_activation || ins.op == Op::send_gradient) && routing_.local(ins.peer) &&
                     stage(ins.stage).device() != stage(ins.peer).device();  // same device: nothing to time
   if (ins.op == Op::optimizer_step && !syncs_.empty()) {
     // A hybrid group: the stage's gradients become the groups' mean first (not optimiser time).

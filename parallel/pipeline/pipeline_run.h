@@ -11,12 +11,14 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "parallel/pipeline/mailbox.h"
 #include "parallel/pipeline/micro_batches.h"
 #include "parallel/pipeline/pipeline_trace.h"
+#include "parallel/pipeline/remote_transfer.h"
 #include "parallel/pipeline/routing.h"
 #include "parallel/pipeline/stage.h"
 #include "parallel/pipeline/stage_sync.h"
@@ -44,6 +46,8 @@ struct PipelineParts {
   std::vector<std::unique_ptr<Optimizer>>& optimizers;           // one per stage, or none
   const GroupSync& group_sync;                                   // the hybrid: the stages of the other groups
   const std::vector<std::unique_ptr<GradientBuckets>>& buckets;  // per stage (bucket strategy), or none
+  const std::vector<int>& stage_positions;                       // [stage]: its pipeline position
+  comm::Communicator* processes = nullptr;                       // a pipeline across processes, else null
 };
 
 // How a run goes: train (forward keeps tapes, backward, optimiser step) or eval (forward only).
@@ -107,6 +111,7 @@ class PipelineRun {
   RunSettings settings_;
   const Schedule* schedule_ = nullptr;  // the one execute() runs
   Mailbox mailbox_;
+  std::optional<RemoteTransfers> remote_;          // a pipeline across processes
   std::vector<StageState> states_;                 // each touched only by the worker of its position
   std::vector<std::unique_ptr<StageSync>> syncs_;  // per stage, training runs of a hybrid group
   std::vector<std::vector<Tensor>> results_;       // eval: [graph output][micro-batch]

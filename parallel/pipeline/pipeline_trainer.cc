@@ -6,7 +6,6 @@
 
 #include "parallel/pipeline/transfer.h"
 #include "runtime/core/error.h"
-#include "runtime/train/evaluation.h"
 #include "runtime/train/graph_contract.h"
 
 namespace baton::parallel {
@@ -24,7 +23,7 @@ std::vector<Device> stage_devices(const Schedule& schedule, int num_stages, cons
 
 PipelineTrainEngine::PipelineTrainEngine(const Graph& graph, const TrainConfig& config, Plan plan, Schedule schedule,
                                          PipelineTrainOptions options)
-    : graph_(graph), options_(std::move(options)) {
+    : graph_(graph), options_(std::move(options)), optimizer_config_(config.optimizer) {
   check_trainable(graph, "PipelineTrainEngine");
   const int num = plan.num_stages();
   HybridOptions ho;
@@ -35,55 +34,81 @@ PipelineTrainEngine::PipelineTrainEngine(const Graph& graph, const TrainConfig& 
   ho.pipeline.model = options_.model;
   ho.grad_sync = options_.grad_sync;
   ho.sync.unused_parameters_ready = options_.unused_parameters_ready;
-  std::vector<std::vector<Device>> devices = options_.group_devices;
-  if (devices.empty()) devices = {options_.devices};
-  hybrid_ = std::make_unique<HybridExecutor>(graph, plan, schedule, std::move(devices), ho);
-  for (int g = 0; g < hybrid_->groups(); ++g) {
-    for (int s = 0; s < num; ++s) hybrid_->group(g).stage(s).context().set_allow_tf32(config.tf32);
+  if (across_processes()) {
+    BATON_CHECK(!options_.devices.empty(), "a pipeline across processes needs this process's device");
+    BATON_CHECK(options_.trace_steps == 0, "tracing the hybrid across processes is not available yet");
+    hybrid_ = std::make_unique<HybridExecutor>(graph, plan, schedule, *options_.world, options_.devices.front(), ho);
+  } else {
+    std::vector<std::vector<Device>> devices = options_.group_devices;
+    if (devices.empty()) devices = {options_.devices};
+    hybrid_ = std::make_unique<HybridExecutor>(graph, plan, schedule, std::move(devices), ho);
   }
+  for (auto& [g, s] : local_stages()) hybrid_->group(g).stage(s).context().set_allow_tf32(config.tf32);
+}
+
+std::vector<std::pair<int, int>> PipelineTrainEngine::local_stages() {
+  std::vector<std::pair<int, int>> out;
+  for (int g = 0; g < hybrid_->groups(); ++g) {
+    if (hybrid_->local_group() >= 0 && g != hybrid_->local_group()) continue;
+    PipelineExecutor& group = hybrid_->group(g);
+    for (int s = 0; s < group.num_stages(); ++s) {
+      if (group.local(s)) out.emplace_back(g, s);
+    }
+  }
+  return out;
+}
+
+Context& PipelineTrainEngine::input_context() {
+  const auto [g, s] = local_stages().front();
+  return hybrid_->group(g).stage(s).context();
 }
 
 PipelineTrainEngine::~PipelineTrainEngine() = default;
 
 PendingLoss PipelineTrainEngine::step(const data::Batch& batch, uint64_t seed, double lr) {
   std::vector<Stream> streams;
-  for (int g = 0; g < hybrid_->groups(); ++g) {
-    PipelineExecutor& group = hybrid_->group(g);
-    for (int s = 0; s < group.num_stages(); ++s) streams.push_back(group.stage(s).context().stream());
-  }
+  for (auto& [g, s] : local_stages()) streams.push_back(hybrid_->group(g).stage(s).context().stream());
   const bool trace = static_cast<int>(timer_.steps()) < options_.trace_steps;
   timer_.begin(streams);
-  // The loader wrote the batch on stage 0's stream; other stages (other streams) wait for it there.
-  PendingLoss loss = hybrid_->start_step(batch_inputs(graph_, graph_.inputs(), batch),
-                                         {.seed = seed, .lr = lr, .record_trace = trace, .inputs_stream = streams[0]});
+  // The loader wrote the batch on the first stage's stream; other stages (other streams) wait for it there.
+  const StepOptions step_options{.seed = seed, .lr = lr, .record_trace = trace, .inputs_stream = streams[0]};
+  const std::vector<Tensor> inputs = batch_inputs(graph_, graph_.inputs(), batch);
+  PendingLoss loss =
+      across_processes() ? hybrid_->start_group_step(inputs, step_options) : hybrid_->start_step(inputs, step_options);
   timer_.end(streams);
   return loss;
 }
 
 EvalResult PipelineTrainEngine::evaluate(const data::Dataset& test, int64_t batch_size, int workers) {
+  if (across_processes()) return evaluate_across_processes(test, batch_size, workers);
+  return evaluate_batches(input_context(), test, batch_size, workers, has_labels(graph_),
+                          [&](const data::Batch& batch) {
+                            input_context().stream().synchronize();  // the batch is read on every stage's stream
+                            return eval_pieces(batch, hybrid_->evaluate(batch_inputs(graph_, graph_.inputs(), batch)));
+                          });
+}
+
+std::vector<EvalPiece> PipelineTrainEngine::eval_pieces(const data::Batch& batch, const PipelineOutputs& result) {
+  // The loss and the prediction, micro-batch by micro-batch, on the stages that computed them.
   const bool classification = has_labels(graph_);
-  return evaluate_batches(input_context(), test, batch_size, workers, classification, [&](const data::Batch& batch) {
-    input_context().stream().synchronize();  // the batch is read on every stage's stream
-    const PipelineOutputs result = hybrid_->evaluate(batch_inputs(graph_, graph_.inputs(), batch));
-    // The loss and the prediction, micro-batch by micro-batch, on the stages that computed them.
-    const int prediction_stage = result.output_stage.at(kPredictionOutput);
-    Context& ctx = executor().stage(prediction_stage).context();
-    const std::vector<Tensor> labels =
-        classification ? batch.labels.split(static_cast<int>(result.micro_batch_sizes.size())) : std::vector<Tensor>();
-    std::vector<EvalPiece> pieces;
-    for (size_t m = 0; m < result.micro_batch_sizes.size(); ++m) {
-      EvalPiece piece;
-      piece.ctx = &ctx;
-      piece.loss = on_device_of(result.outputs[kLossOutput][m], ctx);  // the loss may come from another stage
-      piece.samples = result.micro_batch_sizes[m];
-      if (classification) {
-        piece.logits = result.outputs[kPredictionOutput][m];
-        piece.labels = on_device_of(labels[m], ctx);
-      }
-      pieces.push_back(std::move(piece));
+  const int prediction_stage = result.output_stage.at(kPredictionOutput);
+  if (!executor().local(prediction_stage)) return {};  // another process's (across processes)
+  Context& ctx = executor().stage(prediction_stage).context();
+  const std::vector<Tensor> labels =
+      classification ? batch.labels.split(static_cast<int>(result.micro_batch_sizes.size())) : std::vector<Tensor>();
+  std::vector<EvalPiece> pieces;
+  for (size_t m = 0; m < result.micro_batch_sizes.size(); ++m) {
+    EvalPiece piece;
+    piece.ctx = &ctx;
+    piece.loss = on_device_of(result.outputs[kLossOutput][m], ctx);  // the loss may come from another stage
+    piece.samples = result.micro_batch_sizes[m];
+    if (classification) {
+      piece.logits = result.outputs[kPredictionOutput][m];
+      piece.labels = on_device_of(labels[m], ctx);
     }
-    return pieces;
-  });
+    pieces.push_back(std::move(piece));
+  }
+  return pieces;
 }
 
 std::vector<CheckpointShard> PipelineTrainEngine::shards(int group) {
@@ -96,11 +121,13 @@ std::vector<CheckpointShard> PipelineTrainEngine::shards(int group) {
 }
 
 std::string PipelineTrainEngine::save_checkpoint(CheckpointManager& manager, const CheckpointState& state) {
+  if (across_processes()) return save_across_processes(manager, state);
   for (int g = 0; g < hybrid_->groups(); ++g) hybrid_->group(g).raise_deferred_errors();
   return manager.save(shards(), state);  // group 0's: every group holds the same parameters
 }
 
 CheckpointState PipelineTrainEngine::load_checkpoint(const std::string& dir) {
+  if (across_processes()) return load_across_processes(dir);
   // Every group starts from the same parameters, buffers and optimiser state.
   CheckpointState state = CheckpointManager::load(dir, shards());
   for (int g = 1; g < hybrid_->groups(); ++g) CheckpointManager::load(dir, shards(g));
@@ -108,6 +135,7 @@ CheckpointState PipelineTrainEngine::load_checkpoint(const std::string& dir) {
 }
 
 void PipelineTrainEngine::load_weights(const std::string& safetensors_path) {
+  if (across_processes()) return load_weights_across_processes(safetensors_path);
   Context host(Device::cpu());
   ParamStore whole(graph_, graph_.topological_order(), DType::f32, host);
   baton::load_weights(safetensors_path, whole, host);

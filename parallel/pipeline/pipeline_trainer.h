@@ -5,6 +5,7 @@
 // docs/training.md ("Pipelines") and docs/hybrid.md.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "parallel/pipeline/hybrid_executor.h"
 #include "parallel/pipeline/pipeline_executor.h"
 #include "parallel/pipeline/step_timer.h"
+#include "runtime/train/evaluation.h"
 #include "runtime/train/train_config.h"
 #include "runtime/train/train_engine.h"
 
@@ -28,6 +30,9 @@ struct PipelineTrainOptions {
   bool deferred_batch_norm = false;  // passed to PipelineOptions
   int trace_steps = 0;               // record the measured timeline of the first this-many steps
   std::string model = "pipeline";
+  // Across processes (mpirun -np G x P): one process per (group, pipeline position), world rank
+  // g P + p, its stages on devices.front(); group_devices is unused. See docs/hybrid.md.
+  std::shared_ptr<comm::Communicator> world = nullptr;
 };
 
 // Model stage k runs on pipeline position k mod P (P = schedule.devices), and position p on
@@ -42,7 +47,8 @@ class PipelineTrainEngine final : public TrainEngine {
                       PipelineTrainOptions options);
   ~PipelineTrainEngine() override;
 
-  Context& input_context() override { return executor().stage(0).context(); }
+  // The first stage this process runs (stage 0 in one process).
+  Context& input_context() override;
   void initialize(uint64_t seed) override { hybrid_->initialize(seed); }
   // Issues the step: every stage waits for the batch on stage 0's stream through an event, and the
   // loss comes back asynchronously (the host does not wait for the devices).
@@ -54,8 +60,15 @@ class PipelineTrainEngine final : public TrainEngine {
   // each stage's parameters and buffers by name.
   void load_weights(const std::string& safetensors_path) override;
 
-  // Group 0's pipeline (the only one without groups), and all of them.
-  PipelineExecutor& executor() { return hybrid_->group(0); }
+  // Across processes: this process's share of each batch (its group's rows), whether it prints and
+  // writes (world rank 0), and a flag raised on any process.
+  DataShard data_shard() const override;
+  bool primary() const override;
+  bool any_rank(bool flag) override;
+
+  // Group 0's pipeline (the only one without groups; across processes this process's group), and
+  // all of them.
+  PipelineExecutor& executor() { return hybrid_->group(std::max(0, hybrid_->local_group())); }
   HybridExecutor& groups() { return *hybrid_; }
   // The time of every step so far on the devices (StepTimer: from the stage streams reaching the
   // step to the last of them finishing it); waits for the steps still running.
@@ -65,9 +78,21 @@ class PipelineTrainEngine final : public TrainEngine {
 
  private:
   std::vector<CheckpointShard> shards(int group = 0);  // one per stage
+  std::vector<std::pair<int, int>> local_stages();     // (group, stage) of every stage this process runs
+  // Across processes (pipeline_trainer_processes.cc): evaluation through group 0's processes, the
+  // result sent from the process computing the prediction to every other; checkpoints gathered into
+  // a whole model on the host (WholeModel) and written by world rank 0; loads read by every process.
+  bool across_processes() const { return options_.world != nullptr; }
+  EvalResult evaluate_across_processes(const data::Dataset& test, int64_t batch_size, int workers);
+  std::string save_across_processes(CheckpointManager& manager, const CheckpointState& state);
+  CheckpointState load_across_processes(const std::string& dir);
+  void load_weights_across_processes(const std::string& safetensors_path);
+  std::vector<EvalPiece> eval_pieces(const data::Batch& batch, const PipelineOutputs& result);
+
   const Graph& graph_;
   std::unique_ptr<HybridExecutor> hybrid_;
   PipelineTrainOptions options_;
+  nlohmann::json optimizer_config_;  // the whole model's optimiser, for checkpoints across processes
   StepTimer timer_;
 };
 

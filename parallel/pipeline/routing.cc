@@ -1,9 +1,10 @@
-// Building the PipelineRouting from the stages' executors (see routing.h).
+// Building the PipelineRouting from the stages' boundary values (see routing.h).
 #include "parallel/pipeline/routing.h"
 
 #include <algorithm>
 
 #include "runtime/core/error.h"
+#include "runtime/graph/node_range.h"
 #include "runtime/train/graph_contract.h"
 
 namespace baton::parallel {
@@ -14,10 +15,9 @@ size_t index_of(const std::vector<ValueId>& values, ValueId v) {
 }
 
 // The stage whose executor outputs `v` (the one that computes it), and its index there.
-std::pair<int, size_t> producer_of(const Graph& graph, const std::vector<std::unique_ptr<PipelineStage>>& stages,
-                                   ValueId v) {
+std::pair<int, size_t> producer_of(const Graph& graph, const std::vector<StageEnds>& stages, ValueId v) {
   for (size_t s = 0; s < stages.size(); ++s) {
-    const std::vector<ValueId>& out = stages[s]->executor().output_values();
+    const std::vector<ValueId>& out = stages[s].outputs;
     const size_t at = index_of(out, v);
     if (at < out.size()) return {static_cast<int>(s), at};
   }
@@ -26,7 +26,7 @@ std::pair<int, size_t> producer_of(const Graph& graph, const std::vector<std::un
 
 }  // namespace
 
-PipelineRouting::PipelineRouting(const Graph& graph, const std::vector<std::unique_ptr<PipelineStage>>& stages,
+PipelineRouting::PipelineRouting(const Graph& graph, std::vector<StageEnds> stages,
                                  std::vector<std::vector<int>> consumers)
     : consumers_(std::move(consumers)) {
   const auto num = stages.size();
@@ -35,7 +35,8 @@ PipelineRouting::PipelineRouting(const Graph& graph, const std::vector<std::uniq
   sources_.resize(num);
   links_.assign(num, std::vector<std::vector<LinkValue>>(num));
   for (size_t s = 0; s < num; ++s) {
-    const std::vector<ValueId>& in = stages[s]->executor().input_values();
+    local_.push_back(stages[s].device.has_value());
+    const std::vector<ValueId>& in = stages[s].inputs;
     for (size_t k = 0; k < in.size(); ++k) {
       StageInput source;
       if (graph.value(in[k]).producer < 0) {
@@ -56,8 +57,8 @@ PipelineRouting::PipelineRouting(const Graph& graph, const std::vector<std::uniq
       const bool planned = std::find(expected.begin(), expected.end(), static_cast<int>(j)) != expected.end();
       BATON_CHECK(linked(static_cast<int>(i), static_cast<int>(j)) == planned, "stage ", i, " and stage ", j,
                   ": the plan's consumers and the executors' boundary values disagree");
-      if (!planned) continue;
-      const Device a = stages[i]->device(), b = stages[j]->device();
+      if (!planned || !local_[i] || !local_[j]) continue;
+      const Device a = *stages[i].device, b = *stages[j].device;
       streams_[i][j] = LinkStreams::create(a, b);  // activations
       streams_[j][i] = LinkStreams::create(b, a);  // gradients
     }
@@ -79,6 +80,25 @@ PipelineRouting::PipelineRouting(const Graph& graph, const std::vector<std::uniq
       loss_output_ = output;
     }
   }
+}
+
+// Every stage's boundary values, and its device where this process runs it.
+std::vector<StageEnds> stage_ends(const Graph& graph, const Plan& plan,
+                                  const std::vector<std::unique_ptr<PipelineStage>>& stages) {
+  const std::vector<NodeId> order = graph.topological_order();
+  std::vector<StageEnds> ends;
+  for (size_t s = 0; s < stages.size(); ++s) {
+    if (stages[s]) {
+      const Executor& executor = stages[s]->executor();
+      ends.push_back({executor.input_values(), executor.output_values(), stages[s]->device()});
+      continue;
+    }
+    std::vector<NodeId> nodes;
+    for (int i : plan.stages[s].nodes) nodes.push_back(order.at(static_cast<size_t>(i)));
+    NodeRange range = node_range(graph, std::move(nodes));
+    ends.push_back({std::move(range.inputs), std::move(range.outputs), std::nullopt});
+  }
+  return ends;
 }
 
 const std::vector<LinkValue>& PipelineRouting::link(int from, int to) const {

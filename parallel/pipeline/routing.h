@@ -6,10 +6,12 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "parallel/pipeline/stage.h"
 #include "parallel/pipeline/transfer.h"
+#include "parallel/plan.h"
 #include "runtime/graph/graph.h"
 
 namespace baton::parallel {
@@ -33,14 +35,29 @@ struct GraphOutputSource {
   size_t stage_output = 0;
 };
 
+// One stage as the routing sees it: its boundary values (the executor's inputs and outputs) and, when
+// this process runs it, its device.
+struct StageEnds {
+  std::vector<ValueId> inputs;
+  std::vector<ValueId> outputs;
+  std::optional<Device> device;  // unset: another process runs the stage
+};
+
+// Every stage's boundary values, and its device where this process runs it (`stages[s]` not null).
+std::vector<StageEnds> stage_ends(const Graph& graph, const Plan& plan,
+                                  const std::vector<std::unique_ptr<PipelineStage>>& stages);
+
 class PipelineRouting {
  public:
   // `consumers[s]`: the later stages that read stage s's outputs, as the plan says
-  // (stage_consumers); checked against the stages' boundary values.
-  PipelineRouting(const Graph& graph, const std::vector<std::unique_ptr<PipelineStage>>& stages,
-                  std::vector<std::vector<int>> consumers);
+  // (stage_consumers); checked against the stages' boundary values. Links between two stages of
+  // this process get their streams; a link to a stage of another process goes through the
+  // pipeline's communicator instead (remote_transfer.h).
+  PipelineRouting(const Graph& graph, std::vector<StageEnds> stages, std::vector<std::vector<int>> consumers);
 
   int num_stages() const { return static_cast<int>(sources_.size()); }
+  // Whether this process runs the stage (always, unless the pipeline spans processes).
+  bool local(int stage) const { return local_.at(static_cast<size_t>(stage)); }
   const std::vector<std::vector<int>>& consumers() const { return consumers_; }
   const std::vector<StageInput>& sources(int stage) const { return sources_.at(static_cast<size_t>(stage)); }
   // The values stage `from` sends stage `to` (empty: they are not linked).
@@ -60,6 +77,7 @@ class PipelineRouting {
 
  private:
   std::vector<std::vector<int>> consumers_;
+  std::vector<bool> local_;                                    // [stage]
   std::vector<std::vector<StageInput>> sources_;               // [stage][executor input]
   std::vector<std::vector<std::vector<LinkValue>>> links_;     // [from][to]
   std::vector<std::vector<LinkStreams>> streams_;              // [from][to]

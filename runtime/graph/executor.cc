@@ -8,6 +8,7 @@
 
 #include "kernels/elementwise.h"
 #include "runtime/core/error.h"
+#include "runtime/graph/node_range.h"
 
 namespace baton {
 namespace {
@@ -26,34 +27,13 @@ std::string describe(const Node& node) { return "node '" + node.name + "' (" + s
 
 Executor::Executor(const Graph& graph, std::vector<NodeId> nodes, ParamStore& params, ExecutorOptions options)
     : graph_(graph), params_(params), options_(options) {
-  BATON_CHECK(!nodes.empty(), "an executor needs at least one node");
-  std::vector<int> position(static_cast<size_t>(graph.num_nodes()), -1);
-  const std::vector<NodeId> order = graph.topological_order();
-  for (size_t i = 0; i < order.size(); ++i) position[static_cast<size_t>(order[i])] = static_cast<int>(i);
-  std::sort(nodes.begin(), nodes.end(),
-            [&](NodeId a, NodeId b) { return position[static_cast<size_t>(a)] < position[static_cast<size_t>(b)]; });
-  BATON_CHECK(std::adjacent_find(nodes.begin(), nodes.end()) == nodes.end(), "executor: a node is listed twice");
-  nodes_ = std::move(nodes);
-
-  std::unordered_set<NodeId> in_range(nodes_.begin(), nodes_.end());
+  NodeRange range = node_range(graph, std::move(nodes));
+  nodes_ = std::move(range.nodes);
+  input_values_ = std::move(range.inputs);
+  output_values_ = std::move(range.outputs);
   last_use_.assign(static_cast<size_t>(graph.num_values()), -1);
-  std::unordered_set<ValueId> seen_inputs;
   for (size_t pos = 0; pos < nodes_.size(); ++pos) {
-    const Node& node = graph.node(nodes_[pos]);
-    for (ValueId v : node.inputs) {
-      last_use_[static_cast<size_t>(v)] = static_cast<int>(pos);
-      if (!in_range.contains(graph.value(v).producer) && seen_inputs.insert(v).second) input_values_.push_back(v);
-    }
-  }
-  const std::vector<ValueId>& graph_outputs = graph.outputs();
-  for (NodeId n : nodes_) {
-    for (ValueId v : graph.node(n).outputs) {
-      const ValueInfo& info = graph.value(v);
-      const bool read_outside =
-          std::any_of(info.consumers.begin(), info.consumers.end(), [&](NodeId c) { return !in_range.contains(c); });
-      const bool is_graph_output = std::find(graph_outputs.begin(), graph_outputs.end(), v) != graph_outputs.end();
-      if (read_outside || is_graph_output) output_values_.push_back(v);
-    }
+    for (ValueId v : graph.node(nodes_[pos]).inputs) last_use_[static_cast<size_t>(v)] = static_cast<int>(pos);
   }
   node_entries_.resize(nodes_.size());
   for (size_t pos = 0; pos < nodes_.size(); ++pos) {

@@ -2,7 +2,11 @@
 // devices (group g's positions on cpu:g P ..), a group's schedule with its all_reduce instructions.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "parallel/pipeline/hybrid_executor.h"
@@ -42,6 +46,78 @@ inline HybridOptions f64_hybrid_options(GradSyncStrategy strategy) {
   options.pipeline.optimizer = kSgd;
   options.grad_sync = strategy;
   return options;
+}
+
+// x [16, 2, 4, 4] -> conv 3 -> bn -> relu -> conv 3 -> bn -> relu -> avg pool -> flatten -> linear 4
+// -> cross entropy: 10 nodes.
+inline Graph bn_cnn() {
+  layers::GraphBuilder g(test_layers());
+  ValueId x = g.input("x", {kBatch, 2, 4, 4}, DType::f64);
+  const ValueId labels = g.input("labels", {kBatch}, DType::i64);
+  x = g.conv2d(x, {.out_channels = 3, .kernel = 3, .padding = 1, .bias = false}, "conv1");
+  x = g.relu(g.batch_norm2d(x, {.momentum = 0.1}, "bn1"), "relu1");
+  x = g.conv2d(x, {.out_channels = 3, .kernel = 3, .padding = 1}, "conv2");
+  x = g.relu(g.batch_norm2d(x, {.momentum = 0.3}, "bn2"), "relu2");
+  x = g.flatten(g.adaptive_avg_pool2d(x, "pool"), "flatten");
+  g.output(g.softmax_cross_entropy(g.linear(x, kClasses, "head"), labels, "loss"));
+  return g.build();
+}
+
+// A batch for `graph`'s first input shape, labels 0..3.
+inline std::vector<Tensor> batch_for(const Graph& graph, const Stream& stream, uint64_t seed) {
+  std::vector<Tensor> inputs = batch(DType::f64, stream, seed);
+  inputs[0] = baton::testing::random_tensor(graph.value(graph.inputs()[0]).shape, DType::f64, stream, seed);
+  return inputs;
+}
+
+// Every parameter's value and gradient (or buffer, with `buffers`) of a pipeline's local stages, by
+// name.
+inline std::map<std::string, std::vector<double>> tensors_of(PipelineExecutor& pipe, bool gradients,
+                                                             bool buffers = false) {
+  std::map<std::string, std::vector<double>> out;
+  for (int s = 0; s < pipe.num_stages(); ++s) {
+    if (!pipe.local(s)) continue;  // another process's stage
+    const ParamStore& store = pipe.stage_params(s);
+    const Stream& stream = pipe.stage(s).context().stream();
+    if (buffers) {
+      for (const BufferEntry& b : store.buffers())
+        out[b.name] = baton::testing::to_doubles(store.buffer(b.name), stream);
+      continue;
+    }
+    for (const ParamEntry& e : store.params()) {
+      out[e.name] = baton::testing::to_doubles(gradients ? store.grad(e.name) : store.param(e.name), stream);
+    }
+  }
+  return out;
+}
+
+inline ::testing::AssertionResult same_tensors(const std::map<std::string, std::vector<double>>& actual,
+                                               const std::map<std::string, std::vector<double>>& expected,
+                                               double tolerance = 1e-12) {
+  if (actual.size() != expected.size()) {
+    return ::testing::AssertionFailure() << actual.size() << " tensors where the reference has " << expected.size();
+  }
+  for (const auto& [name, values] : expected) {
+    const auto it = actual.find(name);
+    if (it == actual.end()) return ::testing::AssertionFailure() << name << " is missing";
+    const auto close = baton::testing::all_close(it->second, values, tolerance, tolerance);
+    if (!close) return ::testing::AssertionFailure() << name << ": " << close.message();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// `steps` steps of `step(inputs, options)` (a hybrid's) against `single`'s over the same batches
+// (batch_for seeds 5, 6, ..., step seeds 99, 100, ...): every loss equal to `tolerance`.
+template <typename Step>
+void expect_same_losses(const Graph& graph, PipelineExecutor& single, int steps, Step&& step, double tolerance) {
+  Context host(Device::cpu());
+  for (int i = 0; i < steps; ++i) {
+    const std::vector<Tensor> inputs = batch_for(graph, host.stream(), 5 + static_cast<uint64_t>(i));
+    const StepOptions options{.seed = 99 + static_cast<uint64_t>(i), .lr = kLr};
+    const double loss = step(inputs, options);
+    const double expected = single.step(inputs, options);
+    EXPECT_NEAR(loss, expected, tolerance * std::max(1.0, std::abs(expected))) << "step " << i;
+  }
 }
 
 inline std::vector<std::vector<Device>> plan_devices(const Plan& plan) {

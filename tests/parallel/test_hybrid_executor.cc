@@ -24,59 +24,6 @@ using baton::testing::to_doubles;
 constexpr double kTol = 1e-12;  // float64: equal to rounding (the summation order differs)
 constexpr int kSteps = 3;
 
-// x [16, 2, 4, 4] -> conv 3 -> bn -> relu -> conv 3 -> bn -> relu -> avg pool -> flatten -> linear 4
-// -> cross entropy: 10 nodes.
-Graph bn_cnn() {
-  layers::GraphBuilder g(test_layers());
-  ValueId x = g.input("x", {kBatch, 2, 4, 4}, DType::f64);
-  const ValueId labels = g.input("labels", {kBatch}, DType::i64);
-  x = g.conv2d(x, {.out_channels = 3, .kernel = 3, .padding = 1, .bias = false}, "conv1");
-  x = g.relu(g.batch_norm2d(x, {.momentum = 0.1}, "bn1"), "relu1");
-  x = g.conv2d(x, {.out_channels = 3, .kernel = 3, .padding = 1}, "conv2");
-  x = g.relu(g.batch_norm2d(x, {.momentum = 0.3}, "bn2"), "relu2");
-  x = g.flatten(g.adaptive_avg_pool2d(x, "pool"), "flatten");
-  g.output(g.softmax_cross_entropy(g.linear(x, kClasses, "head"), labels, "loss"));
-  return g.build();
-}
-
-// A batch for `graph`'s first input shape, labels 0..3.
-std::vector<Tensor> batch_for(const Graph& graph, const Stream& stream, uint64_t seed) {
-  std::vector<Tensor> inputs = batch(DType::f64, stream, seed);
-  inputs[0] = baton::testing::random_tensor(graph.value(graph.inputs()[0]).shape, DType::f64, stream, seed);
-  return inputs;
-}
-
-// Every parameter's value and gradient (or buffer, with `buffers`) of a pipeline, by name.
-std::map<std::string, std::vector<double>> tensors_of(PipelineExecutor& pipe, bool gradients, bool buffers = false) {
-  std::map<std::string, std::vector<double>> out;
-  for (int s = 0; s < pipe.num_stages(); ++s) {
-    const ParamStore& store = pipe.stage_params(s);
-    const Stream& stream = pipe.stage(s).context().stream();
-    if (buffers) {
-      for (const BufferEntry& b : store.buffers()) out[b.name] = to_doubles(store.buffer(b.name), stream);
-      continue;
-    }
-    for (const ParamEntry& e : store.params()) {
-      out[e.name] = to_doubles(gradients ? store.grad(e.name) : store.param(e.name), stream);
-    }
-  }
-  return out;
-}
-
-::testing::AssertionResult same_tensors(const std::map<std::string, std::vector<double>>& actual,
-                                        const std::map<std::string, std::vector<double>>& expected) {
-  if (actual.size() != expected.size()) {
-    return ::testing::AssertionFailure() << actual.size() << " tensors where the reference has " << expected.size();
-  }
-  for (const auto& [name, values] : expected) {
-    const auto it = actual.find(name);
-    if (it == actual.end()) return ::testing::AssertionFailure() << name << " is missing";
-    const auto close = baton::testing::all_close(it->second, values, kTol, kTol);
-    if (!close) return ::testing::AssertionFailure() << name << ": " << close.message();
-  }
-  return ::testing::AssertionSuccess();
-}
-
 // kSteps steps of the hybrid against the single-device run (a one-stage pipeline on cpu:0) over the
 // same batches in G x M micro-batches: every step's loss, and after the last every group's weights
 // and gradients. (Running statistics are each group's own, from its share of the batch.)
@@ -96,14 +43,9 @@ void expect_equivalent(const Graph& graph, Layout layout, ScheduleKind kind, Gra
   single_options.deferred_batch_norm = deferred_bn;
   const auto single =
       make_pipeline(graph, even_plan(graph, 1, layout.groups * micro_batches), ScheduleKind::gpipe, single_options, 11);
-  Context host(Device::cpu());
-  for (int step = 0; step < kSteps; ++step) {
-    const std::vector<Tensor> inputs = batch_for(graph, host.stream(), 5 + static_cast<uint64_t>(step));
-    const StepOptions step_options{.seed = 99 + static_cast<uint64_t>(step), .lr = kLr};
-    const double loss = hybrid.step(inputs, step_options);
-    const double expected = single->step(inputs, step_options);
-    EXPECT_NEAR(loss, expected, kTol * std::max(1.0, std::abs(expected))) << "step " << step;
-  }
+  expect_same_losses(
+      graph, *single, kSteps, [&](const std::vector<Tensor>& in, const StepOptions& o) { return hybrid.step(in, o); },
+      kTol);
   for (int g = 0; g < hybrid.groups(); ++g) {
     SCOPED_TRACE("group " + std::to_string(g));
     EXPECT_TRUE(same_tensors(tensors_of(hybrid.group(g), false), tensors_of(*single, false)));

@@ -51,32 +51,6 @@ grep -q 'at step 4' "$dir/resume4.out" || { cat "$dir/resume4.out"; fail "the 4-
 [[ $(grep -c '^done after 6 steps' "$dir/resume4.out") -eq 1 ]] || fail "the 4-process run should end at step 6, printed once"
 
 echo "== a rank killed mid-run"
-"${mpiexec[@]}" -n 2 "$baton" train --model resnet20 --data synthetic:3x8x8:4:100000 --batch-size 8 --steps 100000 \
-  --workers 1 --log-every 1 --eval-every 0 --data-parallel 2 --metrics "$dir/killed.jsonl" >"$dir/killed.out" 2>&1 &
-job=$!
-for _ in $(seq 1 300); do
-  [[ -s "$dir/killed.jsonl" && $(wc -l <"$dir/killed.jsonl") -ge 2 ]] && break
-  sleep 0.1
-done
-victim=""
-for pid in $(pgrep -f "synthetic:3x8x8:4:100000"); do
-  if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then victim=$pid; fi
-done
-if [[ -z "$victim" ]]; then
-  fail "rank 1's process was not found"
-  kill "$job" 2>/dev/null
-else
-  start=${EPOCHREALTIME/./}
-  kill -9 "$victim"
-  timeout 60 tail --pid="$job" -f /dev/null
-  wait "$job"
-  status=$?
-  elapsed_ms=$(((${EPOCHREALTIME/./} - start) / 1000))
-  cat "$dir/killed.out"
-  [[ $status -ne 0 ]] || fail "the job exited with status 0 after rank 1 was killed"
-  ((elapsed_ms < 30000)) || fail "the job took ${elapsed_ms} ms to end after rank 1 was killed"
-  grep -Eq 'rank 1|\[\[[0-9]+,[0-9]+\],1\]' "$dir/killed.out" || fail "no line names rank 1"
-  echo "run_mpi_train: the job ended with status $status ${elapsed_ms} ms after rank 1 was killed"
-fi
+kill_rank_mid_run 1 2 --data-parallel 2
 [[ $failed -eq 0 ]] && echo "run_mpi_train: passed"
 exit $failed

@@ -1,0 +1,118 @@
+// RemoteTransfers: headers (message key, tensor index, dtype, shape) and tensors through the
+// pipeline's communicator; messages received ahead of their turn wait in a map.
+#include "parallel/pipeline/remote_transfer.h"
+
+#include <array>
+#include <string>
+
+#include "runtime/core/error.h"
+
+namespace baton::parallel {
+namespace {
+
+constexpr int64_t kMagic = 0x6261746f6e;  // "baton"
+constexpr int kMaxRank = 6;
+// [magic, from, to, micro-batch, kind, index, count, defined, dtype, rank, dims...]
+constexpr int64_t kHeaderLength = 10 + kMaxRank;
+
+std::string describe(const MailboxKey& key) {
+  return std::string(key.kind == MessageKind::activation ? "activations" : "gradients") + " of micro-batch " +
+         std::to_string(key.micro_batch) + " from stage " + std::to_string(key.from) + " to stage " +
+         std::to_string(key.to);
+}
+
+// A header tensor on the communicator's device (the host for inproc and mpi).
+Tensor header_tensor(const comm::Communicator& comm, const std::vector<int64_t>& values, Context& ctx) {
+  if (comm.device().is_cpu()) {
+    Tensor t = Tensor::empty_host({kHeaderLength}, DType::i64);
+    std::copy(values.begin(), values.end(), t.data<int64_t>());
+    return t;
+  }
+  return Tensor::from_vector(values, {kHeaderLength}, ctx.stream());
+}
+
+std::vector<int64_t> read_header(const Tensor& header, Context& ctx) {
+  if (header.device().is_cpu()) {
+    const int64_t* p = header.data<int64_t>();
+    return {p, p + kHeaderLength};
+  }
+  return header.to_vector<int64_t>(ctx.stream());
+}
+
+}  // namespace
+
+RemoteTransfers::RemoteTransfers(comm::Communicator& comm, std::function<int(int stage)> position_of)
+    : comm_(comm), position_of_(std::move(position_of)) {}
+
+RemoteTransfers::~RemoteTransfers() {
+  for (const comm::WorkHandle& work : sends_) {
+    try {
+      work->wait();
+    } catch (...) {  // the run failed already; its first error is the one reported
+    }
+  }
+}
+
+void RemoteTransfers::send(const MailboxKey& key, const std::vector<Tensor>& tensors, Context& ctx) {
+  const int peer = position_of_(key.to);
+  const auto count = static_cast<int64_t>(tensors.size());
+  for (int64_t k = 0; k < count; ++k) {
+    const Tensor& t = tensors[static_cast<size_t>(k)];
+    BATON_CHECK(!t.defined() || t.rank() <= kMaxRank, "sending ", describe(key), ": a tensor of rank ", t.rank(),
+                " (pipelines across processes move tensors of rank up to ", kMaxRank, ")");
+    std::vector<int64_t> header = {
+        kMagic, key.from, key.to, key.micro_batch, static_cast<int64_t>(key.kind), k, count, t.defined() ? 1 : 0};
+    header.push_back(t.defined() ? static_cast<int64_t>(t.dtype()) : 0);
+    header.push_back(t.defined() ? t.rank() : 0);
+    for (int d = 0; d < kMaxRank; ++d) header.push_back(t.defined() && d < t.rank() ? t.size(d) : 0);
+    sends_.push_back(comm_.send(header_tensor(comm_, header, ctx), peer, ctx.stream()));
+    if (t.defined()) sends_.push_back(comm_.send(t, peer, ctx.stream()));
+  }
+}
+
+void RemoteTransfers::take_next(int peer, Context& ctx) {
+  std::vector<Tensor> tensors;
+  MailboxKey key;
+  int64_t count = 1;
+  for (int64_t k = 0; k < count; ++k) {
+    Tensor header = comm_.device().is_cpu() ? Tensor::empty_host({kHeaderLength}, DType::i64)
+                                            : Tensor::empty({kHeaderLength}, DType::i64, ctx);
+    comm_.recv(header, peer, ctx.stream())->wait();
+    const std::vector<int64_t> h = read_header(header, ctx);
+    BATON_CHECK(h[0] == kMagic && h[5] == k && h[6] >= 1 && h[8] >= 0 && h[8] <= static_cast<int64_t>(DType::u8) &&
+                    h[9] >= 0 && h[9] <= kMaxRank,
+                "pipeline position ", peer,
+                " sent a message this process cannot read (not a stage transfer, or out "
+                "of step: a schedule that differs between the processes?)");
+    const MailboxKey got{static_cast<int>(h[1]), static_cast<int>(h[2]), static_cast<int>(h[3]),
+                         static_cast<MessageKind>(h[4])};
+    if (k == 0) {
+      key = got;
+      count = h[6];
+      tensors.resize(static_cast<size_t>(count));
+    }
+    BATON_CHECK(got == key, "pipeline position ", peer, " interleaved two messages (", describe(key), ", ",
+                describe(got), ")");
+    if (h[7] == 0) continue;  // no gradient flows through this value
+    std::vector<int64_t> dims(h.begin() + 10, h.begin() + 10 + h[9]);
+    Tensor t = Tensor::empty(Shape(std::move(dims)), static_cast<DType>(h[8]), ctx);
+    comm_.recv(t, peer, ctx.stream())->wait_on(ctx.stream());
+    tensors[static_cast<size_t>(k)] = std::move(t);
+  }
+  BATON_CHECK(arrived_.emplace(key, std::move(tensors)).second, "pipeline position ", peer, " sent ", describe(key),
+              " twice");
+}
+
+std::vector<Tensor> RemoteTransfers::receive(const MailboxKey& key, Context& ctx) {
+  const int peer = position_of_(key.from);
+  while (!arrived_.contains(key)) take_next(peer, ctx);
+  auto node = arrived_.extract(key);
+  return std::move(node.mapped());
+}
+
+void RemoteTransfers::finish() {
+  for (const comm::WorkHandle& work : sends_) work->wait();
+  sends_.clear();
+}
+
+}  // namespace baton::parallel

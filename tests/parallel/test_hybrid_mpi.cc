@@ -1,0 +1,105 @@
+// The hybrid across processes under mpiexec (2 and 4 ranks): every G x P layout the world allows
+// (P pipeline positions per group, one process each), the three schedules and both gradient
+// strategies give, on every process, the loss of the single-device run over the same global batch
+// in G x M micro-batches, and its weights and gradients for the process's own stages (float64, to
+// rounding); skip tensors go straight to their consumer's process; BatchNorm with deferred
+// statistics too; and a world that does not match the layout is refused.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/parallel/comm/mpi_test_env.h"
+#include "tests/parallel/hybrid_test_util.h"
+
+namespace baton::parallel {
+namespace {
+
+using namespace baton::parallel::testing;  // NOLINT
+using baton::testing::error_message;
+using comm::testing::mpi_world;
+
+constexpr double kTol = 1e-12;
+constexpr int kSteps = 3;
+constexpr int kMicroBatches = 2;
+
+// The single-device run's values of the names `local` holds.
+std::map<std::string, std::vector<double>> restricted(const std::map<std::string, std::vector<double>>& all,
+                                                      const std::map<std::string, std::vector<double>>& local) {
+  std::map<std::string, std::vector<double>> out;
+  for (const auto& entry : local) {
+    if (all.contains(entry.first)) out[entry.first] = all.at(entry.first);
+  }
+  return out;
+}
+
+// `groups` groups of the world's size / groups positions (`chunks` stages on each), kSteps steps
+// against the single-device run in this process.
+void expect_equivalent(const Graph& graph, int groups, int chunks, ScheduleKind kind, GradSyncStrategy strategy,
+                       bool deferred_bn = false) {
+  const int positions = mpi_world().size() / groups;
+  const Plan plan = hybrid_plan(graph, {groups, positions * chunks}, kMicroBatches, chunks);
+  HybridOptions options = f64_hybrid_options(strategy);
+  options.pipeline.deferred_batch_norm = deferred_bn;
+  options.buckets = {.first_bucket_bytes = 256, .bucket_bytes = 512};
+  HybridExecutor hybrid(graph, plan, group_schedule(graph, plan, kind), mpi_world(), Device::cpu(), options);
+  ASSERT_EQ(hybrid.local_group(), mpi_world().rank() / positions);
+  hybrid.initialize(11);
+
+  PipelineOptions single_options = f64_options();
+  single_options.optimizer = kSgd;
+  single_options.deferred_batch_norm = deferred_bn;
+  const auto single =
+      make_pipeline(graph, even_plan(graph, 1, groups * kMicroBatches), ScheduleKind::gpipe, single_options, 11);
+  expect_same_losses(
+      graph, *single, kSteps, [&](const std::vector<Tensor>& in, const StepOptions& o) { return hybrid.step(in, o); },
+      kTol);
+  PipelineExecutor& mine = hybrid.group(hybrid.local_group());
+  for (bool gradients : {false, true}) {
+    const auto local = tensors_of(mine, gradients);
+    EXPECT_FALSE(local.empty());
+    EXPECT_TRUE(same_tensors(local, restricted(tensors_of(*single, gradients), local), kTol));
+  }
+}
+
+std::string label(int groups, ScheduleKind kind, GradSyncStrategy strategy) {
+  return std::to_string(groups) + "x" + std::to_string(mpi_world().size() / groups) + " " +
+         std::string(schedule_kind_name(kind)) + " " + std::string(grad_sync_name(strategy));
+}
+
+TEST(HybridMpi, EqualsSingleDeviceForEveryLayoutScheduleAndStrategy) {
+  const Graph graph = mlp(DType::f64, /*dropout=*/true);
+  for (int groups = 1; groups <= mpi_world().size(); groups *= 2) {
+    for (ScheduleKind kind : {ScheduleKind::gpipe, ScheduleKind::one_f_one_b, ScheduleKind::interleaved}) {
+      for (GradSyncStrategy strategy : {GradSyncStrategy::bucket, GradSyncStrategy::partition}) {
+        SCOPED_TRACE(label(groups, kind, strategy));
+        expect_equivalent(graph, groups, kind == ScheduleKind::interleaved ? 2 : 1, kind, strategy);
+      }
+    }
+  }
+}
+
+TEST(HybridMpi, SkipTensorsAndDeferredBatchNormStatistics) {
+  const int groups = mpi_world().size() / 2;  // 2 positions
+  SCOPED_TRACE("skip model");
+  expect_equivalent(skip_model(DType::f64), 1, 1, ScheduleKind::one_f_one_b, GradSyncStrategy::bucket);
+  for (bool deferred : {false, true}) {
+    SCOPED_TRACE(deferred ? "deferred" : "per micro-batch");
+    expect_equivalent(bn_cnn(), groups, 1, ScheduleKind::one_f_one_b, GradSyncStrategy::partition, deferred);
+  }
+}
+
+TEST(HybridMpi, AWorldThatDoesNotMatchTheLayoutIsRefused) {
+  const Graph graph = mlp(DType::f64);
+  const int too_many = mpi_world().size() * 2;  // positions per group
+  const Plan plan = hybrid_plan(graph, {1, too_many}, kMicroBatches, 1);
+  const std::string message = error_message([&] {
+    HybridExecutor(graph, plan, group_schedule(graph, plan, ScheduleKind::gpipe), mpi_world(), Device::cpu(),
+                   f64_hybrid_options(GradSyncStrategy::bucket));
+  });
+  EXPECT_NE(message.find("need " + std::to_string(too_many) + " processes, not " + std::to_string(mpi_world().size())),
+            std::string::npos)
+      << message;
+}
+
+}  // namespace
+}  // namespace baton::parallel
