@@ -1,4 +1,5 @@
-// `baton bench`: the benchmark subcommands (kernels, layers, pipelines, communicators, data parallelism).
+// `baton bench`: the benchmark subcommands (kernels, layers, pipelines, communicators, data parallelism,
+// hybrids, and the research comparison predicted by the simulator).
 #include "tools/commands.h"
 
 namespace baton::cli {
@@ -12,6 +13,7 @@ void add_bench_command(CLI::App& app) {
   add_bench_comm_command(*bench);
   add_bench_dp_command(*bench);
   add_bench_hybrid_command(*bench);
+  add_bench_research_command(*bench);
 }
 
 }  // namespace baton::cli

@@ -14,6 +14,8 @@ void add_bench_pipeline_command(CLI::App& bench);
 void add_bench_comm_command(CLI::App& bench);
 void add_bench_dp_command(CLI::App& bench);
 void add_bench_hybrid_command(CLI::App& bench);
+// The research comparison predicted by the simulator (tools/bench_research.cc).
+void add_bench_research_command(CLI::App& bench);
 void add_make_dataset_command(CLI::App& app);
 
 // Reference models: list them, export a graph spec, per-node sizes and costs (tools/model_commands.cc,
