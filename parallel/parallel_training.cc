@@ -28,28 +28,30 @@ std::string shared_text(comm::Communicator& world, const std::string& mine) {
   return {data, data + bytes.numel()};
 }
 
-// Rank 0's profile and plan on every rank, and the schedule made from them as evaluate_plan makes
-// it: the measured times (and the cluster's measured links) differ between processes, the plan
-// they run must not.
-void share_plan(comm::Communicator& world, PipelineSetup& setup) {
+}  // namespace
+
+Profile share_profile(comm::Communicator& world, const Profile& mine) {
+  const nlohmann::json json =
+      nlohmann::json::parse(shared_text(world, world.rank() == 0 ? profile_to_json(mine).dump() : std::string()));
+  return world.rank() == 0 ? mine : profile_from_json(json, "the profile measured by rank 0");
+}
+
+void share_plan(comm::Communicator& world, Profile& profile, EvaluatedPlan& planned) {
   const bool root = world.rank() == 0;
-  const nlohmann::json both = nlohmann::json::parse(
-      shared_text(world, root ? nlohmann::json{{"profile", profile_to_json(setup.profile)},
-                                               {"plan", plan_to_json(setup.planned.plan, setup.profile)}}
-                                    .dump()
-                              : std::string()));
+  const nlohmann::json both = nlohmann::json::parse(shared_text(
+      world,
+      root ? nlohmann::json{{"profile", profile_to_json(profile)}, {"plan", plan_to_json(planned.plan, profile)}}.dump()
+           : std::string()));
   if (root) return;
-  setup.profile = profile_from_json(both.at("profile"), "the profile measured by rank 0");
-  Plan plan = plan_from_json(both.at("plan"), setup.profile, "the plan of rank 0");
+  profile = profile_from_json(both.at("profile"), "the profile measured by rank 0");
+  Plan plan = plan_from_json(both.at("plan"), profile, "the plan of rank 0");
   const bool replicated =
       std::any_of(plan.stages.begin(), plan.stages.end(), [](const Stage& stage) { return stage.replicas > 1; });
   const int positions = plan.num_stages() / plan.chunks_per_device;
-  setup.planned.schedule = make_schedule(setup.planned.choice.schedule, positions, plan.chunks_per_device,
-                                         plan.micro_batches, stage_consumers(plan, setup.profile), replicated);
-  setup.planned.plan = std::move(plan);
+  planned.schedule = make_schedule(planned.choice.schedule, positions, plan.chunks_per_device, plan.micro_batches,
+                                   stage_consumers(plan, profile), replicated);
+  planned.plan = std::move(plan);
 }
-
-}  // namespace
 
 namespace {
 
@@ -191,14 +193,18 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
   po.optimizer = config.optimizer.value("type", std::string("sgd"));
   po.allow_tf32 = config.tf32;
   po.seed = config.seed;
-  setup.profile = measure_profile(graph, model_name, setup.available.front(), po);
+  // Across processes rank 0 alone measures (the others would compete for its cores) and shares it.
+  if (world == nullptr || world->rank() == 0) {
+    setup.profile = measure_profile(graph, model_name, setup.available.front(), po);
+  }
+  if (world != nullptr) setup.profile = share_profile(*world, setup.profile);
   setup.cluster = cluster_for_devices(setup.available, p.stages * p.groups);
   PlanSettings settings;
   settings.batch = static_cast<int>(config.batch_size);
   settings.memory_cap_bytes = 1e300;  // the run itself finds out whether it fits
   settings.record_trace = !p.trace.empty();
   setup.planned = evaluate_plan(choice, setup.profile, setup.cluster, settings);
-  if (world != nullptr) share_plan(*world, setup);
+  if (world != nullptr) share_plan(*world, setup.profile, setup.planned);
   setup.stage_devices = stage_devices(setup.planned.schedule, setup.planned.plan.num_stages(), setup.available);
   if (p.groups > 1) setup.group_devices = hybrid_devices(setup.planned.plan, setup.available);
   return setup;
@@ -239,6 +245,7 @@ std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, co
   options.recompute = p.recompute;
   options.deferred_batch_norm = p.deferred_bn;
   options.model = model_name;
+  options.trace_steps = p.trace.empty() ? 0 : p.trace_steps;
   return std::make_unique<PipelineTrainEngine>(graph, config, setup.planned.plan, setup.planned.schedule, options);
 }
 

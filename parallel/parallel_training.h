@@ -42,8 +42,9 @@ std::vector<Device> pipeline_devices(const ParallelConfig& parallel, const Train
 // Checks `parallel`, chooses the devices, measures the compute times on the first device at the
 // micro-batch size (1 warm-up, 3 repeats), picks the cluster and evaluates the plan (the predicted
 // timeline is recorded when parallel.trace is set). `progress` hears one line as profiling starts.
-// With `world` (the hybrid across processes; collective), every process measures and plans, and
-// then takes rank 0's profile and plan (and the schedule from them), so that all run the same plan.
+// With `world` (the hybrid across processes; collective), rank 0 alone measures and shares the
+// profile; every process plans, then takes rank 0's plan (and the schedule from it), so that all
+// run the same plan.
 PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, const TrainConfig& config,
                             const ParallelConfig& parallel,
                             const std::function<void(const std::string&)>& progress = {},
@@ -53,6 +54,15 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
 std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, const std::string& model_name,
                                                           const TrainConfig& config, const ParallelConfig& parallel,
                                                           const PipelineSetup& setup);
+
+// Across processes (collective): rank 0's profile on every process (`mine` is read on rank 0 only).
+Profile share_profile(comm::Communicator& world, const Profile& mine);
+
+// Across processes (collective): rank 0's profile and plan on every process, and the schedule made
+// from them as evaluate_plan makes it. The measured times (and a cluster's measured links) differ
+// between processes; the plan they run together must not. (The other fields of `planned` stay each
+// process's own.)
+void share_plan(comm::Communicator& world, Profile& profile, EvaluatedPlan& planned);
 
 // The engine of one process of the hybrid across processes (mpirun -np G x S, `world` over them):
 // world rank g S + s runs stage s of group g on cpu:0 (`setup` from plan_pipeline with `world`).

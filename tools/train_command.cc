@@ -116,9 +116,6 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
                   " processes for --groups ", pipeline.groups, " --stages ", pipeline.stages,
                   ": the hybrid across processes runs one process per group and stage (", pipeline.groups, " x ",
                   pipeline.stages, " = ", pipeline.groups * pipeline.stages, ")");
-      BATON_CHECK(!given("--trace"),
-                  "--trace with the hybrid across processes is not available yet (run --groups G "
-                  "--stages S in one process to trace it)");
       BATON_CHECK(!given("--devices"),
                   "--devices with the hybrid across processes: each process runs its stage on "
                   "cpu:0");

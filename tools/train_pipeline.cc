@@ -8,6 +8,7 @@
 #include "parallel/comm/mpi_runtime.h"
 #include "parallel/parallel_training.h"
 #include "parallel/trace.h"
+#include "tools/rank_output.h"
 #include "tools/stage_table.h"
 
 namespace baton::cli {
@@ -15,6 +16,26 @@ namespace baton::cli {
 using namespace baton::parallel;
 
 namespace {
+
+// Across processes: each process writes its own measured lanes (and rank 0 the predicted step) to
+// the --trace path with its rank ("t.json" -> "t.rank3.json").
+void write_process_trace(PipelineTrainEngine& engine, const EvaluatedPlan& planned, const ParallelConfig& parallel,
+                         int rank, size_t steps) {
+  std::vector<TraceEvent> events = rank == 0 ? planned.predicted.events : std::vector<TraceEvent>{};
+  std::vector<TraceLane> lanes = rank == 0 ? planned.predicted.lanes : std::vector<TraceLane>{};
+  PipelineExecutor& mine = engine.executor();
+  for (TraceEvent& e : mine.take_trace()) events.push_back(std::move(e));
+  for (const TraceLane& l : mine.trace_lanes()) lanes.push_back(l);
+  const std::string name = "measured rank " + std::to_string(rank) + " (group " +
+                           std::to_string(engine.groups().local_group()) + ", stage " +
+                           std::to_string(rank % parallel.stages) + ")";
+  const std::string path = rank_path(parallel.trace, rank);
+  write_chrome_trace(path, chrome_trace_json(events, lanes, {"predicted", name}));
+  std::printf(
+      "wrote %d measured steps of each process to %s (rank 0's with the predicted step; open in Perfetto "
+      "or chrome://tracing)\n",
+      std::min<int>(parallel.trace_steps, static_cast<int>(steps)), rank_path(parallel.trace, 0).c_str());
+}
 
 // One process, or (`world` set) one process of the hybrid across processes.
 TrainSummary run_pipelined(const Graph& graph, const std::string& model_name, const TrainConfig& config,
@@ -77,7 +98,9 @@ TrainSummary run_pipelined(const Graph& graph, const std::string& model_name, co
   std::printf("step time: predicted %.3f ms, measured %.3f ms (median of %zu steps%s), measured / predicted %.2fx\n",
               planned.predicted.step_ms, measured, steps > 1 ? steps - 1 : steps, steps > 1 ? " after the first" : "",
               planned.predicted.step_ms > 0 ? measured / planned.predicted.step_ms : 0.0);
-  if (!parallel.trace.empty()) {
+  if (!parallel.trace.empty() && world) {
+    write_process_trace(*engine, planned, parallel, world->rank(), steps);
+  } else if (!parallel.trace.empty()) {
     std::vector<TraceEvent> events = planned.predicted.events;
     std::vector<TraceLane> lanes = planned.predicted.lanes;
     // Each group's lanes in a process of their own: "measured" (one group), "measured group g".
@@ -150,14 +173,9 @@ TrainSummary train_replicas(DataParallelEngine& engine, const Graph& graph, cons
   }
   if (!parallel.trace.empty()) {
     // Several processes: each writes its replicas' lanes to a file of its own ("t.json" -> "t.rank1.json").
-    std::string path = parallel.trace;
-    if (engine.local_replicas() < engine.replicas()) {
-      const std::string rank = ".rank" + std::to_string(engine.data_shard().index);
-      const size_t dot = path.rfind('.');
-      path = dot == std::string::npos || path.find('/', dot) != std::string::npos
-                 ? path + rank
-                 : path.substr(0, dot) + rank + path.substr(dot);
-    }
+    const std::string path = engine.local_replicas() < engine.replicas()
+                                 ? rank_path(parallel.trace, engine.data_shard().index)
+                                 : parallel.trace;
     write_chrome_trace(path, chrome_trace_json(engine.take_trace(), engine.trace_lanes(), {"predicted", "measured"}));
     std::printf("wrote %d measured steps of every replica to %s (open in Perfetto or chrome://tracing)\n",
                 std::min<int>(parallel.trace_steps, static_cast<int>(summary.steps)), path.c_str());

@@ -196,19 +196,19 @@ PendingLoss PipelineExecutor::start_step(const std::vector<Tensor>& inputs, cons
   }
   StepRecorder* recorder = nullptr;
   if (options.record_trace) {
-    BATON_CHECK(!options_.processes, "tracing a pipeline across processes is not available yet");
     recorder = &this->recorder();
     std::vector<Stream> streams;
-    for (auto& stage : stages_) streams.push_back(stage->context().stream());
+    for (auto& stage : stages_) {
+      if (stage) streams.push_back(stage->context().stream());
+    }
     recorder->begin_step(streams);
   }
   PipelineRun run(parts(), std::move(batches),
                   {.mode = Mode::train, .seed = options.seed, .lr = options.lr, .recorder = recorder});
   run.execute(schedule_);
-  if (options_.processes) {
-    return share_loss(local(routing_->loss_stage()) ? run.mean_loss(losses_) : PendingLoss());
-  }
-  PendingLoss loss = run.mean_loss(losses_);
+  PendingLoss loss = !options_.processes
+                         ? run.mean_loss(losses_)
+                         : share_loss(local(routing_->loss_stage()) ? run.mean_loss(losses_) : PendingLoss());
   if (recorder != nullptr) {
     synchronize();  // the trace's events are read now
     recorder->end_step();
@@ -255,14 +255,16 @@ StepRecorder& PipelineExecutor::recorder() {
   for (int p = 0; p < positions; ++p) {
     std::string stages;
     for (int s = p; s < num_stages(); s += positions) stages += (stages.empty() ? "" : ", ") + std::to_string(s);
-    names.push_back(stage(p).device().str() + " compute (stage" + (num_stages() > positions ? "s " : " ") + stages +
-                    ")");
+    // Across processes: the other positions' lanes stay empty in this process's trace.
+    const std::string where =
+        local(p) ? stage(p).device().str() : "position " + std::to_string(p) + " (another process)";
+    names.push_back(where + " compute (stage" + (num_stages() > positions ? "s " : " ") + stages + ")");
   }
   std::vector<std::pair<int, int>> links;
   for (int i = 0; i < num_stages(); ++i) {
     for (int j = 0; j < num_stages(); ++j) {
       const bool linked = routing_->linked(i, j) || routing_->linked(j, i);
-      if (linked && stage(i).device() != stage(j).device()) links.emplace_back(i, j);
+      if (linked && local(i) && local(j) && stage(i).device() != stage(j).device()) links.emplace_back(i, j);
     }
   }
   const int communicating = options_.group_sync.active() ? num_stages() : 0;

@@ -36,7 +36,6 @@ PipelineTrainEngine::PipelineTrainEngine(const Graph& graph, const TrainConfig& 
   ho.sync.unused_parameters_ready = options_.unused_parameters_ready;
   if (across_processes()) {
     BATON_CHECK(!options_.devices.empty(), "a pipeline across processes needs this process's device");
-    BATON_CHECK(options_.trace_steps == 0, "tracing the hybrid across processes is not available yet");
     hybrid_ = std::make_unique<HybridExecutor>(graph, plan, schedule, *options_.world, options_.devices.front(), ho);
   } else {
     std::vector<std::vector<Device>> devices = options_.group_devices;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `baton bench comm --backend mpi` and `baton bench dp` under mpiexec -n 2: both end with status 0, rank 0
+# `baton bench comm --backend mpi`, `baton bench dp` and `baton bench hybrid` under mpiexec -n 2: each ends with status 0, rank 0
 # alone prints the table and writes the JSON, which holds the documented fields with every figure
 # positive. Timings are never compared with a bound.
 # Usage: run_mpi_bench.sh <baton> <mpiexec> <its arguments...>
@@ -49,6 +49,26 @@ if [[ -f "$dir/dp.json" ]]; then
   done
 else
   fail "no dp.json"
+fi
+echo "== mpiexec -n 2 baton bench hybrid (every G x S = 2: 1x2, 2x1 under both strategies)"
+"${mpiexec[@]}" -n 2 "$baton" bench hybrid --batch-size 8 --steps 2 --warmup 1 --json "$dir/hybrid.json" \
+  >"$dir/hybrid.out" 2>&1
+status=$?
+cat "$dir/hybrid.out"
+[[ $status -eq 0 ]] || fail "bench hybrid exited with status $status"
+[[ $(grep -c '^wrote ' "$dir/hybrid.out") -eq 1 ]] || fail "rank 0 alone should write the JSON"
+if [[ -f "$dir/hybrid.json" ]]; then
+  has "$dir/hybrid.json" '"mode": "processes"'
+  has "$dir/hybrid.json" '"processes": 2'
+  [[ $(count_positive "$dir/hybrid.json" samples_per_s) -eq 3 ]] || fail "hybrid.json: expected 3 positive samples_per_s"
+  # 2x1: bucket and partition all-reduce the same bytes; partition in exactly one message per stage.
+  [[ $(count_positive "$dir/hybrid.json" allreduce_bytes_per_step) -eq 2 ]] || fail "hybrid.json: expected 2 rows with all-reduce bytes"
+  # A run's keys are sorted: its message count comes before its grad_sync.
+  partition_messages=$(awk '$1 == "\"allreduce_messages_per_step\":" { m = $2; sub(/,$/, "", m) }
+    $1 == "\"grad_sync\":" && $2 ~ /partition/ { print m + 0 }' "$dir/hybrid.json")
+  [[ "$partition_messages" == "1" ]] || fail "hybrid.json: partition sent '$partition_messages' all-reduces per step, expected 1"
+else
+  fail "no hybrid.json"
 fi
 [[ $failed -eq 0 ]] && echo "run_mpi_bench: passed"
 exit $failed

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The hybrid across processes end to end: `mpiexec -n 4 baton train --groups 2 --stages 2` logs exactly
-# the losses and evaluation of the same run in one process, rank 0 alone prints and writes, its
+# the losses and evaluation of the same run in one process, rank 0 alone prints and writes (each
+# process its own --trace file), its
 # checkpoint resumes on one device and as a plain pipeline across 2 processes, a process count that
 # does not match is refused, and a rank killed in the middle of a step ends the job quickly, naming it.
 # Usage: run_mpi_hybrid.sh <baton> <mpiexec> <its arguments...>
@@ -16,7 +17,8 @@ echo "== in one process"
 "$baton" "${common[@]}" --metrics "$dir/inproc.jsonl" >"$dir/inproc.out" 2>&1 || { cat "$dir/inproc.out"; fail "the in-process run failed"; }
 
 echo "== mpiexec -n 4"
-"${mpiexec[@]}" -n 4 "$baton" "${common[@]}" --metrics "$dir/mpi.jsonl" --checkpoint-dir "$dir/ckpt" >"$dir/mpi.out" 2>&1
+"${mpiexec[@]}" -n 4 "$baton" "${common[@]}" --metrics "$dir/mpi.jsonl" --checkpoint-dir "$dir/ckpt" \
+  --trace "$dir/t.json" >"$dir/mpi.out" 2>&1
 status=$?
 cat "$dir/mpi.out"
 [[ $status -eq 0 ]] || fail "the MPI run exited with status $status"
@@ -28,6 +30,10 @@ if [[ "$(losses "$dir/inproc.jsonl")" != "$(losses "$dir/mpi.jsonl")" ]]; then
 fi
 [[ $(losses "$dir/mpi.jsonl" | wc -l) -eq 5 ]] || fail "expected 4 train lines and 1 eval line in the metrics"
 [[ -d "$dir/ckpt/step-00000004" ]] || fail "no checkpoint of step 4"
+for rank in 0 1 2 3; do  # each process's own timeline, its stage's all-reduces on their lane
+  grep -q '"cat":"allreduce"' "$dir/t.rank$rank.json" 2>/dev/null || fail "t.rank$rank.json: missing, or no all-reduce in it"
+done
+grep -q '"name":"predicted"' "$dir/t.rank0.json" || fail "t.rank0.json lacks the predicted step"
 cp -r "$dir/ckpt" "$dir/ckpt4"  # each resume below writes its own later checkpoints
 
 echo "== a process count that does not match: an error on every rank"

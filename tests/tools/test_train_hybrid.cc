@@ -46,13 +46,13 @@ TEST_F(TrainHybrid, SettingsThatCannotRunAreOneLineErrors) {
   expect_one_line_error(kRun + "--groups 2", "give their stages with --stages S");
   expect_one_line_error(kRun + "--groups 2 --stages 2 --micro-batches 3", "does not divide each group's share");
   expect_one_line_error(kRun + "--groups 0 --stages 2", "--groups must be at least 1");
-  // Under a launcher (its environment faked): one process per group and stage, and no tracing yet.
+  // Under a launcher (its environment faked): one process per group and stage, each on its cpu:0.
   expect_one_line_error(kRun + "--groups 2 --stages 1",
                         "3 processes for --groups 2 --stages 1: the hybrid across processes runs one process per group "
                         "and stage (2 x 1 = 2)",
                         "OMPI_COMM_WORLD_SIZE=3 OMPI_COMM_WORLD_RANK=0");
-  expect_one_line_error(kRun + "--groups 2 --stages 1 --trace t.json",
-                        "--trace with the hybrid across processes is not available yet",
+  expect_one_line_error(kRun + "--groups 2 --stages 1 --devices cpu:0,cpu:1",
+                        "--devices with the hybrid across processes: each process runs its stage on cpu:0",
                         "OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0");
 }
 
