@@ -6,6 +6,7 @@
 #include <string>
 #include <thread>
 
+#include "parallel/comm/agreement.h"
 #include "parallel/comm/inproc_communicator.h"
 #include "parallel/comm/nccl_communicator.h"
 #include "parallel/pipeline/micro_batches.h"
@@ -23,6 +24,29 @@ std::vector<std::unique_ptr<comm::Communicator>> stage_communicators(const std::
   }
   if (devices.front().is_cuda()) return comm::make_nccl_communicators(devices);
   return comm::make_inproc_communicators(static_cast<int>(devices.size()));
+}
+
+// What every process of the hybrid across processes must agree on: the layout, the schedule, each
+// stage's nodes and the model's parameters (name, dtype, shape).
+std::vector<std::string> pipeline_fingerprint(const Graph& graph, const Plan& plan, const Schedule& schedule,
+                                              DType dtype) {
+  std::vector<std::string> lines = {
+      "stages " + std::to_string(plan.num_stages()) + ", replicas " + std::to_string(plan.stages.front().replicas) +
+          ", batch " + std::to_string(plan.batch),
+      "schedule " + std::string(schedule_kind_name(schedule.kind)) + ", " + std::to_string(schedule.devices) +
+          " positions, " + std::to_string(schedule.micro_batches) + " micro-batches"};
+  for (int s = 0; s < plan.num_stages(); ++s) {
+    std::string nodes;
+    for (int n : plan.stages[static_cast<size_t>(s)].nodes) {
+      if (!nodes.empty()) nodes.push_back(',');
+      nodes.append(std::to_string(n));
+    }
+    lines.push_back("stage " + std::to_string(s) + " nodes " + nodes);
+  }
+  for (const ParamEntry& e : ParamStore::describe(graph, graph.topological_order(), dtype)) {
+    lines.push_back(e.name + " " + std::string(dtype_name(dtype)) + " " + e.shape.str());
+  }
+  return lines;
 }
 
 }  // namespace
@@ -75,6 +99,8 @@ HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Sched
   BATON_CHECK(world.size() == groups_count_ * positions, "hybrid across processes: ", groups_count_,
               " groups of a pipeline over ", positions, " positions need ", groups_count_ * positions,
               " processes, not ", world.size());
+  comm::check_agreement(world, "the hybrid's plan and model",
+                        pipeline_fingerprint(graph, plan, schedule, options.pipeline.dtype));
   local_group_ = world.rank() / positions;
   const int position = world.rank() % positions;
   std::shared_ptr<comm::Communicator> pipeline = world.split(local_group_, position);

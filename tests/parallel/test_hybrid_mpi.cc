@@ -3,7 +3,8 @@
 // strategies give, on every process, the loss of the single-device run over the same global batch
 // in G x M micro-batches, and its weights and gradients for the process's own stages (float64, to
 // rounding); skip tensors go straight to their consumer's process; BatchNorm with deferred
-// statistics too; and a world that does not match the layout is refused.
+// statistics too; and a world that does not match the layout, or processes that would run different
+// plans or models, are refused on every process.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -108,6 +109,19 @@ TEST(HybridMpi, AWorldThatDoesNotMatchTheLayoutIsRefused) {
   EXPECT_NE(message.find("need " + std::to_string(too_many) + " processes, not " + std::to_string(mpi_world().size())),
             std::string::npos)
       << message;
+}
+
+TEST(HybridMpi, APlanOrModelThatDiffersBetweenProcessesIsRefusedOnEveryProcess) {
+  const int rank = mpi_world().rank();
+  const Graph graph = mlp(DType::f64);
+  // Rank 1 runs twice the micro-batches.
+  const Plan plan = hybrid_plan(graph, {1, mpi_world().size()}, rank == 1 ? 2 * kMicroBatches : kMicroBatches, 1);
+  const std::string message = error_message([&] {
+    HybridExecutor(graph, plan, group_schedule(graph, plan, ScheduleKind::gpipe), mpi_world(), Device::cpu(),
+                   f64_hybrid_options(GradSyncStrategy::bucket));
+  });
+  EXPECT_NE(message.find("the hybrid's plan and model differs between ranks"), std::string::npos) << message;
+  EXPECT_NE(message.find("rank 1"), std::string::npos) << message;
 }
 
 }  // namespace
