@@ -6,6 +6,7 @@
 #include "tools/bench_hybrid.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <set>
@@ -48,17 +49,42 @@ std::unique_ptr<HybridExecutor> make_hybrid(const Flags& f, const Graph& graph, 
                                           hybrid_devices(planned.plan, available), options);
 }
 
-// Across processes: the sums of group 0's processes (each traced its own stage) on every process.
-void sum_over_group0(comm::Communicator& world, int group, Row& row, double& hidden_us, double& total_us) {
+// Across processes: the all-reduces of group 0's processes, each process's own, hidden behind any
+// of group 0's processes computing (the processes' timelines lined up on the machine's steady clock,
+// which they share), summed on every process.
+void add_process_steps(comm::Communicator& world, int stages, const std::vector<TraceEvent>& events, double origin_us,
+                       bool in_group0, Row& row, double& hidden_us, double& total_us) {
+  const Stream host = Stream::create(Device::cpu());
+  const int ranks = world.size();
+  // Every process's compute intervals, padded to the longest list.
+  const Spans mine = compute_spans(events, origin_us);
+  Tensor count = Tensor::empty_host({1}, DType::i64);
+  Tensor counts = Tensor::empty_host({ranks}, DType::i64);
+  count.data<int64_t>()[0] = static_cast<int64_t>(mine.size());
+  world.all_gather(count, counts, host)->wait();
+  const int64_t longest = *std::max_element(counts.data<int64_t>(), counts.data<int64_t>() + ranks);
+  Tensor spans = Tensor::empty_host({2 * std::max<int64_t>(longest, 1)}, DType::f64);
+  Tensor all = Tensor::empty_host({ranks * spans.numel()}, DType::f64);
+  std::fill(spans.data<double>(), spans.data<double>() + spans.numel(), 0.0);
+  for (size_t i = 0; i < mine.size(); ++i) {
+    spans.data<double>()[2 * i] = mine[i].first;
+    spans.data<double>()[2 * i + 1] = mine[i].second;
+  }
+  world.all_gather(spans, all, host)->wait();
+  Spans group0;  // world ranks 0 .. S-1
+  for (int r = 0; r < stages; ++r) {
+    const double* v = all.data<double>() + r * spans.numel();
+    for (int64_t i = 0; i < counts.data<int64_t>()[r]; ++i) group0.emplace_back(v[2 * i], v[2 * i + 1]);
+  }
+  if (in_group0) add_allreduces(events, origin_us, std::move(group0), row, hidden_us, total_us);
   Tensor sums = Tensor::empty_host({5}, DType::f64);
   double* v = sums.data<double>();
-  const bool mine = group == 0;
-  v[0] = mine ? row.messages : 0;
-  v[1] = mine ? row.bytes : 0;
-  v[2] = mine ? row.allreduce_ms : 0;
-  v[3] = mine ? hidden_us : 0;
-  v[4] = mine ? total_us : 0;
-  world.all_reduce(sums, comm::ReduceOp::sum, Stream::create(Device::cpu()))->wait();
+  v[0] = row.messages;
+  v[1] = row.bytes;
+  v[2] = row.allreduce_ms;
+  v[3] = hidden_us;
+  v[4] = total_us;
+  world.all_reduce(sums, comm::ReduceOp::sum, host)->wait();
   row.messages = v[0];
   row.bytes = v[1];
   row.allreduce_ms = v[2];
@@ -77,12 +103,23 @@ Row measure(const Flags& f, const Graph& graph, const EvaluatedPlan& planned, La
   row.strategy = layout.groups > 1 ? std::string(grad_sync_name(sync)) : "none";
   uint64_t seed = 0;
   double hidden_us = 0, total_us = 0;
+  std::vector<TraceEvent> events;  // across processes: every timed step's, then lined up with the others'
   row.times = time_wall(f.warmup, f.steps, [&] {
     const bool timed = ++seed > static_cast<uint64_t>(f.warmup);
     hybrid->step(inputs, {.seed = seed, .lr = kLr, .record_trace = timed});
-    if (timed) add_step(traced.take_trace(), row, hidden_us, total_us);
+    if (!timed) return;
+    std::vector<TraceEvent> step = traced.take_trace();
+    if (world == nullptr) {
+      add_allreduces(step, 0, compute_spans(step), row, hidden_us, total_us);  // the group's positions
+    } else {
+      events.insert(events.end(), step.begin(), step.end());
+    }
   });
-  if (world != nullptr) sum_over_group0(*world, hybrid->local_group(), row, hidden_us, total_us);
+  if (world != nullptr) {
+    const double origin_us =
+        std::chrono::duration<double, std::micro>(traced.trace_origin().time_since_epoch()).count();
+    add_process_steps(*world, layout.stages, events, origin_us, hybrid->local_group() == 0, row, hidden_us, total_us);
+  }
   row.messages /= f.steps;
   row.bytes /= f.steps;
   row.allreduce_ms /= f.steps;

@@ -42,9 +42,14 @@ struct Row {
 // "1x2,2x2" -> layouts; errors name the flag and the bad item.
 std::vector<Layout> parse_layouts(const std::string& text);
 
-// Adds one traced step to `row`'s sums: its all-reduces, and how much of their time some pipeline
-// position in `events` was computing (forward or backward).
-void add_step(const std::vector<parallel::TraceEvent>& events, Row& row, double& hidden_us, double& total_us);
+using Spans = std::vector<std::pair<double, double>>;  // [start, end) intervals, in microseconds
+
+// The forward and backward intervals of `events`, each shifted by `shift_us`.
+Spans compute_spans(const std::vector<parallel::TraceEvent>& events, double shift_us = 0);
+// Adds the all-reduces of `events` (shifted by `shift_us`) to `row`'s sums, and how much of their time
+// falls inside `compute` (any order, overlapping) to `hidden_us` of `total_us`.
+void add_allreduces(const std::vector<parallel::TraceEvent>& events, double shift_us, Spans compute, Row& row,
+                    double& hidden_us, double& total_us);
 
 // The table on stdout and, with --json, the JSON file. `processes`: 0 in one process, else the
 // number of processes of the job.

@@ -30,9 +30,9 @@ std::vector<Layout> parse_layouts(const std::string& text) {
 namespace {
 
 // The intervals' union, merged and sorted.
-std::vector<std::pair<double, double>> merged(std::vector<std::pair<double, double>> spans) {
+Spans merged(Spans spans) {
   std::sort(spans.begin(), spans.end());
-  std::vector<std::pair<double, double>> out;
+  Spans out;
   for (const auto& s : spans) {
     if (!out.empty() && s.first <= out.back().second) {
       out.back().second = std::max(out.back().second, s.second);
@@ -43,23 +43,26 @@ std::vector<std::pair<double, double>> merged(std::vector<std::pair<double, doub
   return out;
 }
 
-// Adds one traced step of group 0 to `row`'s sums: its all-reduces, and how much of their time some
-// pipeline position of the group was computing (forward or backward).
 }  // namespace
 
-void add_step(const std::vector<TraceEvent>& events, Row& row, double& hidden_us, double& total_us) {
-  std::vector<std::pair<double, double>> compute;
+Spans compute_spans(const std::vector<TraceEvent>& events, double shift_us) {
+  Spans compute;
   for (const TraceEvent& e : events) {
     if (e.category == "forward" || e.category == "backward")
-      compute.emplace_back(e.start_us, e.start_us + e.duration_us);
+      compute.emplace_back(shift_us + e.start_us, shift_us + e.start_us + e.duration_us);
   }
+  return compute;
+}
+
+void add_allreduces(const std::vector<TraceEvent>& events, double shift_us, Spans compute, Row& row, double& hidden_us,
+                    double& total_us) {
   compute = merged(std::move(compute));
   for (const TraceEvent& e : events) {
     if (e.category != "allreduce") continue;
     row.messages += 1;
     row.bytes += e.args.value("bytes", 0.0);
     row.allreduce_ms += e.duration_us / 1000;
-    const double a = e.start_us, b = e.start_us + e.duration_us;
+    const double a = shift_us + e.start_us, b = a + e.duration_us;
     total_us += b - a;
     for (const auto& [c0, c1] : compute) hidden_us += std::max(0.0, std::min(b, c1) - std::max(a, c0));
   }
@@ -102,7 +105,7 @@ void report(const Flags& f, const std::vector<Row>& rows, int cores, int process
       "time during which %s was computing. pred ms: the simulator with a core per device (it does not tell bucket "
       "from partition); core-bound: no faster than the whole step's work over the %d hardware threads, which "
       "every layout's %s share with their communication threads\n",
-      processes > 0 ? "the stage's own process" : "some pipeline position of the group", cores,
+      processes > 0 ? "some process of the group" : "some pipeline position of the group", cores,
       processes > 0 ? "processes" : "devices");
   nlohmann::json json = bench_report(Device::cpu(), {.warmup = f.warmup, .repeats = f.steps});
   json.erase("results");

@@ -6,6 +6,7 @@
 // See docs/pipeline.md.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -127,6 +128,8 @@ class PipelineExecutor {
   // pipeline position's compute, one per link. See docs/pipeline.md.
   std::vector<TraceEvent> take_trace();
   std::vector<TraceLane> trace_lanes();
+  // The steady-clock time of the trace's 0 (after a traced step).
+  std::chrono::steady_clock::time_point trace_origin() { return recorder().origin(); }
 
  private:
   PipelineParts parts() {

@@ -51,6 +51,9 @@ class StepRecorder {
   // After every stream of the step has been synchronised: resolves the CUDA marks.
   void end_step();
 
+  // The steady clock's time of the events' 0 (for lining up the timelines of several processes of
+  // one machine, whose steady clocks agree).
+  std::chrono::steady_clock::time_point origin() const { return origin_; }
   // The events recorded so far (then cleared), and the lanes they use.
   std::vector<TraceEvent> take();
   const std::vector<TraceLane>& lanes() const { return lanes_; }
