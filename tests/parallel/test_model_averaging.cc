@@ -1,8 +1,8 @@
 // Model averaging (local SGD) in the data-parallel engine, float64 on CPU virtual devices: averaging
 // every step equals synchronous data parallelism to rounding (SGD with momentum and weight decay is
 // linear in the gradients), averaging every 2 steps leaves the replicas apart after odd steps and
-// equal after even ones, a checkpoint (like an evaluation) averages first; the variants not yet
-// available are named.
+// equal after even ones, a checkpoint (like an evaluation) averages first; the variants' names and
+// bad knobs.
 #include <gtest/gtest.h>
 
 #include "parallel/dp/data_parallel_engine.h"
@@ -28,7 +28,7 @@ std::unique_ptr<DataParallelEngine> engine(const Graph& graph, Averaging kind, i
   config.optimizer = dp_optimizer();
   DataParallelOptions options;
   options.devices = {Device::cpu(0), Device::cpu(1)};
-  options.averaging = {kind, every};
+  options.averaging = {.kind = kind, .every = every};
   auto e = std::make_unique<DataParallelEngine>(graph, config, std::move(options));
   e->initialize(11);
   return e;
@@ -81,11 +81,36 @@ TEST(ModelAveraging, CheckpointsAverageTheReplicasFirst) {
   EXPECT_EQ(params(*local, 0), params(*local, 1));
 }
 
-TEST(ModelAveraging, VariantsNotYetAvailableAreNamed) {
-  for (const char* name : {"bmuf", "easgd", "post-local"}) {
-    EXPECT_NE(error_message([&] { parse_averaging(name); }).find("is not available yet"), std::string::npos) << name;
+TEST(ModelAveraging, VariantsAreNamedAndBadKnobsRefused) {
+  for (Averaging kind :
+       {Averaging::none, Averaging::periodic, Averaging::bmuf, Averaging::easgd, Averaging::post_local}) {
+    EXPECT_EQ(parse_averaging(averaging_name(kind)), kind);
   }
-  EXPECT_NE(error_message([] { parse_averaging("sometimes"); }).find("expected none or periodic"), std::string::npos);
+  EXPECT_EQ(averaging_name(Averaging::post_local), "post-local");
+  EXPECT_NE(error_message([] {
+              parse_averaging("sometimes");
+            }).find("unknown --model-averaging 'sometimes' (expected none, periodic, bmuf, easgd or post-local)"),
+            std::string::npos);
+  EXPECT_NE(
+      error_message([] { parse_exchange("star"); }).find("unknown --averaging-exchange 'star' (expected ring or tree)"),
+      std::string::npos);
+  const auto refused = [](ModelAveraging a) { return error_message([&] { check_model_averaging(a, 2); }); };
+  EXPECT_NE(refused({.every = 0}).find("--average-every must be at least 1"), std::string::npos);
+  EXPECT_NE(refused({.block_momentum = 1.0}).find("--block-momentum must be in [0, 1)"), std::string::npos);
+  EXPECT_NE(refused({.block_lr = 0}).find("--block-lr must be greater than 0"), std::string::npos);
+  EXPECT_NE(refused({.elastic_beta = 1.5}).find("--elastic-beta must be in (0, 1]"), std::string::npos);
+  EXPECT_NE(refused({.local_after = -1}).find("--local-after must be at least 0"), std::string::npos);
+  EXPECT_NE(refused({.nodes = {0}}).find("1 node numbers for 2 replicas"), std::string::npos);
+  // The schedule: post-local SGD is synchronous for K steps, then meets every H.
+  const ModelAveraging post{.kind = Averaging::post_local, .every = 2, .local_after = 3};
+  std::vector<bool> sync, meet;
+  for (int s = 0; s < 7; ++s) {
+    sync.push_back(post.synchronous_step(s));
+    meet.push_back(post.averages_after(s));
+  }
+  EXPECT_EQ(sync, (std::vector<bool>{true, true, true, false, false, false, false}));
+  EXPECT_EQ(meet, (std::vector<bool>{false, false, false, false, true, false, true}));
+  EXPECT_DOUBLE_EQ(ModelAveraging{}.block_momentum_for(4), 0.75);
 }
 
 }  // namespace
