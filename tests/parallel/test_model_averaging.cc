@@ -2,10 +2,11 @@
 // every step equals synchronous data parallelism to rounding (SGD with momentum and weight decay is
 // linear in the gradients), averaging every 2 steps leaves the replicas apart after odd steps and
 // equal after even ones, a checkpoint (like an evaluation) averages first; the variants' names and
-// bad knobs.
+// bad knobs; the config file's averaging fields.
 #include <gtest/gtest.h>
 
 #include "parallel/dp/data_parallel_engine.h"
+#include "parallel/parallel_config.h"
 #include "runtime/train/checkpoint.h"
 #include "tests/parallel/data_parallel_test_util.h"
 #include "tests/support/scratch_dir.h"
@@ -111,6 +112,45 @@ TEST(ModelAveraging, VariantsAreNamedAndBadKnobsRefused) {
   EXPECT_EQ(sync, (std::vector<bool>{true, true, true, false, false, false, false}));
   EXPECT_EQ(meet, (std::vector<bool>{false, false, false, false, true, false, true}));
   EXPECT_DOUBLE_EQ(ModelAveraging{}.block_momentum_for(4), 0.75);
+}
+
+TEST(ModelAveraging, ConfigFieldsAreReadCheckedAndWritten) {
+  ParallelConfig p;
+  p.update_from_json({{"data_parallel", 4},
+                      {"model_averaging", "bmuf"},
+                      {"average_every", 8},
+                      {"block_momentum", 0.5},
+                      {"block_lr", 0.9},
+                      {"block_nesterov", false},
+                      {"averaging_exchange", "tree"},
+                      {"averaging_cluster", "h200-2x8"}},
+                     "run.json");
+  const ModelAveraging a = model_averaging_of(p, 4);
+  EXPECT_EQ(a.kind, Averaging::bmuf);
+  EXPECT_EQ(a.every, 8);
+  EXPECT_EQ(a.block_momentum, 0.5);
+  EXPECT_EQ(a.block_lr, 0.9);
+  EXPECT_FALSE(a.block_nesterov);
+  EXPECT_EQ(a.exchange, ExchangeKind::tree);
+  EXPECT_EQ(a.nodes, (std::vector<int>{0, 0, 0, 0}));  // replicas 0-3 on the first node of 8
+  ParallelConfig back;
+  back.update_from_json(p.to_json(), "round trip");
+  EXPECT_EQ(back.to_json(), p.to_json());
+  back.update_from_json({{"block_momentum", nullptr}}, "run.json");
+  EXPECT_FALSE(back.block_momentum.has_value());  // null: 1 - 1/N
+  EXPECT_DOUBLE_EQ(model_averaging_of(back, 4).block_momentum_for(4), 0.75);
+
+  ParallelConfig easgd;
+  easgd.model_averaging = "easgd";
+  easgd.local_after = 3;
+  EXPECT_NE(error_message([&] {
+              model_averaging_of(easgd, 2);
+            }).find("--local-after is for --model-averaging post-local (got easgd)"),
+            std::string::npos);
+  easgd.local_after = 0;
+  easgd.averaging_exchange = "mesh";
+  EXPECT_NE(error_message([&] { model_averaging_of(easgd, 2); }).find("unknown --averaging-exchange 'mesh'"),
+            std::string::npos);
 }
 
 }  // namespace
