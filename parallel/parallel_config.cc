@@ -1,6 +1,7 @@
 // ParallelConfig JSON reading and checks (see parallel_config.h).
 #include "parallel/parallel_config.h"
 
+#include "parallel/cluster.h"
 #include "parallel/dp/model_averaging.h"
 #include "parallel/pipeline/stage_sync.h"
 #include "parallel/schedule.h"
@@ -12,15 +13,26 @@ namespace baton::parallel {
 void ParallelConfig::update_from_json(const nlohmann::json& j, std::string_view where) {
   const std::string what(where);
   BATON_CHECK(j.is_object(), what, ": expected an object such as {\"stages\": 2}, got ", j.dump());
-  JsonConfig c(
-      j, what,
-      {"stages", "data_parallel", "groups", "grad_sync", "model_averaging", "average_every", "unused_parameters",
-       "micro_batches", "schedule", "partitioner", "devices", "recompute", "deferred_bn", "trace"});
+  JsonConfig c(j, what, {"stages",           "data_parallel",     "groups",        "grad_sync",   "model_averaging",
+                         "average_every",    "unused_parameters", "micro_batches", "schedule",    "partitioner",
+                         "devices",          "recompute",         "deferred_bn",   "trace",       "block_momentum",
+                         "block_lr",         "block_nesterov",    "elastic_beta",  "local_after", "averaging_exchange",
+                         "averaging_cluster"});
   stages = static_cast<int>(c.get_int("stages", stages));
   groups = static_cast<int>(c.get_int("groups", groups));
   grad_sync = c.get_string("grad_sync", grad_sync);
   model_averaging = c.get_string("model_averaging", model_averaging);
   average_every = static_cast<int>(c.get_int("average_every", average_every));
+  if (c.has("block_momentum")) {
+    block_momentum.reset();
+    if (!j["block_momentum"].is_null()) block_momentum = c.get_double("block_momentum");
+  }
+  block_lr = c.get_double("block_lr", block_lr);
+  block_nesterov = c.get_bool("block_nesterov", block_nesterov);
+  elastic_beta = c.get_double("elastic_beta", elastic_beta);
+  local_after = static_cast<int>(c.get_int("local_after", local_after));
+  averaging_exchange = c.get_string("averaging_exchange", averaging_exchange);
+  averaging_cluster = c.get_string("averaging_cluster", averaging_cluster);
   data_parallel = static_cast<int>(c.get_int("data_parallel", data_parallel));
   unused_parameters = c.get_string("unused_parameters", unused_parameters);
   micro_batches = static_cast<int>(c.get_int("micro_batches", micro_batches));
@@ -49,6 +61,13 @@ nlohmann::json ParallelConfig::to_json() const {
           {"grad_sync", grad_sync},
           {"model_averaging", model_averaging},
           {"average_every", average_every},
+          {"block_momentum", block_momentum ? nlohmann::json(*block_momentum) : nlohmann::json(nullptr)},
+          {"block_lr", block_lr},
+          {"block_nesterov", block_nesterov},
+          {"elastic_beta", elastic_beta},
+          {"local_after", local_after},
+          {"averaging_exchange", averaging_exchange},
+          {"averaging_cluster", averaging_cluster},
           {"unused_parameters", unused_parameters},
           {"micro_batches", micro_batches},
           {"schedule", schedule},
@@ -102,11 +121,46 @@ void check_data_parallel_config(const ParallelConfig& p, const TrainConfig& conf
   BATON_CHECK(p.stages == 0 && p.micro_batches == 0 && !p.recompute && !p.deferred_bn && p.groups == 1,
               "--data-parallel with pipeline settings (--stages, --micro-batches, --recompute, --deferred-bn, "
               "--groups): the hybrid of pipeline and data parallelism is --groups G --stages S (docs/hybrid.md)");
-  (void)parse_averaging(p.model_averaging);
-  BATON_CHECK(p.average_every >= 1, "--average-every must be at least 1 (got ", p.average_every, ")");
+  (void)model_averaging_of(p, p.data_parallel);
   BATON_CHECK(config.batch_size % p.data_parallel == 0, "--batch-size ", config.batch_size,
               " is the global batch and must split evenly over the ", p.data_parallel,
               " replicas of --data-parallel (a multiple of ", p.data_parallel, ")");
+}
+
+}  // namespace baton::parallel
+
+namespace baton::parallel {
+
+ModelAveraging model_averaging_of(const ParallelConfig& p, int replicas) {
+  ModelAveraging a;
+  a.kind = parse_averaging(p.model_averaging);
+  a.every = p.average_every;
+  a.block_momentum = p.block_momentum;
+  a.block_lr = p.block_lr;
+  a.block_nesterov = p.block_nesterov;
+  a.elastic_beta = p.elastic_beta;
+  a.local_after = p.local_after;
+  a.exchange = parse_exchange(p.averaging_exchange);
+  const ParallelConfig defaults;
+  const auto only_for = [&](bool given, Averaging kind, std::string_view flag) {
+    BATON_CHECK(!given || a.kind == kind, flag, " is for --model-averaging ", averaging_name(kind), " (got ",
+                p.model_averaging, ")");
+  };
+  only_for(p.block_momentum.has_value(), Averaging::bmuf, "--block-momentum");
+  only_for(p.block_lr != defaults.block_lr, Averaging::bmuf, "--block-lr");
+  only_for(p.block_nesterov != defaults.block_nesterov, Averaging::bmuf, "--block-nesterov");
+  only_for(p.elastic_beta != defaults.elastic_beta, Averaging::easgd, "--elastic-beta");
+  only_for(p.local_after != defaults.local_after, Averaging::post_local, "--local-after");
+  BATON_CHECK(p.averaging_cluster.empty() || a.exchange == ExchangeKind::tree,
+              "--averaging-cluster shapes the tree exchange: give it with --averaging-exchange tree");
+  if (!p.averaging_cluster.empty()) {
+    const Cluster cluster = load_cluster(p.averaging_cluster);
+    BATON_CHECK(cluster.num_devices() >= replicas, "--averaging-cluster ", p.averaging_cluster, " has ",
+                cluster.num_devices(), " devices for ", replicas, " replicas (replica r sits on its device r)");
+    for (int r = 0; r < replicas; ++r) a.nodes.push_back(cluster.node_of(r));
+  }
+  check_model_averaging(a, replicas);
+  return a;
 }
 
 }  // namespace baton::parallel

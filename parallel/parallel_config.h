@@ -3,9 +3,11 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "parallel/dp/model_averaging.h"
 #include "runtime/train/train_config.h"
 
 namespace baton::parallel {
@@ -15,8 +17,15 @@ struct ParallelConfig {
   int data_parallel = 0;                    // replicas of the whole model; 0: no data parallelism
   int groups = 1;                           // pipelines (of `stages` each) training data parallel: the hybrid
   std::string grad_sync = "bucket";         // the hybrid's gradient synchronisation: bucket or partition
-  std::string model_averaging = "none";     // data parallel: none (synchronous) or periodic (local SGD)
-  int average_every = 1;                    // model averaging: steps between parameter averages
+  std::string model_averaging = "none";     // data parallel: none (synchronous), periodic, bmuf, easgd, post-local
+  int average_every = 1;                    // model averaging: steps between the replicas' meetings (H)
+  std::optional<double> block_momentum;     // BMUF: block momentum mu (unset / null: 1 - 1/N)
+  double block_lr = 1;                      // BMUF: block learning rate zeta
+  bool block_nesterov = true;               // BMUF: blocks start from w_g + mu v (true) or from w_g
+  double elastic_beta = 0.9;                // EASGD: moving rate beta (alpha = beta / N)
+  int local_after = 0;                      // post-local SGD: synchronous steps before local SGD (K)
+  std::string averaging_exchange = "ring";  // model averaging: ring or tree (by node)
+  std::string averaging_cluster;            // tree: a cluster name or JSON file placing replica r on its device r
   std::string unused_parameters = "error";  // data parallel: a parameter without gradient is an "error" or "ready"
   int micro_batches = 0;                    // per step; 0: the largest count <= 4 x stages dividing the batch
   std::string schedule = "1f1b";            // gpipe, 1f1b or interleaved (2 stages per position)
@@ -45,6 +54,11 @@ int micro_batch_count(const ParallelConfig& parallel, int64_t batch);
 // batch that does not split over the groups, micro-batches not dividing a group's share, an unknown
 // schedule or gradient synchronisation.
 void check_parallel_config(const ParallelConfig& parallel, const TrainConfig& config);
+
+// The model averaging `parallel` asks for over `replicas` replicas, checked: one clear error naming
+// the flag for an unknown variant or exchange, a knob out of range or given to a variant it is not
+// for (the tree's nodes: replica r on device r of parallel.averaging_cluster, else by host).
+ModelAveraging model_averaging_of(const ParallelConfig& parallel, int replicas);
 
 // One clear error for data parallelism that cannot run whatever the model: fewer than 1 replica, a
 // global batch that does not split evenly over the replicas, pipeline settings beside it (the

@@ -130,7 +130,7 @@ std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph
   DataParallelOptions options;
   options.devices = data_parallel_devices(parallel, config);
   options.sync.unused_parameters_ready = parallel.unused_parameters == "ready";
-  options.averaging = {parse_averaging(parallel.model_averaging), parallel.average_every};
+  options.averaging = model_averaging_of(parallel, parallel.data_parallel);
   return std::make_unique<DataParallelEngine>(graph, config, std::move(options));
 }
 
@@ -154,7 +154,7 @@ std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph
   DataParallelOptions options;
   options.devices = {on_gpu ? Device::cuda(runtime.local_rank()) : Device::cpu(0)};
   options.sync.unused_parameters_ready = parallel.unused_parameters == "ready";
-  options.averaging = {parse_averaging(parallel.model_averaging), parallel.average_every};
+  options.averaging = model_averaging_of(parallel, parallel.data_parallel);
   std::unique_ptr<comm::Communicator> world = runtime.world();
   // GPUs talk through NCCL; its unique id travels over the MPI world.
   options.communicators.push_back(on_gpu ? comm::make_nccl_communicator(*world, options.devices.front())

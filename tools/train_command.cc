@@ -39,6 +39,7 @@ struct TrainFlags {
   int64_t warmup_steps = 0;
   bool no_augment = false;
   bool tf32 = false;
+  double block_momentum = 0;
   parallel::ParallelConfig parallel;  // the pipeline flags
 };
 
@@ -88,9 +89,12 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   if (given("--lr")) config.lr_schedule["base_lr"] = f.lr;
   if (given("--warmup-steps")) config.lr_schedule["warmup_steps"] = f.warmup_steps;
   config.validate(f.config_file.empty() ? "command line" : f.config_file);
-  for (const char* name : {"--stages", "--micro-batches", "--schedule", "--partitioner", "--devices", "--recompute",
-                           "--deferred-bn", "--trace", "--data-parallel", "--unused-parameters", "--groups",
-                           "--grad-sync", "--model-averaging", "--average-every"}) {
+  for (const char* name :
+       {"--stages",           "--micro-batches",  "--schedule",        "--partitioner",   "--devices",
+        "--recompute",        "--deferred-bn",    "--trace",           "--data-parallel", "--unused-parameters",
+        "--groups",           "--grad-sync",      "--model-averaging", "--average-every", "--block-momentum",
+        "--block-lr",         "--block-nesterov", "--elastic-beta",    "--local-after",   "--averaging-exchange",
+        "--averaging-cluster"}) {
     pipelined = pipelined || given(name);
   }
   if (given("--stages")) pipeline.stages = f.parallel.stages;
@@ -100,11 +104,23 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   if (given("--grad-sync")) pipeline.grad_sync = f.parallel.grad_sync;
   if (given("--model-averaging")) pipeline.model_averaging = f.parallel.model_averaging;
   if (given("--average-every")) pipeline.average_every = f.parallel.average_every;
+  if (given("--block-momentum")) pipeline.block_momentum = f.block_momentum;
+  if (given("--block-lr")) pipeline.block_lr = f.parallel.block_lr;
+  if (given("--block-nesterov")) pipeline.block_nesterov = f.parallel.block_nesterov;
+  if (given("--elastic-beta")) pipeline.elastic_beta = f.parallel.elastic_beta;
+  if (given("--local-after")) pipeline.local_after = f.parallel.local_after;
+  if (given("--averaging-exchange")) pipeline.averaging_exchange = f.parallel.averaging_exchange;
+  if (given("--averaging-cluster")) pipeline.averaging_cluster = f.parallel.averaging_cluster;
+  bool averaging_flag = false;
+  for (const char* name : {"--model-averaging", "--average-every", "--block-momentum", "--block-lr", "--block-nesterov",
+                           "--elastic-beta", "--local-after", "--averaging-exchange", "--averaging-cluster"}) {
+    averaging_flag = averaging_flag || given(name);
+  }
   const bool data_parallel = pipeline.data_parallel > 0 || given("--data-parallel");
   BATON_CHECK(data_parallel || pipeline.groups > 1 || !given("--unused-parameters"),
               "--unused-parameters needs --data-parallel N or --groups G");
-  BATON_CHECK(data_parallel || (!given("--model-averaging") && !given("--average-every")),
-              "--model-averaging and --average-every need --data-parallel N");
+  BATON_CHECK(data_parallel || !averaging_flag,
+              "--model-averaging, --average-every and the averaging knobs need --data-parallel N");
   BATON_CHECK(pipeline.groups > 1 || !given("--grad-sync"), "--grad-sync needs --groups G (G > 1) with --stages S");
   BATON_CHECK(pipeline.groups == 1 || pipeline.stages >= 1 || data_parallel,
               "--groups G runs G pipelines: give their stages with --stages S");
@@ -226,9 +242,23 @@ void add_train_command(CLI::App& app) {
                   "Train N replicas in this process on cpu:0..N-1 (or --devices), --batch-size the global batch "
                   "(docs/data-parallel.md)");
   cmd->add_option("--model-averaging", f->parallel.model_averaging,
-                  "Data parallel: none (gradients all-reduced every step) or periodic (local SGD: parameters "
-                  "averaged every --average-every H steps)");
-  cmd->add_option("--average-every", f->parallel.average_every, "Model averaging: steps between averages (default 1)");
+                  "Data parallel: none (gradients all-reduced every step), periodic (local SGD), bmuf, easgd or "
+                  "post-local; the replicas meet every --average-every H steps");
+  cmd->add_option("--average-every", f->parallel.average_every,
+                  "Model averaging: steps H between the replicas' meetings (default 1)");
+  cmd->add_option("--block-momentum", f->block_momentum, "BMUF: block momentum mu in [0, 1) (default 1 - 1/N)");
+  cmd->add_option("--block-lr", f->parallel.block_lr, "BMUF: block learning rate zeta (default 1)");
+  cmd->add_option("--block-nesterov", f->parallel.block_nesterov,
+                  "BMUF: blocks start from w_g + mu v (true, default) or from the global model w_g (false)");
+  cmd->add_option("--elastic-beta", f->parallel.elastic_beta,
+                  "EASGD: moving rate beta in (0, 1], alpha = beta / N (default 0.9)");
+  cmd->add_option("--local-after", f->parallel.local_after,
+                  "Post-local SGD: synchronous steps K before local SGD starts (default 0)");
+  cmd->add_option("--averaging-exchange", f->parallel.averaging_exchange,
+                  "Model averaging exchange: ring (all-reduce around the replicas, default) or tree (by node)");
+  cmd->add_option("--averaging-cluster", f->parallel.averaging_cluster,
+                  "Tree exchange: cluster name or JSON file; replica r on its device r, nodes from it (default: "
+                  "by host)");
   cmd->add_option("--groups", f->parallel.groups,
                   "Train G pipelines of --stages S each, data parallel across the groups (the hybrid, docs/hybrid.md)");
   cmd->add_option("--grad-sync", f->parallel.grad_sync,

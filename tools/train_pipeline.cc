@@ -158,10 +158,18 @@ TrainSummary train_replicas(DataParallelEngine& engine, const Graph& graph, cons
         "(mean) during backward\n",
         engine.replicas(), where.c_str(), share, buckets.size(), buckets.size() == 1 ? "" : "s");
   } else {
+    const std::string first =
+        parallel.model_averaging == "post-local"
+            ? "gradients all-reduced for the first " + std::to_string(parallel.local_after) + " steps, then "
+            : "";
     std::printf(
-        "data parallel: %d replicas %s, %lld samples each per step; model averaging (%s): each replica steps on "
-        "its own gradients, parameters averaged every %d steps\n",
-        engine.replicas(), where.c_str(), share, parallel.model_averaging.c_str(), parallel.average_every);
+        "data parallel: %d replicas %s, %lld samples each per step; model averaging (%s): %seach replica steps on "
+        "its own gradients, %s every %d steps (%s exchange)\n",
+        engine.replicas(), where.c_str(), share, parallel.model_averaging.c_str(), first.c_str(),
+        parallel.model_averaging == "bmuf"    ? "block momentum update"
+        : parallel.model_averaging == "easgd" ? "elastic move towards the centre"
+                                              : "parameters averaged",
+        parallel.average_every, parallel.averaging_exchange.c_str());
   }
   std::fflush(stdout);
   if (!parallel.trace.empty()) engine.set_trace_steps(parallel.trace_steps);
@@ -170,6 +178,10 @@ TrainSummary train_replicas(DataParallelEngine& engine, const Graph& graph, cons
   if (summary.steps > 0 && parallel.model_averaging == "none") {
     std::printf("communication: %.0f%% of the last step's all-reduce time ran during backward (replica 0)\n",
                 100 * hidden_communication_fraction(engine.last_step(0)));
+  } else if (parallel.model_averaging != "none") {
+    std::printf("model averaging: the replicas met %lld times; replica 0 sent %.3f MB in the averaging exchange\n",
+                static_cast<long long>(engine.averaging_meetings()),
+                static_cast<double>(engine.averaging_bytes_sent(0)) / 1e6);
   }
   if (!parallel.trace.empty()) {
     // Several processes: each writes its replicas' lanes to a file of its own ("t.json" -> "t.rank1.json").

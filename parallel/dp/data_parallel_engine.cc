@@ -84,6 +84,12 @@ DataParallelEngine::DataParallelEngine(const Graph& graph, const TrainConfig& co
   }
   on_replicas(
       [&](Replica& r) { comm::check_agreement(*r.comm, "the model fingerprint", model_fingerprint(r.params)); });
+  if (options_.averaging.active()) {
+    check_model_averaging(options_.averaging, world_);
+    on_replicas([&](Replica& r) {
+      r.averaging = std::make_unique<ReplicaAveraging>(options_.averaging, r.params, r.ctx, *r.comm);
+    });
+  }
   batch_ready_ = std::make_unique<Event>(options_.devices.front(), /*timing=*/false);
 }
 
@@ -114,6 +120,16 @@ bool DataParallelEngine::any_rank(bool flag) {
     if (&r == replicas_.front().get()) any = raised > 0;
   });
   return any;
+}
+
+int64_t DataParallelEngine::averaging_meetings() const {
+  const auto& a = replicas_.front()->averaging;
+  return a ? a->meetings() : 0;
+}
+
+int64_t DataParallelEngine::averaging_bytes_sent(int local_replica) const {
+  const auto& a = replicas_.at(static_cast<size_t>(local_replica))->averaging;
+  return a ? a->exchange().bytes_sent() : 0;
 }
 
 const ReplicaStepRecord& DataParallelEngine::last_step(int local_replica) const {
@@ -170,9 +186,10 @@ PendingLoss DataParallelEngine::step(const data::Batch& batch, uint64_t seed, do
     record.forward = ReplicaStepRecord::Clock::now();
     r.ctx.set_check_tag(rank);  // a deferred device check names the replica
     r.params.zero_grads(r.ctx);
-    // Synchronous: the gradients' buckets all-reduced during backward. Model averaging: none.
+    // Synchronous: the gradients' buckets all-reduced during backward. Model averaging: none (but in
+    // post-local SGD's first steps).
     std::optional<GradientSync> sync;
-    if (!options_.averaging.active()) {
+    if (options_.averaging.synchronous_step(steps_)) {
       sync.emplace(r.buckets, *r.comm, r.ctx.stream(), options_.sync);
       r.executor.set_grad_ready_hook([&](const ParamEntry& e, bool reached) { sync->mark_ready(e, reached); });
     }
@@ -185,7 +202,7 @@ PendingLoss DataParallelEngine::step(const data::Batch& batch, uint64_t seed, do
     record.backward_end = ReplicaStepRecord::Clock::now();
     if (sync) sync->finish();
     r.optimizer->step(r.ctx, lr);
-    if (options_.averaging.active() && (steps_ + 1) % options_.averaging.every == 0) average_parameters(r);
+    if (options_.averaging.averages_after(steps_)) r.averaging->meet();
     // Equal shares of the batch: the loss is the mean of the replicas' mean losses, reduced on the
     // device and read without waiting (on a GPU; a CPU stream has run everything by now).
     const Tensor loss = out[executor_output_index(r.executor, loss_output(graph_))];

@@ -28,8 +28,9 @@ struct DataParallelOptions {
   std::vector<Device> devices;  // this process's replicas, one device each (at least one)
   BucketOptions buckets;
   GradientSyncOptions sync;
-  // Local SGD instead of gradient all-reduce: each replica steps on its own gradients and the
-  // parameters are averaged every `averaging.every` steps (and before evaluations and checkpoints).
+  // Model averaging instead of gradient all-reduce (periodic, BMUF, EASGD, post-local SGD): each
+  // replica steps on its own gradients and the replicas meet every `averaging.every` steps through
+  // the averaging exchange (ring or tree); evaluations and checkpoints see the agreed model.
   ModelAveraging averaging;
   // The communicators of this process's replicas (one per device, in order; consecutive ranks of
   // every process's replicas); empty: a group of devices.size() replicas in this process (inproc on
@@ -72,6 +73,10 @@ class DataParallelEngine final : public TrainEngine {
   int local_replicas() const { return static_cast<int>(replicas_.size()); }
   const ParamStore& params(int local_replica) const;
   const BucketPlan& bucket_plan() const { return plan_; }
+  // Model averaging: the times the replicas met, and the bytes a local replica has sent in the
+  // averaging exchange (0 without model averaging).
+  int64_t averaging_meetings() const;
+  int64_t averaging_bytes_sent(int local_replica) const;
   // The last step of each of this process's replicas: its timeline and ready order.
   const ReplicaStepRecord& last_step(int local_replica) const;
   // Records the timelines of the next `steps` steps (this process's replicas) for take_trace().
@@ -89,10 +94,12 @@ class DataParallelEngine final : public TrainEngine {
   // Every replica's parameters (and, with `buffers`, buffers) become rank 0's.
   void broadcast_from_rank0(bool buffers);
   // Before an evaluation or a checkpoint: the same model on every replica (model averaging: the
-  // mean of the replicas' parameters; rank 0's buffers either way).
+  // mean of the replicas' parameters, BMUF's global model or EASGD's centre; rank 0's buffers
+  // either way); leave_agreement() then lets BMUF and EASGD replicas go on from their own parameters.
   void agree_on_model();
-  // The mean of the replicas' parameters on every replica (model averaging).
-  void average_parameters(Replica& r);
+  void leave_agreement();
+  // With model averaging: the state starts again from the replicas' (equal) parameters.
+  void restart_averaging();
 
   const Graph& graph_;
   DataParallelOptions options_;

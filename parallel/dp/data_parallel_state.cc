@@ -23,19 +23,23 @@ void DataParallelEngine::broadcast_from_rank0(bool buffers) {
   });
 }
 
-void DataParallelEngine::average_parameters(Replica& r) {
-  r.comm->all_reduce(r.params.params_flat(), comm::ReduceOp::mean, r.ctx.stream())->wait_on(r.ctx.stream());
+void DataParallelEngine::agree_on_model() {
+  if (options_.averaging.active()) on_replicas([&](Replica& r) { r.averaging->enter_agreement(steps_); });
+  broadcast_from_rank0(/*buffers=*/true);  // the agreed parameters again, and rank 0's buffers
 }
 
-void DataParallelEngine::agree_on_model() {
-  if (!options_.averaging.active()) return broadcast_from_rank0(/*buffers=*/true);
-  on_replicas([&](Replica& r) { average_parameters(r); });
-  broadcast_from_rank0(/*buffers=*/true);  // the averaged parameters again, and rank 0's buffers
+void DataParallelEngine::leave_agreement() {
+  if (options_.averaging.active()) on_replicas([&](Replica& r) { r.averaging->leave_agreement(); });
+}
+
+void DataParallelEngine::restart_averaging() {
+  if (options_.averaging.active()) on_replicas([&](Replica& r) { r.averaging->restart(); });
 }
 
 void DataParallelEngine::initialize(uint64_t seed) {
   replicas_.front()->params.initialize(replicas_.front()->ctx, seed);
   broadcast_from_rank0(/*buffers=*/true);
+  restart_averaging();
 }
 
 EvalResult DataParallelEngine::evaluate(const data::Dataset& test, int64_t batch_size, int workers) {
@@ -65,6 +69,7 @@ EvalResult DataParallelEngine::evaluate(const data::Dataset& test, int64_t batch
                            return std::vector<EvalPiece>{piece};
                          });
   });
+  leave_agreement();
   EvalResult result;
   on_replicas([&](Replica& r) {
     const EvalResult& mine = shards[local_index(r)];
@@ -84,15 +89,20 @@ EvalResult DataParallelEngine::evaluate(const data::Dataset& test, int64_t batch
 
 std::string DataParallelEngine::save_checkpoint(CheckpointManager& manager, const CheckpointState& state) {
   agree_on_model();
-  if (!primary()) return {};  // rank 0's process writes
-  Replica& r0 = *replicas_.front();
-  return manager.save(r0.params, *r0.optimizer, state, r0.ctx);
+  std::string saved;
+  if (primary()) {  // rank 0's process writes
+    Replica& r0 = *replicas_.front();
+    saved = manager.save(r0.params, *r0.optimizer, state, r0.ctx);
+  }
+  leave_agreement();
+  return saved;
 }
 
 CheckpointState DataParallelEngine::load_checkpoint(const std::string& dir) {
   std::vector<CheckpointState> states(replicas_.size());
   on_replicas(
       [&](Replica& r) { states[local_index(r)] = CheckpointManager::load(dir, r.params, r.optimizer.get(), r.ctx); });
+  restart_averaging();
   return states.front();
 }
 
@@ -101,6 +111,7 @@ void DataParallelEngine::load_weights(const std::string& safetensors_path) {
   Replica& r0 = *replicas_.front();
   baton::load_weights(safetensors_path, r0.params, r0.ctx);
   broadcast_from_rank0(/*buffers=*/true);
+  restart_averaging();
 }
 
 }  // namespace baton::parallel

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "parallel/dp/data_parallel_engine.h"
+#include "parallel/dp/replica_averaging.h"
 #include "runtime/train/graph_contract.h"
 #include "runtime/train/pending_loss.h"
 
@@ -39,6 +40,7 @@ struct DataParallelEngine::Replica {
   GradientBuckets buckets;
   std::unique_ptr<comm::Communicator> comm;
   std::unique_ptr<Optimizer> optimizer;
+  std::unique_ptr<ReplicaAveraging> averaging;  // with model averaging
   // The last step's results: its loss (the mean over the replicas) and timeline.
   LossReadback readback;
   PendingLoss loss;

@@ -1,11 +1,12 @@
 // Model averaging (local SGD) in the data-parallel engine, float64 on CPU virtual devices: averaging
 // every step equals synchronous data parallelism to rounding (SGD with momentum and weight decay is
 // linear in the gradients), averaging every 2 steps leaves the replicas apart after odd steps and
-// equal after even ones, a checkpoint (like an evaluation) averages first; the variants not yet
-// available are named.
+// equal after even ones, a checkpoint (like an evaluation) averages first; the variants' names and
+// bad knobs; the config file's averaging fields.
 #include <gtest/gtest.h>
 
 #include "parallel/dp/data_parallel_engine.h"
+#include "parallel/parallel_config.h"
 #include "runtime/train/checkpoint.h"
 #include "tests/parallel/data_parallel_test_util.h"
 #include "tests/support/scratch_dir.h"
@@ -28,7 +29,7 @@ std::unique_ptr<DataParallelEngine> engine(const Graph& graph, Averaging kind, i
   config.optimizer = dp_optimizer();
   DataParallelOptions options;
   options.devices = {Device::cpu(0), Device::cpu(1)};
-  options.averaging = {kind, every};
+  options.averaging = {.kind = kind, .every = every};
   auto e = std::make_unique<DataParallelEngine>(graph, config, std::move(options));
   e->initialize(11);
   return e;
@@ -81,11 +82,75 @@ TEST(ModelAveraging, CheckpointsAverageTheReplicasFirst) {
   EXPECT_EQ(params(*local, 0), params(*local, 1));
 }
 
-TEST(ModelAveraging, VariantsNotYetAvailableAreNamed) {
-  for (const char* name : {"bmuf", "easgd", "post-local"}) {
-    EXPECT_NE(error_message([&] { parse_averaging(name); }).find("is not available yet"), std::string::npos) << name;
+TEST(ModelAveraging, VariantsAreNamedAndBadKnobsRefused) {
+  for (Averaging kind :
+       {Averaging::none, Averaging::periodic, Averaging::bmuf, Averaging::easgd, Averaging::post_local}) {
+    EXPECT_EQ(parse_averaging(averaging_name(kind)), kind);
   }
-  EXPECT_NE(error_message([] { parse_averaging("sometimes"); }).find("expected none or periodic"), std::string::npos);
+  EXPECT_EQ(averaging_name(Averaging::post_local), "post-local");
+  EXPECT_NE(error_message([] {
+              parse_averaging("sometimes");
+            }).find("unknown --model-averaging 'sometimes' (expected none, periodic, bmuf, easgd or post-local)"),
+            std::string::npos);
+  EXPECT_NE(
+      error_message([] { parse_exchange("star"); }).find("unknown --averaging-exchange 'star' (expected ring or tree)"),
+      std::string::npos);
+  const auto refused = [](ModelAveraging a) { return error_message([&] { check_model_averaging(a, 2); }); };
+  EXPECT_NE(refused({.every = 0}).find("--average-every must be at least 1"), std::string::npos);
+  EXPECT_NE(refused({.block_momentum = 1.0}).find("--block-momentum must be in [0, 1)"), std::string::npos);
+  EXPECT_NE(refused({.block_lr = 0}).find("--block-lr must be greater than 0"), std::string::npos);
+  EXPECT_NE(refused({.elastic_beta = 1.5}).find("--elastic-beta must be in (0, 1]"), std::string::npos);
+  EXPECT_NE(refused({.local_after = -1}).find("--local-after must be at least 0"), std::string::npos);
+  EXPECT_NE(refused({.nodes = {0}}).find("1 node numbers for 2 replicas"), std::string::npos);
+  // The schedule: post-local SGD is synchronous for K steps, then meets every H.
+  const ModelAveraging post{.kind = Averaging::post_local, .every = 2, .local_after = 3};
+  std::vector<bool> sync, meet;
+  for (int s = 0; s < 7; ++s) {
+    sync.push_back(post.synchronous_step(s));
+    meet.push_back(post.averages_after(s));
+  }
+  EXPECT_EQ(sync, (std::vector<bool>{true, true, true, false, false, false, false}));
+  EXPECT_EQ(meet, (std::vector<bool>{false, false, false, false, true, false, true}));
+  EXPECT_DOUBLE_EQ(ModelAveraging{}.block_momentum_for(4), 0.75);
+}
+
+TEST(ModelAveraging, ConfigFieldsAreReadCheckedAndWritten) {
+  ParallelConfig p;
+  p.update_from_json({{"data_parallel", 4},
+                      {"model_averaging", "bmuf"},
+                      {"average_every", 8},
+                      {"block_momentum", 0.5},
+                      {"block_lr", 0.9},
+                      {"block_nesterov", false},
+                      {"averaging_exchange", "tree"},
+                      {"averaging_cluster", "h200-2x8"}},
+                     "run.json");
+  const ModelAveraging a = model_averaging_of(p, 4);
+  EXPECT_EQ(a.kind, Averaging::bmuf);
+  EXPECT_EQ(a.every, 8);
+  EXPECT_EQ(a.block_momentum, 0.5);
+  EXPECT_EQ(a.block_lr, 0.9);
+  EXPECT_FALSE(a.block_nesterov);
+  EXPECT_EQ(a.exchange, ExchangeKind::tree);
+  EXPECT_EQ(a.nodes, (std::vector<int>{0, 0, 0, 0}));  // replicas 0-3 on the first node of 8
+  ParallelConfig back;
+  back.update_from_json(p.to_json(), "round trip");
+  EXPECT_EQ(back.to_json(), p.to_json());
+  back.update_from_json({{"block_momentum", nullptr}}, "run.json");
+  EXPECT_FALSE(back.block_momentum.has_value());  // null: 1 - 1/N
+  EXPECT_DOUBLE_EQ(model_averaging_of(back, 4).block_momentum_for(4), 0.75);
+
+  ParallelConfig easgd;
+  easgd.model_averaging = "easgd";
+  easgd.local_after = 3;
+  EXPECT_NE(error_message([&] {
+              model_averaging_of(easgd, 2);
+            }).find("--local-after is for --model-averaging post-local (got easgd)"),
+            std::string::npos);
+  easgd.local_after = 0;
+  easgd.averaging_exchange = "mesh";
+  EXPECT_NE(error_message([&] { model_averaging_of(easgd, 2); }).find("unknown --averaging-exchange 'mesh'"),
+            std::string::npos);
 }
 
 }  // namespace
