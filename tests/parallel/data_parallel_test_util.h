@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "layers/graph_builder.h"
+#include "parallel/dp/data_parallel_engine.h"
 #include "parallel/pipeline/micro_batches.h"
 #include "runtime/data/loader.h"
 #include "runtime/graph/executor.h"
@@ -106,6 +107,25 @@ inline DpReference dp_reference(const Graph& graph, int parts, int steps, uint64
     r.losses.push_back(loss);
   }
   return r;
+}
+
+// `replicas` in-process replicas on cpu:0.. under `averaging`, SGD (dp_optimizer), initialised with seed 11.
+inline std::unique_ptr<DataParallelEngine> averaging_engine(const Graph& graph, ModelAveraging averaging,
+                                                            int replicas = 2) {
+  TrainConfig config;
+  config.optimizer = dp_optimizer();
+  DataParallelOptions options;
+  for (int r = 0; r < replicas; ++r) options.devices.push_back(Device::cpu(r));
+  options.averaging = std::move(averaging);
+  auto e = std::make_unique<DataParallelEngine>(graph, config, std::move(options));
+  e->initialize(11);
+  return e;
+}
+
+// One step of `e` on dp_batch(graph, seed) with learning rate `lr`: its loss.
+inline double averaging_step(DataParallelEngine& e, const Graph& graph, uint64_t seed, double lr) {
+  const Stream host = Stream::create(Device::cpu());
+  return e.step(dp_batch(graph, host, seed), seed, lr).value();
 }
 
 }  // namespace baton::parallel::testing

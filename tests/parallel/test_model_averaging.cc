@@ -25,19 +25,11 @@ using testing::dp_optimizer;
 constexpr double kLr = 0.05;
 
 std::unique_ptr<DataParallelEngine> engine(const Graph& graph, Averaging kind, int every) {
-  TrainConfig config;
-  config.optimizer = dp_optimizer();
-  DataParallelOptions options;
-  options.devices = {Device::cpu(0), Device::cpu(1)};
-  options.averaging = {.kind = kind, .every = every};
-  auto e = std::make_unique<DataParallelEngine>(graph, config, std::move(options));
-  e->initialize(11);
-  return e;
+  return testing::averaging_engine(graph, {.kind = kind, .every = every});
 }
 
 double step(DataParallelEngine& e, const Graph& graph, uint64_t seed) {
-  const Stream host = Stream::create(Device::cpu());
-  return e.step(dp_batch(graph, host, seed), seed, kLr).value();
+  return testing::averaging_step(e, graph, seed, kLr);
 }
 
 std::vector<double> params(const DataParallelEngine& e, int replica) {

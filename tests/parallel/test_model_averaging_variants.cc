@@ -27,19 +27,11 @@ constexpr double kLr = 0.05;
 using Vec = std::vector<double>;
 
 std::unique_ptr<DataParallelEngine> engine(const Graph& graph, ModelAveraging averaging, int replicas = 2) {
-  TrainConfig config;
-  config.optimizer = dp_optimizer();
-  DataParallelOptions options;
-  for (int r = 0; r < replicas; ++r) options.devices.push_back(Device::cpu(r));
-  options.averaging = std::move(averaging);
-  auto e = std::make_unique<DataParallelEngine>(graph, config, std::move(options));
-  e->initialize(11);
-  return e;
+  return testing::averaging_engine(graph, std::move(averaging), replicas);
 }
 
 double step(DataParallelEngine& e, const Graph& graph, uint64_t seed) {
-  const Stream host = Stream::create(Device::cpu());
-  return e.step(dp_batch(graph, host, seed), seed, kLr).value();
+  return testing::averaging_step(e, graph, seed, kLr);
 }
 
 Vec params(const DataParallelEngine& e, int replica) {
