@@ -134,6 +134,15 @@ std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph
   return std::make_unique<DataParallelEngine>(graph, config, std::move(options));
 }
 
+Device mpi_process_device(const TrainConfig& config, const comm::MpiRuntime& runtime) {
+  const int gpus = cuda_device_count();
+  const bool on_gpu = config.device == "cuda" || (config.device == "auto" && gpus > 0);
+  BATON_CHECK(!on_gpu || runtime.local_rank() < gpus, "MPI process ", runtime.rank(), " is local rank ",
+              runtime.local_rank(), " of ", runtime.local_size(), " on its node, which has ", gpus,
+              " GPU(s): one process per GPU (or --device cpu)");
+  return on_gpu ? Device::cuda(runtime.local_rank()) : Device::cpu(0);
+}
+
 std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph, const TrainConfig& config,
                                                               const ParallelConfig& parallel,
                                                               const comm::MpiRuntime& runtime) {
@@ -146,13 +155,10 @@ std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph
   BATON_CHECK(config.device == "auto" || config.device == "cpu" || config.device == "cuda", "--device ", config.device,
               " with several MPI processes: each process trains one replica, on the GPU of its local rank (--device "
               "cuda) or on cpu:0 (--device cpu)");
-  const int gpus = cuda_device_count();
-  const bool on_gpu = config.device == "cuda" || (config.device == "auto" && gpus > 0);
-  BATON_CHECK(!on_gpu || runtime.local_rank() < gpus, "MPI process ", runtime.rank(), " is local rank ",
-              runtime.local_rank(), " of ", runtime.local_size(), " on its node, which has ", gpus,
-              " GPU(s): one process per GPU (or --device cpu)");
+  const Device device = mpi_process_device(config, runtime);
+  const bool on_gpu = device.is_cuda();
   DataParallelOptions options;
-  options.devices = {on_gpu ? Device::cuda(runtime.local_rank()) : Device::cpu(0)};
+  options.devices = {device};
   options.sync.unused_parameters_ready = parallel.unused_parameters == "ready";
   options.averaging = model_averaging_of(parallel, parallel.data_parallel);
   std::unique_ptr<comm::Communicator> world = runtime.world();
@@ -198,7 +204,12 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
     setup.profile = measure_profile(graph, model_name, setup.available.front(), po);
   }
   if (world != nullptr) setup.profile = share_profile(*world, setup.profile);
-  setup.cluster = cluster_for_devices(setup.available, p.stages * p.groups);
+  // Across processes on GPUs every process has a GPU of its own (the one of its local rank).
+  const bool gpu_per_process = world != nullptr && setup.available.front().is_cuda();
+  setup.cluster = cluster_for_devices(
+      gpu_per_process ? std::vector<Device>(static_cast<size_t>(world->size()), setup.available.front())
+                      : setup.available,
+      p.stages * p.groups);
   PlanSettings settings;
   settings.batch = static_cast<int>(config.batch_size);
   settings.memory_cap_bytes = 1e300;  // the run itself finds out whether it fits
@@ -228,17 +239,14 @@ std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, co
 std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, const std::string& model_name,
                                                           const TrainConfig& config, const ParallelConfig& p,
                                                           const PipelineSetup& setup,
-                                                          std::shared_ptr<comm::Communicator> world) {
+                                                          std::shared_ptr<comm::Communicator> world, Device device) {
   const int processes = p.groups * p.stages;
   BATON_CHECK(world->size() == processes, "--groups ", p.groups, " --stages ", p.stages, " across processes needs ",
               processes, " processes (one per group and stage), not ", world->size());
   BATON_CHECK(setup.planned.plan.chunks_per_device == 1,
               "the interleaved schedule across processes is not available yet (one stage per process)");
-  BATON_CHECK(setup.available.front().is_cpu(),
-              "the hybrid across processes runs on CPU devices (the mpi backend): on GPUs its pipeline and group "
-              "communicators need NCCL, which is not available yet; use --device cpu, or one process with --groups");
   PipelineTrainOptions options;
-  options.devices = {Device::cpu(0)};  // each process's own
+  options.devices = {device};  // each process's own
   options.world = std::move(world);
   options.grad_sync = parse_grad_sync(p.grad_sync);
   options.unused_parameters_ready = p.unused_parameters == "ready";

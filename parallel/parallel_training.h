@@ -65,11 +65,12 @@ Profile share_profile(comm::Communicator& world, const Profile& mine);
 void share_plan(comm::Communicator& world, Profile& profile, EvaluatedPlan& planned);
 
 // The engine of one process of the hybrid across processes (mpirun -np G x S, `world` over them):
-// world rank g S + s runs stage s of group g on cpu:0 (`setup` from plan_pipeline with `world`).
+// world rank g S + s runs stage s of group g on `device` (mpi_process_device; `setup` from
+// plan_pipeline with `world`). On GPUs the stages talk through NCCL bootstrapped over `world`.
 std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, const std::string& model_name,
                                                           const TrainConfig& config, const ParallelConfig& parallel,
                                                           const PipelineSetup& setup,
-                                                          std::shared_ptr<comm::Communicator> world);
+                                                          std::shared_ptr<comm::Communicator> world, Device device);
 
 struct ParallelTraining {
   PipelineSetup setup;
@@ -90,6 +91,10 @@ std::vector<Device> data_parallel_devices(const ParallelConfig& parallel, const 
 // `graph` must outlive it.
 std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph, const TrainConfig& config,
                                                               const ParallelConfig& parallel);
+
+// The device of one process of a multi-process job: the GPU of its local rank (config.device cuda,
+// or auto on a machine with GPUs; an error naming the rank when its node has too few) or cpu:0.
+Device mpi_process_device(const TrainConfig& config, const comm::MpiRuntime& runtime);
 
 // The engine of one process of a multi-process job (mpirun -np N): one replica, on the GPU of the
 // process's local rank (config.device cuda, or auto with GPUs; NCCL bootstrapped over MPI) or on

@@ -41,7 +41,7 @@ void write_process_trace(PipelineTrainEngine& engine, const EvaluatedPlan& plann
 TrainSummary run_pipelined(const Graph& graph, const std::string& model_name, const TrainConfig& config,
                            const ParallelConfig& parallel, const data::Dataset& train_set,
                            const data::Dataset* test_set, const std::function<bool()>& stop_requested,
-                           const std::shared_ptr<comm::Communicator>& world) {
+                           const std::shared_ptr<comm::Communicator>& world, Device process_device) {
   const auto progress = [](const std::string& line) {
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
@@ -72,10 +72,12 @@ TrainSummary run_pipelined(const Graph& graph, const std::string& model_name, co
               static_cast<long long>(config.batch_size), setup.micro_batch);
   print_stage_table(planned, setup.profile, names);
   if (world) {
+    const bool gpu = process_device.is_cuda();
     std::printf(
-        "across processes: %d x %d processes (MPI), world rank g x %d + s runs stage s of group g on its cpu:0; "
-        "activations and gradients between stages through MPI send/recv\n",
-        parallel.groups, parallel.stages, parallel.stages);
+        "across processes: %d x %d processes (MPI), world rank g x %d + s runs stage s of group g on %s; "
+        "activations and gradients between stages through %s\n",
+        parallel.groups, parallel.stages, parallel.stages, gpu ? "the GPU of its local rank" : "its cpu:0",
+        gpu ? "NCCL send/recv (one communicator per link)" : "MPI send/recv");
   }
   if (parallel.groups > 1) {
     std::printf(
@@ -88,7 +90,7 @@ TrainSummary run_pipelined(const Graph& graph, const std::string& model_name, co
   std::fflush(stdout);
 
   const std::unique_ptr<PipelineTrainEngine> engine =
-      world ? make_pipeline_engine(graph, model_name, config, parallel, setup, world)
+      world ? make_pipeline_engine(graph, model_name, config, parallel, setup, world, process_device)
             : make_pipeline_engine(graph, model_name, config, parallel, setup);
   Trainer trainer(graph, config, train_set, test_set, *engine);
   const TrainSummary summary = trainer.run(stop_requested);
@@ -133,12 +135,14 @@ TrainSummary train_pipelined(const Graph& graph, const std::string& model_name, 
                              const data::Dataset* test_set, const std::function<bool()>& stop_requested) {
   const comm::LaunchEnvironment launch = comm::launch_environment();
   if (launch.size == 1) {
-    return run_pipelined(graph, model_name, config, parallel, train_set, test_set, stop_requested, nullptr);
+    return run_pipelined(graph, model_name, config, parallel, train_set, test_set, stop_requested, nullptr,
+                         Device::cpu());
   }
   // One process per group and stage; an error on any rank ends every rank at once.
   comm::MpiRuntime runtime;
   try {
-    return run_pipelined(graph, model_name, config, parallel, train_set, test_set, stop_requested, runtime.world());
+    return run_pipelined(graph, model_name, config, parallel, train_set, test_set, stop_requested, runtime.world(),
+                         mpi_process_device(config, runtime));
   } catch (const std::exception& e) {
     runtime.abort(std::string("error: ") + e.what());
   }

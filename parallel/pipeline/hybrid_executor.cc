@@ -104,11 +104,16 @@ HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Sched
   local_group_ = world.rank() / positions;
   const int position = world.rank() % positions;
   std::shared_ptr<comm::Communicator> pipeline = world.split(local_group_, position);
-  if (groups_count_ > 1) across_ = world.split(position, local_group_);
-  // The stages of this position synchronise over `across_` (one after the other, in the schedule's
+  std::shared_ptr<comm::Communicator> gradients;  // across the groups, on the stages' device
+  if (groups_count_ > 1) {
+    across_ = world.split(position, local_group_);
+    gradients = device.is_cuda() ? std::shared_ptr<comm::Communicator>(comm::make_nccl_communicator(*across_, device))
+                                 : across_;
+  }
+  // The stages of this position synchronise over `gradients` (one after the other, in the schedule's
   // order, the same in every group); the others' are other processes' business.
   std::vector<std::shared_ptr<comm::Communicator>> stage_comms;
-  if (across_) stage_comms.assign(static_cast<size_t>(plan.num_stages()), across_);
+  if (gradients) stage_comms.assign(static_cast<size_t>(plan.num_stages()), gradients);
   add_group(graph, plan, schedule, local_group_, std::vector<Device>(static_cast<size_t>(plan.num_stages()), device),
             options, std::move(stage_comms), std::move(pipeline));
 }

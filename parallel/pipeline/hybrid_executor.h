@@ -31,8 +31,10 @@ class HybridExecutor {
                  std::vector<std::vector<Device>> devices, HybridOptions options = {});
   // Across processes (G x P processes, P = schedule.devices positions per group): world rank r runs
   // position r mod P of group r / P, its stages on `device`. Two communicators are split from
-  // `world`: the group's pipeline (one rank per position: activations and gradients) and, for G >
-  // 1, the position's across the groups (its stages' gradients, the loss). Every process calls
+  // `world` (a host backend: mpi under mpirun): the group's pipeline (one rank per position:
+  // activations and gradients) and, for G > 1, the position's across the groups (its stages'
+  // gradients, the loss). On a GPU `device`, activations, gradients and the gradient all-reduces go
+  // through NCCL communicators bootstrapped from those (pipeline_links.h). Every process calls
   // step with the whole batch; each runs its group's share through its stages and returns the
   // batch's loss. A failing process leaves the others waiting until the communicators' timeout,
   // which ends the job (mpi) or fails their steps (docs/hybrid.md, "Across processes").
@@ -84,7 +86,9 @@ class HybridExecutor {
   int local_group_ = -1;                                            // across processes
   std::vector<std::unique_ptr<PipelineExecutor>> groups_;           // across processes: this process's group only
   std::vector<std::shared_ptr<comm::Communicator>> communicators_;  // in one process: every group's, every stage's
-  std::shared_ptr<comm::Communicator> across_;  // across processes: this position's, over the groups (G > 1)
+  // Across processes: this position's, over the groups (G > 1), on the host (the loss; the stages'
+  // gradients too on CPUs, through an NCCL communicator bootstrapped from it on GPUs).
+  std::shared_ptr<comm::Communicator> across_;
 };
 
 // Splits a plan whose stages all have G replicas into group g's plan: one replica per stage, on the

@@ -140,7 +140,8 @@ class PipelineExecutor {
             options_.group_sync,
             buckets_,
             stage_positions_,
-            options_.processes.get()};
+            options_.processes.get(),
+            links_.get()};
   }
   // Across processes: the loss stage's process sends the step's loss to the others.
   PendingLoss share_loss(PendingLoss loss);
@@ -155,6 +156,7 @@ class PipelineExecutor {
   std::vector<std::unique_ptr<PipelineStage>> stages_;  // null where another process runs the stage
   std::vector<int> stage_positions_;                    // [stage]: its pipeline position
   std::unique_ptr<const PipelineRouting> routing_;
+  std::unique_ptr<const PipelineLinks> links_;             // across processes: to the other positions
   std::vector<std::unique_ptr<Optimizer>> optimizers_;     // one per stage, or none
   std::vector<std::unique_ptr<GradientBuckets>> buckets_;  // per stage: the hybrid's bucket strategy
   std::unique_ptr<StepRecorder> recorder_;

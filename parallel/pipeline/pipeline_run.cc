@@ -30,7 +30,7 @@ PipelineRun::PipelineRun(const PipelineParts& parts, MicroBatches batches, RunSe
   const auto m = static_cast<size_t>(batches_.count());
   states_.resize(parts_.stages.size());
   if (parts_.processes != nullptr) {
-    remote_.emplace(*parts_.processes, [&positions = parts_.stage_positions](int stage) {
+    remote_.emplace(*parts_.links, [&positions = parts_.stage_positions](int stage) {
       return positions.at(static_cast<size_t>(stage));
     });
   }

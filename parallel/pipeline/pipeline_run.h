@@ -48,6 +48,7 @@ struct PipelineParts {
   const std::vector<std::unique_ptr<GradientBuckets>>& buckets;  // per stage (bucket strategy), or none
   const std::vector<int>& stage_positions;                       // [stage]: its pipeline position
   comm::Communicator* processes = nullptr;                       // a pipeline across processes, else null
+  const PipelineLinks* links = nullptr;                          // its links to the other positions
 };
 
 // How a run goes: train (forward keeps tapes, backward, optimiser step) or eval (forward only).

@@ -1,8 +1,9 @@
 // RemoteTransfers: headers (message key, tensor index, dtype, shape) and tensors through the
-// pipeline's communicator; messages received ahead of their turn wait in a map.
+// pipeline's links; messages received ahead of their turn wait in a map.
 #include "parallel/pipeline/remote_transfer.h"
 
 #include <array>
+#include <map>
 #include <string>
 
 #include "runtime/core/error.h"
@@ -41,20 +42,20 @@ std::vector<int64_t> read_header(const Tensor& header, Context& ctx) {
 
 }  // namespace
 
-RemoteTransfers::RemoteTransfers(comm::Communicator& comm, std::function<int(int stage)> position_of)
-    : comm_(comm), position_of_(std::move(position_of)) {}
+RemoteTransfers::RemoteTransfers(const PipelineLinks& links, std::function<int(int stage)> position_of)
+    : links_(links), position_of_(std::move(position_of)) {}
 
 RemoteTransfers::~RemoteTransfers() {
-  for (const comm::WorkHandle& work : sends_) {
+  for (const InFlight& send : sends_) {
     try {
-      work->wait();
+      send.work->wait();
     } catch (...) {  // the run failed already; its first error is the one reported
     }
   }
 }
 
 void RemoteTransfers::send(const MailboxKey& key, const std::vector<Tensor>& tensors, Context& ctx) {
-  const int peer = position_of_(key.to);
+  const PeerLink link = links_.to(position_of_(key.to));
   const auto count = static_cast<int64_t>(tensors.size());
   for (int64_t k = 0; k < count; ++k) {
     const Tensor& t = tensors[static_cast<size_t>(k)];
@@ -65,23 +66,40 @@ void RemoteTransfers::send(const MailboxKey& key, const std::vector<Tensor>& ten
     header.push_back(t.defined() ? static_cast<int64_t>(t.dtype()) : 0);
     header.push_back(t.defined() ? t.rank() : 0);
     for (int d = 0; d < kMaxRank; ++d) header.push_back(t.defined() && d < t.rank() ? t.size(d) : 0);
-    sends_.push_back(comm_.send(header_tensor(comm_, header, ctx), peer, ctx.stream()));
-    if (t.defined()) sends_.push_back(comm_.send(t, peer, ctx.stream()));
+    const Tensor head = header_tensor(*link.comm, header, ctx);
+    sends_.push_back({link.comm, link.comm->send(head, link.peer, ctx.stream()), head});
+    if (t.defined()) sends_.push_back({link.comm, link.comm->send(t, link.peer, ctx.stream()), t});
   }
+  // nccl queues sends and receives until the host waits on that communicator: done() (in
+  // release_completed) issues them now, so that the receiver is not left waiting for a message this
+  // process has not let go of.
+  release_completed();
 }
 
-void RemoteTransfers::take_next(int peer, Context& ctx) {
+void RemoteTransfers::release_completed() {
+  std::map<comm::Communicator*, bool> all_done;
+  for (const InFlight& send : sends_) {
+    const bool done = send.work->done();
+    all_done.try_emplace(send.link, true).first->second &= done;
+  }
+  std::erase_if(sends_, [&](const InFlight& send) { return all_done.at(send.link); });
+}
+
+void RemoteTransfers::take_next(int from, Context& ctx) {
+  const PeerLink link = links_.from(from);
+  comm::Communicator& comm = *link.comm;
+  const int peer = link.peer;
   std::vector<Tensor> tensors;
   MailboxKey key;
   int64_t count = 1;
   for (int64_t k = 0; k < count; ++k) {
-    Tensor header = comm_.device().is_cpu() ? Tensor::empty_host({kHeaderLength}, DType::i64)
-                                            : Tensor::empty({kHeaderLength}, DType::i64, ctx);
-    comm_.recv(header, peer, ctx.stream())->wait();
+    Tensor header = comm.device().is_cpu() ? Tensor::empty_host({kHeaderLength}, DType::i64)
+                                           : Tensor::empty({kHeaderLength}, DType::i64, ctx);
+    comm.recv(header, peer, ctx.stream())->wait();
     const std::vector<int64_t> h = read_header(header, ctx);
     BATON_CHECK(h[0] == kMagic && h[5] == k && h[6] >= 1 && h[8] >= 0 && h[8] <= static_cast<int64_t>(DType::u8) &&
                     h[9] >= 0 && h[9] <= kMaxRank,
-                "pipeline position ", peer,
+                "pipeline position ", from,
                 " sent a message this process cannot read (not a stage transfer, or out "
                 "of step: a schedule that differs between the processes?)");
     const MailboxKey got{static_cast<int>(h[1]), static_cast<int>(h[2]), static_cast<int>(h[3]),
@@ -91,27 +109,27 @@ void RemoteTransfers::take_next(int peer, Context& ctx) {
       count = h[6];
       tensors.resize(static_cast<size_t>(count));
     }
-    BATON_CHECK(got == key, "pipeline position ", peer, " interleaved two messages (", describe(key), ", ",
+    BATON_CHECK(got == key, "pipeline position ", from, " interleaved two messages (", describe(key), ", ",
                 describe(got), ")");
     if (h[7] == 0) continue;  // no gradient flows through this value
     std::vector<int64_t> dims(h.begin() + 10, h.begin() + 10 + h[9]);
     Tensor t = Tensor::empty(Shape(std::move(dims)), static_cast<DType>(h[8]), ctx);
-    comm_.recv(t, peer, ctx.stream())->wait_on(ctx.stream());
+    comm.recv(t, peer, ctx.stream())->wait_on(ctx.stream());
     tensors[static_cast<size_t>(k)] = std::move(t);
   }
-  BATON_CHECK(arrived_.emplace(key, std::move(tensors)).second, "pipeline position ", peer, " sent ", describe(key),
+  BATON_CHECK(arrived_.emplace(key, std::move(tensors)).second, "pipeline position ", from, " sent ", describe(key),
               " twice");
 }
 
 std::vector<Tensor> RemoteTransfers::receive(const MailboxKey& key, Context& ctx) {
-  const int peer = position_of_(key.from);
-  while (!arrived_.contains(key)) take_next(peer, ctx);
+  const int from = position_of_(key.from);
+  while (!arrived_.contains(key)) take_next(from, ctx);
   auto node = arrived_.extract(key);
   return std::move(node.mapped());
 }
 
 void RemoteTransfers::finish() {
-  for (const comm::WorkHandle& work : sends_) work->wait();
+  for (const InFlight& send : sends_) send.work->wait();
   sends_.clear();
 }
 

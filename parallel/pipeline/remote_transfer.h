@@ -1,6 +1,6 @@
 // Transfers between pipeline stages run by different processes (a pipeline across processes): one
-// micro-batch's activations or gradients go through the pipeline's communicator (its rank is the
-// pipeline position), each tensor after a small header naming the message, the tensor's dtype and
+// micro-batch's activations or gradients go through the link to the receiving position
+// (pipeline_links.h), each tensor after a small header naming the message, the tensor's dtype and
 // shape, so that the receiver allocates what arrives without knowing shapes in advance and takes
 // messages in whatever order its schedule asks for them. See docs/hybrid.md ("Across processes").
 #pragma once
@@ -9,8 +9,8 @@
 #include <map>
 #include <vector>
 
-#include "parallel/comm/communicator.h"
 #include "parallel/pipeline/mailbox.h"
+#include "parallel/pipeline/pipeline_links.h"
 #include "runtime/core/context.h"
 
 namespace baton::parallel {
@@ -19,8 +19,8 @@ namespace baton::parallel {
 // the run's one worker (a process runs one pipeline position).
 class RemoteTransfers {
  public:
-  // `position_of(stage)`: the pipeline position (communicator rank) running the stage.
-  RemoteTransfers(comm::Communicator& comm, std::function<int(int stage)> position_of);
+  // `position_of(stage)`: the pipeline position running the stage.
+  RemoteTransfers(const PipelineLinks& links, std::function<int(int stage)> position_of);
   // Waits for the sends still in flight (errors are then ignored: the run has already failed).
   ~RemoteTransfers();
   RemoteTransfers(const RemoteTransfers&) = delete;
@@ -36,12 +36,23 @@ class RemoteTransfers {
   void finish();
 
  private:
-  // Receives the next message from `peer` into arrived_.
-  void take_next(int peer, Context& ctx);
+  // Receives the next message from position `from` into arrived_.
+  void take_next(int from, Context& ctx);
 
-  comm::Communicator& comm_;
+  const PipelineLinks& links_;
   std::function<int(int)> position_of_;
-  std::vector<comm::WorkHandle> sends_;
+  // A send in flight and its tensor, whose memory is kept until every send on its link has
+  // completed: released earlier, its stream-ordered free would be queued behind the link's later
+  // sends, which wait for the peer (the emulated GPU, which frees at enqueue, would block this
+  // thread there until the peer receives them).
+  struct InFlight {
+    comm::Communicator* link;
+    comm::WorkHandle work;
+    Tensor tensor;
+  };
+  // Lets go of the tensors of the links whose sends have all completed.
+  void release_completed();
+  std::vector<InFlight> sends_;
   std::map<MailboxKey, std::vector<Tensor>> arrived_;
 };
 

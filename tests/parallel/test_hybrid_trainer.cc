@@ -6,40 +6,25 @@
 
 #include <filesystem>
 
-#include "layers/builtin_layers.h"
-#include "layers/graph_builder.h"
 #include "parallel/analytic_profile.h"
 #include "parallel/parallel_training.h"
 #include "parallel/pipeline/pipeline_trainer.h"
 #include "parallel/planner.h"
 #include "runtime/train/trainer.h"
+#include "tests/parallel/image_mlp.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/train_metrics.h"
 
 namespace baton::parallel {
 namespace {
 
+using baton::parallel::testing::image_mlp;
+
 namespace fs = std::filesystem;
 using baton::testing::train_losses;
 
 constexpr int64_t kBatch = 8;
 constexpr double kRelative = 1e-5;  // float32: the summation order differs
-
-// x [8, 3, 8, 8] -> flatten -> 3 x (linear 16, relu | tanh) -> linear 4 -> cross entropy (+ logits).
-Graph image_mlp() {
-  layers::GraphBuilder g(layers::builtin_layers());
-  ValueId x = g.flatten(g.input("x", {kBatch, 3, 8, 8}), "flatten");
-  const ValueId labels = g.input("labels", {kBatch}, DType::i64);
-  for (int i = 1; i <= 3; ++i) {
-    const std::string n = std::to_string(i);
-    x = g.linear(x, 16, "fc" + n);
-    x = i == 3 ? g.tanh(x, "act" + n) : g.relu(x, "act" + n);
-  }
-  const ValueId logits = g.linear(x, 4, "head");
-  g.output(g.softmax_cross_entropy(logits, labels, "loss"));
-  g.output(logits);
-  return g.build();
-}
 
 class HybridTrainer : public ::testing::Test {
  protected:
@@ -102,7 +87,7 @@ class HybridTrainer : public ::testing::Test {
 };
 
 TEST_F(HybridTrainer, LossesAndEvaluationEqualTheSingleDeviceTrainers) {
-  const Graph graph = image_mlp();
+  const Graph graph = image_mlp(kBatch, 8, 3, true);
   TrainConfig single = config_;
   single.eval_every = 1;
   single.metrics = (dir_ / "single.jsonl").string();
@@ -122,7 +107,7 @@ TEST_F(HybridTrainer, LossesAndEvaluationEqualTheSingleDeviceTrainers) {
 }
 
 TEST_F(HybridTrainer, CheckpointsMoveBetweenTheHybridAndOneDevice) {
-  const Graph graph = image_mlp();
+  const Graph graph = image_mlp(kBatch, 8, 3, true);
   TrainConfig reference = config_;
   reference.metrics = (dir_ / "reference.jsonl").string();
   train(graph, reference, 0, GradSyncStrategy::bucket);

@@ -9,13 +9,12 @@
 #include <cstdlib>
 
 #include "baton_emu/introspection.h"
-#include "layers/builtin_layers.h"
-#include "layers/graph_builder.h"
 #include "parallel/analytic_profile.h"
 #include "parallel/pipeline/pipeline_trainer.h"
 #include "parallel/planner.h"
 #include "runtime/train/single_device_engine.h"
 #include "runtime/train/trainer.h"
+#include "tests/parallel/image_mlp.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/test_support.h"
 #include "tests/support/train_metrics.h"
@@ -23,22 +22,11 @@
 namespace baton::parallel {
 namespace {
 
+using baton::parallel::testing::image_mlp;
+
 constexpr int64_t kBatch = 8;
 
 size_t host_syncs() { return baton_emu::host_sync_counts().total(); }
-
-// x [8, 3, 4, 4] -> flatten -> 2 x (linear 16, relu) -> linear 4 -> cross entropy; logits second.
-Graph image_mlp() {
-  layers::GraphBuilder g(layers::builtin_layers());
-  ValueId x = g.flatten(g.input("x", {kBatch, 3, 4, 4}), "flatten");
-  const ValueId labels = g.input("labels", {kBatch}, DType::i64);
-  x = g.relu(g.linear(x, 16, "fc1"), "act1");
-  x = g.relu(g.linear(x, 16, "fc2"), "act2");
-  const ValueId logits = g.linear(x, 4, "head");
-  g.output(g.softmax_cross_entropy(logits, labels, "loss"));
-  g.output(logits);
-  return g.build();
-}
 
 class PipelineAsyncEmu : public ::testing::Test {
  protected:
@@ -73,7 +61,7 @@ class PipelineAsyncEmu : public ::testing::Test {
     return b;
   }
 
-  const Graph graph_ = image_mlp();
+  const Graph graph_ = image_mlp(kBatch, 4, 2, false);
   TrainConfig config_;
 };
 

@@ -9,13 +9,12 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "layers/builtin_layers.h"
-#include "layers/graph_builder.h"
 #include "parallel/analytic_profile.h"
 #include "parallel/pipeline/pipeline_trainer.h"
 #include "parallel/planner.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/trainer.h"
+#include "tests/parallel/image_mlp.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/test_support.h"
 #include "tests/support/train_metrics.h"
@@ -23,26 +22,11 @@
 namespace baton::parallel {
 namespace {
 
+using baton::parallel::testing::image_mlp;
+
 namespace fs = std::filesystem;
 
 constexpr int64_t kBatch = 8;
-
-// x [8, 3, 8, 8] -> flatten -> 3 x (linear 16, relu | tanh) -> linear 4 -> cross entropy; the
-// logits are the second output (the prediction).
-Graph image_mlp() {
-  layers::GraphBuilder g(layers::builtin_layers());
-  ValueId x = g.flatten(g.input("x", {kBatch, 3, 8, 8}), "flatten");
-  const ValueId labels = g.input("labels", {kBatch}, DType::i64);
-  for (int i = 1; i <= 3; ++i) {
-    const std::string n = std::to_string(i);
-    x = g.linear(x, 16, "fc" + n);
-    x = i == 3 ? g.tanh(x, "act" + n) : g.relu(x, "act" + n);
-  }
-  const ValueId logits = g.linear(x, 4, "head");
-  g.output(g.softmax_cross_entropy(logits, labels, "loss"));
-  g.output(logits);
-  return g.build();
-}
 
 // x [8, 3, 8, 8] -> 2 x (conv 4, batch norm, relu) -> flatten -> linear 4 -> cross entropy.
 Graph bn_cnn() {
@@ -117,7 +101,7 @@ class PipelineTrainer : public ::testing::Test {
 };
 
 TEST_F(PipelineTrainer, LossesEqualTheSingleDeviceTrainers) {
-  const Graph graph = image_mlp();
+  const Graph graph = image_mlp(kBatch, 8, 3, true);
   TrainConfig single = config_;
   single.metrics = (dir_ / "single.jsonl").string();
   const TrainSummary reference = Trainer(graph, single, *train_, test_.get(), Device::cpu()).run(nullptr);
@@ -195,7 +179,7 @@ TEST_F(PipelineTrainer, ResumedRunEqualsTheUninterruptedOneBitForBit) {
 }
 
 TEST_F(PipelineTrainer, CheckpointsAreTheSingleDeviceFormatAndMoveBetweenSplits) {
-  const Graph graph = image_mlp();
+  const Graph graph = image_mlp(kBatch, 8, 3, true);
   config_.steps = 6;
   config_.eval_every = 0;
   TrainConfig reference = config_;
@@ -239,7 +223,7 @@ TEST_F(PipelineTrainer, ACheckpointOfAnotherModelIsRefusedNamingTheTensors) {
   c.steps = 1;
   c.eval_every = 0;
   c.checkpoint_dir = (dir_ / "ckpt").string();
-  train(image_mlp(), c, 0);
+  train(image_mlp(kBatch, 8, 3, true), c, 0);
   c.resume = true;
   const std::string message = baton::testing::error_message([&] { train(bn_cnn(), c, 2); });
   EXPECT_NE(message.find("model.safetensors"), std::string::npos) << message;
@@ -247,7 +231,7 @@ TEST_F(PipelineTrainer, ACheckpointOfAnotherModelIsRefusedNamingTheTensors) {
 }
 
 TEST_F(PipelineTrainer, WeightsLoadIntoEveryStage) {
-  const Graph graph = image_mlp();
+  const Graph graph = image_mlp(kBatch, 8, 3, true);
   Context ctx(Device::cpu());
   ParamStore source(graph, graph.topological_order(), DType::f32, ctx);
   source.initialize(ctx, 11);  // the run's own initialisation uses seed 0

@@ -1,0 +1,51 @@
+// PipelineLinks: the communicators through which a pipeline across processes moves activations and
+// gradients between its positions. On CPUs every message goes through the pipeline's communicator
+// (the mpi backend never lets one message hold up another). On GPUs each directed link between two
+// positions that exchange tensors gets its own two-rank NCCL communicator, rank 0 sending and rank 1
+// receiving: NCCL runs a communicator's operations in issue order on one stream, so on a shared one
+// a message waiting for its receiver would hold up every message behind it (and two positions
+// sending to each other at once would wait for each other for ever). See docs/hybrid.md.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <utility>
+
+#include "parallel/comm/communicator.h"
+#include "runtime/core/device.h"
+
+namespace baton::parallel {
+
+// Where a message to or from one position goes: the communicator and the peer's rank in it.
+struct PeerLink {
+  comm::Communicator* comm = nullptr;
+  int peer = -1;
+};
+
+class PipelineLinks {
+ public:
+  using Pair = std::pair<int, int>;  // (sending position, receiving position)
+
+  // Every message through `pipeline` (rank = position), which must outlive this.
+  explicit PipelineLinks(comm::Communicator& pipeline);
+  // One NCCL communicator on `device` for each pair of `pairs` this position (pipeline.rank()) takes
+  // part in, bootstrapped through `pipeline`. Collective over `pipeline`: every position passes the
+  // same pairs.
+  PipelineLinks(comm::Communicator& pipeline, const std::set<Pair>& pairs, Device device);
+  ~PipelineLinks();
+  PipelineLinks(const PipelineLinks&) = delete;
+  PipelineLinks& operator=(const PipelineLinks&) = delete;
+
+  PeerLink to(int position) const;
+  PeerLink from(int position) const;
+
+ private:
+  PeerLink find(const Pair& pair, int peer) const;
+
+  comm::Communicator* shared_ = nullptr;                       // host backends
+  std::map<Pair, std::unique_ptr<comm::Communicator>> pairs_;  // GPUs: this position's links
+  int position_ = -1;
+};
+
+}  // namespace baton::parallel
