@@ -1,9 +1,11 @@
-// CIFAR-10 / CIFAR-100 binary reader: file checks at open, then record copies from the mappings.
+// CIFAR-10 / CIFAR-100 binary reader: file checks at open, then positional reads of single records.
 #include "runtime/data/cifar.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include "runtime/core/error.h"
 
@@ -40,9 +42,9 @@ CifarDataset::CifarDataset(CifarVariant variant, std::string directory, Split sp
   for (const std::string& file_name : names) {
     const std::string path = (std::filesystem::path(directory_) / file_name).string();
     try {
-      File file{MappedFile(path), size_, 0};
+      File file{RecordFile(path), size_, 0};
       check_file(file);
-      file.records = static_cast<int64_t>(file.map.size()) / cifar_record_bytes(variant_);
+      file.records = static_cast<int64_t>(file.file.size()) / cifar_record_bytes(variant_);
       size_ += file.records;
       files_.push_back(std::move(file));
     } catch (Error& e) {
@@ -56,27 +58,34 @@ CifarDataset::CifarDataset(CifarVariant variant, std::string directory, Split sp
 
 void CifarDataset::check_file(const File& file) const {
   const int64_t record = cifar_record_bytes(variant_);
-  const int64_t bytes = static_cast<int64_t>(file.map.size());
+  const int64_t bytes = static_cast<int64_t>(file.file.size());
   const int64_t whole = bytes / record;
   if (bytes == 0 || bytes % record != 0) {
     const std::string expected = whole == 0
                                      ? size_of_records(1, record)
                                      : size_of_records(whole, record) + " or " + size_of_records(whole + 1, record);
-    BATON_FAIL("'", file.map.path(), "' has ", bytes, " bytes, which is not a whole number of ",
+    BATON_FAIL("'", file.file.path(), "' has ", bytes, " bytes, which is not a whole number of ",
                variant_title(variant_), " records of ", record, " bytes (", cifar_label_bytes(variant_),
                " label byte(s) + ", kCifarImageBytes, " pixel bytes): expected ", expected,
                "; the published files are ", size_of_records(kCifarRecordsPerFile, record));
   }
-  for (int64_t r = 0; r < whole; ++r) {
-    const uint8_t* labels = file.map.data() + r * record;
-    if (variant_ == CifarVariant::cifar10) {
-      BATON_CHECK(labels[0] < 10, "'", file.map.path(), "' record ", r, " (byte offset ", r * record, "): label ",
-                  int{labels[0]}, " is out of range: expected 0..9");
-    } else {
-      BATON_CHECK(labels[0] < 20, "'", file.map.path(), "' record ", r, " (byte offset ", r * record,
-                  "): coarse label ", int{labels[0]}, " is out of range: expected 0..19");
-      BATON_CHECK(labels[1] < 100, "'", file.map.path(), "' record ", r, " (byte offset ", r * record + 1,
-                  "): fine label ", int{labels[1]}, " is out of range: expected 0..99");
+  // Every record's label(s), read a block of records at a time.
+  constexpr int64_t kBlock = 1024;
+  std::vector<uint8_t> block(static_cast<size_t>(kBlock * record));
+  for (int64_t first = 0; first < whole; first += kBlock) {
+    const int64_t count = std::min(kBlock, whole - first);
+    file.file.read(static_cast<size_t>(first * record), block.data(), static_cast<size_t>(count * record));
+    for (int64_t r = first; r < first + count; ++r) {
+      const uint8_t* labels = block.data() + (r - first) * record;
+      if (variant_ == CifarVariant::cifar10) {
+        BATON_CHECK(labels[0] < 10, "'", file.file.path(), "' record ", r, " (byte offset ", r * record, "): label ",
+                    int{labels[0]}, " is out of range: expected 0..9");
+      } else {
+        BATON_CHECK(labels[0] < 20, "'", file.file.path(), "' record ", r, " (byte offset ", r * record,
+                    "): coarse label ", int{labels[0]}, " is out of range: expected 0..19");
+        BATON_CHECK(labels[1] < 100, "'", file.file.path(), "' record ", r, " (byte offset ", r * record + 1,
+                    "): fine label ", int{labels[1]}, " is out of range: expected 0..99");
+      }
     }
   }
 }
@@ -86,10 +95,12 @@ void CifarDataset::read(int64_t index, uint8_t* pixels, int64_t& label) const {
   const auto it =
       std::upper_bound(files_.begin(), files_.end(), index, [](int64_t i, const File& f) { return i < f.first; });
   const File& file = *(it - 1);
-  const uint8_t* record = file.map.data() + (index - file.first) * cifar_record_bytes(variant_);
   const int64_t label_bytes = cifar_label_bytes(variant_);
-  label = record[label_bytes - 1];  // CIFAR-100: the fine label, the second byte
-  std::memcpy(pixels, record + label_bytes, kCifarImageBytes);
+  const auto offset = static_cast<size_t>((index - file.first) * cifar_record_bytes(variant_));
+  std::array<uint8_t, 2 + kCifarImageBytes> record;  // one read per sample
+  file.file.read(offset, record.data(), static_cast<size_t>(label_bytes + kCifarImageBytes));
+  label = record[static_cast<size_t>(label_bytes - 1)];  // CIFAR-100: the fine label, the second byte
+  std::memcpy(pixels, record.data() + label_bytes, kCifarImageBytes);
 }
 
 std::string CifarDataset::name() const {

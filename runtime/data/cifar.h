@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "runtime/data/dataset.h"
-#include "runtime/data/mapped_file.h"
+#include "runtime/data/record_file.h"
 
 namespace baton::data {
 
@@ -40,7 +40,7 @@ class CifarDataset : public Dataset {
 
  private:
   struct File {
-    MappedFile map;
+    RecordFile file;
     int64_t first = 0;  // index of its first record in the dataset
     int64_t records = 0;
   };

@@ -49,7 +49,8 @@ Shape batch_shape(int64_t n, const Shape& image_shape) {
 
 int64_t checked_batches_per_epoch(const Dataset& dataset, const LoaderOptions& options) {
   BATON_CHECK(options.batch_size > 0, "data loader: batch_size must be positive, not ", options.batch_size);
-  BATON_CHECK(options.workers >= 1, "data loader: workers must be at least 1, not ", options.workers);
+  BATON_CHECK(options.workers >= 1 && options.workers <= kMaxLoaderWorkers, "data loader: workers must be 1..",
+              kMaxLoaderWorkers, ", not ", options.workers);
   BATON_CHECK(options.prefetch >= 1, "data loader: prefetch must be at least 1, not ", options.prefetch);
   BATON_CHECK(options.shards >= 1 && options.shard >= 0 && options.shard < options.shards, "data loader: shard ",
               options.shard, " of ", options.shards, " (expected 0 <= shard < shards)");

@@ -21,6 +21,9 @@
 
 namespace baton::data {
 
+// The most decoding threads a loader runs (far more than any machine's cores would keep busy).
+inline constexpr int kMaxLoaderWorkers = 256;
+
 struct LoaderOptions {
   int64_t batch_size = 128;
   bool shuffle = true;     // false: dataset order, every epoch

@@ -3,7 +3,9 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include "runtime/core/atomic_file.h"
 #include "runtime/core/error.h"
@@ -166,11 +168,35 @@ nlohmann::json read_json_file(const std::string& path, std::string_view what) {
   BATON_CHECK(in.good(), path, ": cannot open the ", what);
   std::stringstream text;
   text << in.rdbuf();
+  return parse_json_text(text.str(), path);
+}
+
+nlohmann::json parse_json_text(const std::string& text, std::string_view where) {
+  // Keys seen in each open object (arrays push an empty set, so the stack follows the nesting).
+  std::vector<std::set<std::string>> open;
+  std::string problem;
+  const auto watch = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start || event == Event::array_start) {
+      open.emplace_back();
+      if (depth >= kMaxJsonDepth && problem.empty())
+        problem = "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+    } else if ((event == Event::object_end || event == Event::array_end) && !open.empty()) {
+      open.pop_back();
+    } else if (event == Event::key && !open.empty() && !open.back().insert(parsed.get<std::string>()).second &&
+               problem.empty()) {
+      problem = "the key '" + parsed.get<std::string>() + "' appears twice in one object";
+    }
+    return problem.empty();  // past a problem, nothing more is kept
+  };
+  nlohmann::json parsed;
   try {
-    return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    BATON_FAIL(path, ": not valid JSON (", e.what(), ")");
+    parsed = nlohmann::json::parse(text, watch);
+  } catch (const nlohmann::json::exception& e) {
+    if (problem.empty()) BATON_FAIL(where, ": not valid JSON (", e.what(), ")");
   }
+  BATON_CHECK(problem.empty(), where, ": ", problem);
+  return parsed;
 }
 
 void write_json_file(const std::string& path, const nlohmann::json& json) {

@@ -58,8 +58,18 @@ class JsonFields {
   JsonWording wording_;
 };
 
-// Parses a JSON file, naming it on a missing file ("PATH: cannot open the WHAT") or a syntax error
-// ("PATH: not valid JSON (...)"); `what` says what the file is for ("graph spec", "config file").
+// The deepest nesting of arrays and objects a JSON document may have: deeper ones are refused while
+// parsing (printing or freeing a value nested ~100,000 deep recurses past the stack).
+inline constexpr int kMaxJsonDepth = 256;
+
+// Parses JSON text strictly: a syntax error, a key twice in one object (the parser would keep the
+// last one silently) or nesting deeper than kMaxJsonDepth is one error line, "WHERE: ...".
+nlohmann::json parse_json_text(const std::string& text, std::string_view where);
+
+// Parses a JSON file (parse_json_text), naming it on a missing file ("PATH: cannot open the WHAT")
+// or a bad document ("PATH: not valid JSON (...)", "PATH: the key 'k' appears twice in one object",
+// "PATH: nested deeper than 256 levels"); `what` says what the file is for ("graph spec", "config
+// file").
 nlohmann::json read_json_file(const std::string& path, std::string_view what = "file");
 // `json.dump(2)` written atomically.
 void write_json_file(const std::string& path, const nlohmann::json& json);

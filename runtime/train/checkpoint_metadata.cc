@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "runtime/core/error.h"
+#include "runtime/graph/json_fields.h"
 
 namespace baton {
 namespace {
@@ -25,11 +26,7 @@ Int parse_integer(const SafetensorsFile& file, const std::string& key) {
 nlohmann::json optional_json(const SafetensorsFile& file, const char* key) {
   const auto it = file.metadata().find(key);
   if (it == file.metadata().end()) return nullptr;
-  try {
-    return nlohmann::json::parse(it->second);
-  } catch (const nlohmann::json::exception& e) {
-    BATON_FAIL("checkpoint file '", file.path(), "': metadata '", key, "' is not valid JSON: ", e.what());
-  }
+  return parse_json_text(it->second, "checkpoint file '" + file.path() + "': metadata '" + key + "'");
 }
 
 }  // namespace

@@ -7,9 +7,9 @@
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "runtime/core/error.h"
+#include "runtime/graph/json_fields.h"
 #include "runtime/train/safetensors.h"
 
 namespace baton {
@@ -22,30 +22,6 @@ std::string known_dtype_names() {
   std::string out;
   for (DType d : kSafetensorsDTypes) out += (out.empty() ? "" : ", ") + std::string(safetensors_dtype_name(d));
   return out;
-}
-
-// Parses the header JSON, rejecting duplicate keys in any object (the parser would keep the last).
-nlohmann::json parse_without_duplicate_keys(const std::string& text, const std::string& where) {
-  std::vector<std::set<std::string>> open_objects;
-  std::string duplicate;
-  auto watch = [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    if (event == nlohmann::json::parse_event_t::object_start) open_objects.emplace_back();
-    if (event == nlohmann::json::parse_event_t::object_end && !open_objects.empty()) open_objects.pop_back();
-    if (event == nlohmann::json::parse_event_t::key && !open_objects.empty() &&
-        !open_objects.back().insert(parsed.get<std::string>()).second && duplicate.empty()) {
-      duplicate = parsed.get<std::string>();
-    }
-    return true;
-  };
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(text, watch);
-  } catch (const nlohmann::json::exception& e) {
-    BATON_FAIL(where, ": the header is not valid JSON: ", e.what());
-  }
-  BATON_CHECK(duplicate.empty(), where, ": the header has the key '", duplicate, "' twice");
-  BATON_CHECK(header.is_object(), where, ": the header must be a JSON object, got ", header.type_name());
-  return header;
 }
 
 uint64_t unsigned_field(const nlohmann::json& v, const std::string& where, const char* what) {
@@ -119,7 +95,8 @@ SafetensorsFile::SafetensorsFile(std::string path) : path_(std::move(path)) {
 
 void SafetensorsFile::parse_header(const std::string& text, uint64_t data_bytes) {
   const std::string where = "safetensors file '" + path_ + "'";
-  const nlohmann::json header = parse_without_duplicate_keys(text, where);
+  const nlohmann::json header = parse_json_text(text, where + ": the header");
+  BATON_CHECK(header.is_object(), where, ": the header must be a JSON object, got ", header.type_name());
   for (const auto& [key, value] : header.items()) {
     if (key == "__metadata__") {
       BATON_CHECK(value.is_object(), where, ": __metadata__ must be an object of strings, got ", value.dump());

@@ -2,6 +2,7 @@
 #include "runtime/train/train_config.h"
 
 #include "runtime/core/error.h"
+#include "runtime/data/loader.h"
 #include "runtime/graph/json_config.h"
 
 namespace baton {
@@ -95,7 +96,8 @@ void TrainConfig::validate(std::string_view where) const {
   BATON_CHECK(batch_size >= 1, w, ": batch_size must be >= 1, got ", batch_size);
   BATON_CHECK(label_smoothing >= 0 && label_smoothing < 1, w, ": label_smoothing must be in [0, 1), got ",
               label_smoothing);
-  BATON_CHECK(workers >= 1, w, ": workers must be >= 1, got ", workers);
+  BATON_CHECK(workers >= 1 && workers <= data::kMaxLoaderWorkers, w, ": workers must be 1..", data::kMaxLoaderWorkers,
+              ", got ", workers);
   BATON_CHECK(checkpoint_every >= 0, w, ": checkpoint_every must be >= 0, got ", checkpoint_every);
   BATON_CHECK(keep_checkpoints >= 1, w, ": keep_checkpoints must be >= 1, got ", keep_checkpoints);
   BATON_CHECK(eval_every >= 0, w, ": eval_every must be >= 0, got ", eval_every);

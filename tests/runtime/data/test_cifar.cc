@@ -2,6 +2,7 @@
 // whose messages name the file and record, and open_dataset's spec forms.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <vector>
 
 #include "runtime/data/cifar.h"
@@ -70,6 +71,22 @@ TEST(Cifar10, ReadsRecordsAcrossFilesInOrder) {
   EXPECT_EQ(label, 6);
   EXPECT_EQ(pixels[3071], record_pixel(9, 3, 3071));
   EXPECT_ERROR_MENTIONS("sample index 4 is out of range", test.read(4, pixels.data(), label));
+}
+
+// A file cut short while a run reads it (a copy still in progress, a full disk) was a SIGBUS with
+// the files memory-mapped; now the read fails naming the file.
+TEST(Cifar10, AFileTruncatedWhileInUseIsAnErrorNamingIt) {
+  ScratchDir dir;
+  write_cifar10(dir);
+  CifarDataset test(CifarVariant::cifar10, dir.path().string(), Split::test);
+  std::vector<uint8_t> pixels(kCifarImageBytes);
+  int64_t label = -1;
+  test.read(3, pixels.data(), label);
+  std::filesystem::resize_file(dir.file("test_batch.bin"), 2 * (1 + kCifarImageBytes) + 10);
+  test.read(1, pixels.data(), label);  // still there
+  EXPECT_EQ(label, 8);
+  EXPECT_ERROR_MENTIONS("test_batch.bin' became shorter while in use (truncated or rewritten?): byte 9219 of the 12292",
+                        test.read(3, pixels.data(), label));
 }
 
 TEST(Cifar10, TruncatedOrOversizedFilesNameTheFileAndTheSizeExpected) {

@@ -313,7 +313,9 @@ TEST(DataLoader, BatchesLiveOnTheTargetCpuDevice) {
 TEST(DataLoader, RejectsBadOptions) {
   const IndexDataset dataset(8);
   EXPECT_ERROR_MENTIONS("batch_size must be positive, not 0", DataLoader(dataset, options(0), Device::cpu()));
-  EXPECT_ERROR_MENTIONS("workers must be at least 1, not 0", DataLoader(dataset, options(2, 0), Device::cpu()));
+  EXPECT_ERROR_MENTIONS("workers must be 1..256, not 0", DataLoader(dataset, options(2, 0), Device::cpu()));
+  EXPECT_ERROR_MENTIONS("workers must be 1..256, not 2147483647",
+                        DataLoader(dataset, options(2, 2147483647), Device::cpu()));
   EXPECT_ERROR_MENTIONS("prefetch must be at least 1, not 0", DataLoader(dataset, options(2, 1, 0), Device::cpu()));
   LoaderOptions bad_norm = options(2);
   bad_norm.normalization = {{0.5f}, {0.5f}};

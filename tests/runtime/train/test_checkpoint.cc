@@ -397,7 +397,7 @@ TEST(Checkpoint, BadMetadataNamesTheFileAndTheField) {
   EXPECT_ERROR_MENTIONS("metadata 'step' is \"12x\", expected an integer",
                         CheckpointManager::load(path, run.params, nullptr, run.ctx));
   rewrite("model_spec", "{not json");
-  EXPECT_ERROR_MENTIONS("metadata 'model_spec' is not valid JSON",
+  EXPECT_ERROR_MENTIONS("metadata 'model_spec': not valid JSON",
                         CheckpointManager::load(path, run.params, nullptr, run.ctx));
   rewrite("step", "5");  // the optimizer file says 4
   EXPECT_ERROR_MENTIONS("metadata 'step' is 4, the model file's is 5",
