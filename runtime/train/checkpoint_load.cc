@@ -112,6 +112,8 @@ CheckpointState CheckpointManager::load(const std::string& dir, const std::vecto
     add_mismatches(problems, *optimizer_file, optimizer_state, DTypeRule::exact);
   }
   check_checkpoint_matches(dir, problems);
+  check_finite_values(model_file, model);
+  if (optimizer_file) check_finite_values(*optimizer_file, optimizer_state);
 
   // Nothing may still be reading the destinations; the copies finish before read_expected returns.
   if (shards.size() > 1) {
@@ -136,6 +138,7 @@ void load_weights(const std::string& safetensors_path, ParamStore& params, Conte
   LoadProblems problems;
   add_mismatches(problems, file, model, DTypeRule::convert);
   check_no_mismatches("weights '" + safetensors_path + "'", problems.listed);
+  check_finite_values(file, model);
   HostStaging staging(largest_destination_bytes(model));
   read_expected(file, model, ctx, staging);
 }

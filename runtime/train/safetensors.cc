@@ -9,6 +9,7 @@
 
 #include "runtime/core/atomic_file.h"
 #include "runtime/core/error.h"
+#include "runtime/train/finite_values.h"
 
 namespace baton {
 
@@ -92,7 +93,16 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
   out.write(header.data(), header.size());
   for (const auto& [name, tensor] : tensors) {
     try {
-      staging.to_host(tensor, stream, [&](const void* bytes, size_t count) { out.write(bytes, count); });
+      const DType dtype = tensor.dtype();
+      int64_t written = 0;  // elements
+      staging.to_host(tensor, stream, [&](const void* bytes, size_t count) {
+        const auto elements = static_cast<int64_t>(count / dtype_size(dtype));
+        const int64_t bad = first_non_finite(bytes, elements, dtype);
+        BATON_CHECK(bad < 0, "it holds ", non_finite_name(bytes, bad, dtype), " at element ", written + bad,
+                    " (baton writes only finite values: did training diverge?)");
+        written += elements;
+        out.write(bytes, count);
+      });
     } catch (Error& e) {
       e.add_context("writing tensor '" + name + "' to '" + path + "'");
       throw;

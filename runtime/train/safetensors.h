@@ -78,6 +78,9 @@ class SafetensorsFile {
   void read_into(const std::string& name, const Tensor& dst, const Stream& stream, HostStaging& staging) const;
   // Tensor `name` in a new tensor on the stream's device.
   Tensor read(const std::string& name, const Stream& stream) const;
+  // Throws naming the file, the tensor, the value and its element when tensor `name` holds a NaN
+  // or an infinity (reads its bytes; integer tensors are not read).
+  void check_finite(const std::string& name) const;
 
  private:
   void read_bytes(void* dst, size_t count, uint64_t file_offset, const std::string& what) const;

@@ -10,6 +10,7 @@
 
 #include "runtime/core/error.h"
 #include "runtime/graph/json_fields.h"
+#include "runtime/train/finite_values.h"
 #include "runtime/train/safetensors.h"
 
 namespace baton {
@@ -193,6 +194,23 @@ Tensor SafetensorsFile::read(const std::string& name, const Stream& stream) cons
   Tensor out = Tensor::empty(entry.shape, entry.dtype, stream);
   read_into(name, out, stream);
   return out;
+}
+
+void SafetensorsFile::check_finite(const std::string& name) const {
+  const SafetensorsTensorInfo& entry = info(name);
+  const size_t element = dtype_size(entry.dtype);
+  if (!is_floating(entry.dtype)) return;
+  constexpr size_t kPiece = size_t{1} << 20;
+  std::vector<char> piece(std::min<size_t>(kPiece, entry.data_end - entry.data_begin));
+  for (uint64_t at = entry.data_begin; at < entry.data_end; at += piece.size()) {
+    const size_t count = std::min<size_t>(piece.size(), entry.data_end - at);
+    read_bytes(piece.data(), count, data_start_ + at, "tensor '" + name + "'");
+    const int64_t bad = first_non_finite(piece.data(), static_cast<int64_t>(count / element), entry.dtype);
+    BATON_CHECK(bad < 0, "safetensors file '", path_, "': tensor '", name, "' holds ",
+                non_finite_name(piece.data(), bad, entry.dtype), " at element ",
+                static_cast<int64_t>((at - entry.data_begin) / element) + bad,
+                " (written by a run that diverged? baton loads only finite values)");
+  }
 }
 
 void SafetensorsFile::read_bytes(void* dst, size_t count, uint64_t file_offset, const std::string& what) const {

@@ -90,6 +90,12 @@ size_t largest_destination_bytes(const std::vector<ExpectedTensor>& expected) {
   return largest;
 }
 
+void check_finite_values(const SafetensorsFile& file, const std::vector<ExpectedTensor>& expected) {
+  for (const ExpectedTensor& e : expected) {
+    if (file.contains(e.name)) file.check_finite(e.name);
+  }
+}
+
 void read_expected(const SafetensorsFile& file, const std::vector<ExpectedTensor>& expected, Context& ctx,
                    HostStaging& staging) {
   try {

@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "runtime/core/error.h"
 #include "runtime/train/evaluation.h"
@@ -16,6 +18,13 @@ using Clock = std::chrono::steady_clock;
 // The Philox key of a step's random layers (dropout): the run's seed mixed with the step.
 uint64_t step_seed(uint64_t seed, int64_t step) {
   return seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(step) + 1;
+}
+
+// "1e+22", "2.3026", "nan": the loss as %g prints it.
+std::string format_number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
 }
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -144,9 +153,22 @@ void TrainRun::resolve_pending() {
   PendingStep done = std::move(*pending_);
   pending_.reset();
   const double loss = done.loss.value();
-  BATON_CHECK(std::isfinite(loss), "training diverged: the loss is ", loss, " at step ", done.step,
-              " (lower the learning rate?)");
+  check_divergence(done, loss);
   log(done, loss);
+}
+
+void TrainRun::check_divergence(const PendingStep& done, double loss) {
+  if (!first_loss_ && std::isfinite(loss)) first_loss_ = loss;
+  const double limit = kExplodingLossFactor * std::max(1.0, std::abs(first_loss_.value_or(1.0)));
+  if (std::isfinite(loss) && loss <= limit) return;
+  const std::optional<std::string> newest = checkpoints_ ? checkpoints_->latest() : std::nullopt;
+  std::string why = "the loss is " + format_number(loss) + " at step " + std::to_string(done.step + 1);
+  if (std::isfinite(loss)) {
+    why += ", over " + format_number(kExplodingLossFactor) + " times this run's first, " + format_number(*first_loss_);
+  }
+  BATON_FAIL("training diverged: ", why, " (lower the learning rate?); ",
+             newest ? "the newest checkpoint, " + *newest + ", is from before it"
+                    : std::string("there is no checkpoint to go back to"));
 }
 
 // The progress bar after every step; a metrics line every log_every steps and after the last.

@@ -21,6 +21,9 @@
 
 namespace baton {
 
+// A loss this many times the run's first (or 1, whichever is larger) means training diverged.
+inline constexpr double kExplodingLossFactor = 1e4;
+
 // The steps since the last metrics line: their samples and summed loss, and when they began.
 struct LogInterval {
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
@@ -55,6 +58,9 @@ class TrainRun {
   void train_step(const data::Batch& batch);
   // Reads the pending step's loss (raising its deferred check failures), checks it and logs it.
   void resolve_pending();
+  // Ends the run (an error naming the step and the newest checkpoint) when `loss` is not finite or
+  // exceeds kExplodingLossFactor times the first loss of this run (at least 1).
+  void check_divergence(const PendingStep& done, double loss);
   void log(const PendingStep& done, double loss);
   void end_epoch();
   void evaluate(int64_t at_epoch);
@@ -77,6 +83,7 @@ class TrainRun {
   std::chrono::steady_clock::time_point start_;
   LogInterval interval_;
   std::optional<PendingStep> pending_;
+  std::optional<double> first_loss_;  // of this run (after a resume: its first step)
 };
 
 }  // namespace baton

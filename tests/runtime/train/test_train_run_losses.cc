@@ -1,7 +1,8 @@
 // How the training loop reads its losses (on an engine that returns scripted ones): a step's loss is
 // read after the next step has been issued, or at the next checkpoint or the end, and the logged
-// numbers, steps and epochs are exactly the steps'; divergence names the step that diverged even
-// though a later step was issued already, and stops the run before its checkpoint is written.
+// numbers, steps and epochs are exactly the steps'; divergence (a loss not finite, or exploding)
+// names the step that diverged (1-based, as logged) even though a later step was issued already,
+// and stops the run before its checkpoint is written.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -116,25 +117,36 @@ TEST_F(TrainRunLosses, MeansOverLogIntervalsAreUnchanged) {
 
 TEST_F(TrainRunLosses, DivergenceNamesTheStepThatDivergedAndStopsTheRun) {
   ScriptedEngine engine({2.0, 1.9, std::numeric_limits<double>::quiet_NaN(), 1.7, 1.6, 1.5});
-  EXPECT_ERROR_MENTIONS("training diverged: the loss is nan at step 2 (lower the learning rate?)",
-                        Trainer(graph_, config_, *train_, nullptr, engine).run(nullptr));
+  EXPECT_ERROR_MENTIONS(
+      "training diverged: the loss is nan at step 3 (lower the learning rate?); there is no checkpoint to go "
+      "back to",
+      Trainer(graph_, config_, *train_, nullptr, engine).run(nullptr));
   EXPECT_EQ(engine.steps, 4) << "the step after the diverged one is issued before its loss is read";
   EXPECT_EQ(train_lines().size(), 2u);
 
   // The last step of an epoch is read at the epoch's end, before the next epoch's first step.
   ScriptedEngine at_epoch_end({2.0, 1.9, 1.8, std::numeric_limits<double>::quiet_NaN(), 1.6, 1.5});
-  EXPECT_ERROR_MENTIONS("training diverged: the loss is nan at step 3",
+  EXPECT_ERROR_MENTIONS("training diverged: the loss is nan at step 4",
                         Trainer(graph_, config_, *train_, nullptr, at_epoch_end).run(nullptr));
   EXPECT_EQ(at_epoch_end.steps, 4);
+}
+
+// Losses of 1e11 pass every isfinite check; 10^4 times the run's first loss (or 1) is divergence.
+TEST_F(TrainRunLosses, AnExplodingLossIsDivergenceToo) {
+  ScriptedEngine exploding({2.0, 30.0, 1e11, 1e22, 1e33, 1.5});
+  EXPECT_ERROR_MENTIONS("training diverged: the loss is 1e+11 at step 3, over 10000 times this run's first, 2",
+                        Trainer(graph_, config_, *train_, nullptr, exploding).run(nullptr));
+  ScriptedEngine small({1e-3, 9000.0, 1.0, 1.0, 1.0, 1.0});  // under 10^4 x max(1, first)
+  EXPECT_EQ(Trainer(graph_, config_, *train_, nullptr, small).run(nullptr).steps, 6);
 }
 
 TEST_F(TrainRunLosses, ACheckpointWaitsForTheLossOfTheStepItSaves) {
   config_.checkpoint_dir = (dir_.path() / "ckpt").string();
   config_.checkpoint_every = 2;
   ScriptedEngine diverging({2.0, 1.9, 1.8, std::numeric_limits<double>::infinity(), 1.6, 1.5});
-  EXPECT_ERROR_MENTIONS("training diverged: the loss is inf at step 3",
+  EXPECT_ERROR_MENTIONS("training diverged: the loss is inf at step 4",
                         Trainer(graph_, config_, *train_, nullptr, diverging).run(nullptr));
-  EXPECT_EQ(diverging.saved_at, std::vector<int64_t>{2}) << "the diverged step 3 was saved (as step 4)";
+  EXPECT_EQ(diverging.saved_at, std::vector<int64_t>{2}) << "the diverged step 4 was saved";
 
   ScriptedEngine fine({2.0, 1.9, 1.8, 1.7, 1.6, 1.5});
   int calls = 0;
