@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "layers/builtin_layers.h"
 #include "models/model_registry.h"
@@ -18,6 +19,7 @@
 #include "tools/device_flag.h"
 #include "tools/rank_output.h"
 #include "tools/train_pipeline.h"
+#include "tools/train_resume.h"
 
 namespace baton::cli {
 namespace {
@@ -43,18 +45,38 @@ struct TrainFlags {
   parallel::ParallelConfig parallel;  // the pipeline flags
 };
 
+// A config file's checkpoint_dir when it says "resume": true (type errors are the config reader's).
+std::string file_resume_dir(const nlohmann::json& file) {
+  if (!file.is_object() || !file.contains("resume") || file["resume"] != true) return "";
+  return file.contains("checkpoint_dir") && file["checkpoint_dir"].is_string()
+             ? file["checkpoint_dir"].get<std::string>()
+             : "";
+}
+
 int run_train(CLI::App& cmd, TrainFlags& f) {
   TrainConfig config;
   parallel::ParallelConfig pipeline;
   bool pipelined = false;  // a "parallel" object in the file or a pipeline flag
+  nlohmann::json file;
   if (!f.config_file.empty()) {
-    nlohmann::json file = read_json_file(f.config_file, "config file");
+    file = read_json_file(f.config_file, "config file");
     pipelined = file.is_object() && file.contains("parallel");
     pipeline = parallel::take_parallel_config(file, f.config_file);
-    config.update_from_json(file, f.config_file);
   }
-  // Flags given on the command line override the file.
   auto given = [&](const char* name) { return cmd.get_option(name)->count() > 0; };
+  // Resuming: the run's settings come from its checkpoint, the file and the flags over them.
+  BATON_CHECK(!given("--resume") || !given("--checkpoint-dir") || f.resume_dir == f.config.checkpoint_dir, "--resume ",
+              f.resume_dir, " with --checkpoint-dir ", f.config.checkpoint_dir,
+              ": give one (a resumed run keeps saving where it resumes from)");
+  const std::string resume_dir = given("--resume") ? f.resume_dir : file_resume_dir(file);
+  std::optional<ResumePoint> resume;
+  std::optional<TrainConfig> stored;
+  if (!resume_dir.empty()) {
+    resume = find_resume_point(resume_dir);
+    if (resume->checkpoint) config = *(stored = stored_config(*resume->checkpoint));
+  }
+  if (!file.is_null()) config.update_from_json(file, f.config_file);
+  // Flags given on the command line override the file.
   if (given("--model")) {
     config.model = f.config.model;
     config.model_spec.clear();
@@ -73,8 +95,8 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   if (given("--checkpoint-dir")) config.checkpoint_dir = f.config.checkpoint_dir;
   if (given("--checkpoint-every")) config.checkpoint_every = f.config.checkpoint_every;
   if (given("--keep-checkpoints")) config.keep_checkpoints = f.config.keep_checkpoints;
-  if (given("--resume")) {
-    config.checkpoint_dir = f.resume_dir;
+  if (resume) {
+    config.checkpoint_dir = resume->root;
     config.resume = true;
   }
   if (given("--weights")) config.weights = f.config.weights;
@@ -89,6 +111,7 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   if (given("--lr")) config.lr_schedule["base_lr"] = f.lr;
   if (given("--warmup-steps")) config.lr_schedule["warmup_steps"] = f.warmup_steps;
   config.validate(f.config_file.empty() ? "command line" : f.config_file);
+  if (stored) std::fputs(check_resume_overrides(*stored, config, *resume->checkpoint).c_str(), stderr);
   for (const char* name :
        {"--stages",           "--micro-batches",  "--schedule",        "--partitioner",   "--devices",
         "--recompute",        "--deferred-bn",    "--trace",           "--data-parallel", "--unused-parameters",

@@ -1,0 +1,35 @@
+// Resuming a run (--resume DIR, or "resume": true with "checkpoint_dir"): which checkpoint it
+// continues, and the settings restored from it, overridden only where that is safe. See
+// docs/training.md ("Resuming").
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "runtime/train/train_config.h"
+
+namespace baton::cli {
+
+struct ResumePoint {
+  std::string root;                       // the run's checkpoint directory (new checkpoints go there)
+  std::optional<std::string> checkpoint;  // the one to continue; none: no checkpoint yet, a new run
+};
+
+// DIR is a checkpoint directory (its newest complete step-… is continued) or one of its step-…
+// directories, which must then be the newest. A missing or empty DIR has no checkpoint yet. Errors
+// instead of starting from scratch over something: a step-… directory that is incomplete, or not
+// the newest; a DIR with incomplete checkpoints only, or with files but no checkpoint.
+ResumePoint find_resume_point(const std::string& dir);
+
+// The settings the checkpoint's run was started with (its stored train config), minus what only
+// described that start (weights, resume).
+TrainConfig stored_config(const std::string& checkpoint);
+
+// `requested` (stored_config with the config file and flags over it) against `stored`: a different
+// model, model spec, data, batch size, seed or optimiser type is an error naming the field, both
+// values and what to do instead; another learning-rate schedule, optimiser setting, label
+// smoothing, augmentation or tf32 is a warning line each (returned, for the caller to print).
+std::string check_resume_overrides(const TrainConfig& stored, const TrainConfig& requested,
+                                   const std::string& checkpoint);
+
+}  // namespace baton::cli
