@@ -18,11 +18,11 @@ void ParallelConfig::update_from_json(const nlohmann::json& j, std::string_view 
                          "devices",          "recompute",         "deferred_bn",   "trace",       "block_momentum",
                          "block_lr",         "block_nesterov",    "elastic_beta",  "local_after", "averaging_exchange",
                          "averaging_cluster"});
-  stages = static_cast<int>(c.get_int("stages", stages));
-  groups = static_cast<int>(c.get_int("groups", groups));
+  stages = c.get_int32("stages", stages, INT32_MIN);
+  groups = c.get_int32("groups", groups, INT32_MIN);
   grad_sync = c.get_string("grad_sync", grad_sync);
   model_averaging = c.get_string("model_averaging", model_averaging);
-  average_every = static_cast<int>(c.get_int("average_every", average_every));
+  average_every = c.get_int32("average_every", average_every, INT32_MIN);
   if (c.has("block_momentum")) {
     block_momentum.reset();
     if (!j["block_momentum"].is_null()) block_momentum = c.get_double("block_momentum");
@@ -30,12 +30,12 @@ void ParallelConfig::update_from_json(const nlohmann::json& j, std::string_view 
   block_lr = c.get_double("block_lr", block_lr);
   block_nesterov = c.get_bool("block_nesterov", block_nesterov);
   elastic_beta = c.get_double("elastic_beta", elastic_beta);
-  local_after = static_cast<int>(c.get_int("local_after", local_after));
+  local_after = c.get_int32("local_after", local_after, INT32_MIN);
   averaging_exchange = c.get_string("averaging_exchange", averaging_exchange);
   averaging_cluster = c.get_string("averaging_cluster", averaging_cluster);
-  data_parallel = static_cast<int>(c.get_int("data_parallel", data_parallel));
+  data_parallel = c.get_int32("data_parallel", data_parallel, INT32_MIN);
   unused_parameters = c.get_string("unused_parameters", unused_parameters);
-  micro_batches = static_cast<int>(c.get_int("micro_batches", micro_batches));
+  micro_batches = c.get_int32("micro_batches", micro_batches, INT32_MIN);
   schedule = c.get_string("schedule", schedule);
   partitioner = c.get_string("partitioner", partitioner);
   if (c.has("devices") && j["devices"].is_array()) {

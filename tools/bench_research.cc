@@ -14,6 +14,7 @@
 #include "runtime/core/error.h"
 #include "tools/bench_timer.h"
 #include "tools/commands.h"
+#include "tools/flag_checks.h"
 
 namespace baton::cli {
 namespace {
@@ -214,8 +215,8 @@ void add_bench_research_command(CLI::App& bench) {
   cmd->add_option("--models", f->models, "Comma-separated reference models (default resnet50,vgg16)");
   cmd->add_option("--clusters", f->clusters,
                   "Comma-separated cluster names or JSON files (e.g. tools/clusters/*.json)");
-  cmd->add_option("--gpus", f->gpus, "Devices of each cluster to use (default 8)")->check(CLI::PositiveNumber);
-  cmd->add_option("--batch", f->batch, "Mini-batch over all devices (default 256)")->check(CLI::PositiveNumber);
+  cmd->add_option("--gpus", f->gpus, "Devices of each cluster to use (default 8)")->check(positive());
+  cmd->add_option("--batch", f->batch, "Mini-batch over all devices (default 256)")->check(positive());
   cmd->add_option("--bucket-mb", f->bucket_mb,
                   "Data-parallel all-reduce buckets in MiB, overlapped with backward (default 25; 0: one all-reduce "
                   "after the whole backward)");

@@ -1,11 +1,30 @@
-// `baton`: the command line. Every baton::Error becomes one clear line on stderr and exit code 1.
+// `baton`: the command line. Every error — a bad flag or value as much as a baton::Error — becomes
+// one line on stderr and exit code 1.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "runtime/core/build_config.h"
 #include "runtime/core/error.h"
 #include "tools/commands.h"
+
+namespace {
+
+// CLI11's messages, some of several lines, on one ("line one; line two").
+std::string one_line(std::string text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at)) text.replace(at, 1, "; ");
+  return text;
+}
+
+// " train" for the subcommand that was being parsed, "" before one was named.
+std::string command_of(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) return " " + sub->get_name();
+  return "";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"baton: a C++20/CUDA deep-learning training runtime"};
@@ -23,7 +42,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fprintf(stderr, "baton: error: %s (baton%s --help lists the options)\n", one_line(e.what()).c_str(),
+                 command_of(app).c_str());
+    return 1;
   } catch (const baton::Error& e) {
     std::fprintf(stderr, "baton: error: %s\n", e.what());
     return 1;

@@ -11,6 +11,7 @@
 #include "parallel/trace.h"
 #include "runtime/core/error.h"
 #include "tools/commands.h"
+#include "tools/flag_checks.h"
 #include "tools/model_flags.h"
 #include "tools/stage_table.h"
 
@@ -228,17 +229,16 @@ void add_plan_command(CLI::App& app) {
   model->excludes(spec);
   cmd->add_option("--classes", f->model.classes, "Number of classes (reference models)");
   cmd->add_option("--input", f->model.input, "Input size CxHxW, e.g. 3x224x224");
-  cmd->add_option("--batch", f->batch, "Mini-batch over all devices (default 128)")->check(CLI::PositiveNumber);
+  cmd->add_option("--batch", f->batch, "Mini-batch over all devices (default 128)")->check(positive());
   cmd->add_option("--micro-batches", f->micro_batches,
                   "Micro-batches per step (default min(batch per group, 4 x stages))")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   cmd->add_option("--gpus", f->gpus, "Devices to use (a pipeline of this many stages; with --search: every factoring)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--stages", f->stages, "Pipeline stages per group")->check(CLI::PositiveNumber);
+      ->check(positive());
+  cmd->add_option("--stages", f->stages, "Pipeline stages per group")->check(positive());
   cmd->add_option("--groups", f->groups, "Data-parallel groups, each a copy of the pipeline (default 1)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--chunks", f->chunks, "Stages per device for --schedule interleaved (default 2)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
+  cmd->add_option("--chunks", f->chunks, "Stages per device for --schedule interleaved (default 2)")->check(positive());
   cmd->add_option("--partitioner", f->partitioner, "uniform, block, antichain or hypergraph (default block)");
   cmd->add_option("--schedule", f->schedule, "gpipe, 1f1b or interleaved (default 1f1b)");
   cmd->add_option("--profile", f->profile_path, "A profile JSON from `baton profile` (instead of an analytic one)");
@@ -247,9 +247,9 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--cluster", f->cluster,
                   "h200-nvlink-8, pcie-8, h200-2x8, cpu-N or a JSON file (default h200-nvlink-8)");
   cmd->add_option("--memory-cap", f->memory_cap_gb, "Memory per device in GB (default: the device's)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   cmd->add_option("--bucket-mb", f->bucket_mb, "Data-parallel all-reduce bucket size in MiB (default 25)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   cmd->add_flag("--search", f->search,
                 "Try every layout, partitioner, schedule and several micro-batch counts; rank them");
   cmd->add_flag("--json", f->json,

@@ -10,6 +10,7 @@
 #include "runtime/core/error.h"
 #include "tools/commands.h"
 #include "tools/device_flag.h"
+#include "tools/flag_checks.h"
 #include "tools/model_flags.h"
 
 namespace baton::cli {
@@ -98,9 +99,8 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--batch-sizes", f->batch_sizes,
                   "Micro-batch sizes to profile, e.g. 8,16,32 (default: --batch, /2, /4, /8)");
   cmd->add_option("--optimizer", f->optimizer, "sgd or adamw (optimiser state and step time)");
-  cmd->add_option("--warmup", f->warmup, "Warm-up runs per batch size")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--repeats", f->repeats, "Timed runs per batch size (the median is kept)")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", f->warmup, "Warm-up runs per batch size")->check(non_negative());
+  cmd->add_option("--repeats", f->repeats, "Timed runs per batch size (the median is kept)")->check(positive());
   cmd->add_option("--out", f->out, "Profile JSON to write (atomically)")->required();
   cmd->callback([f] { run_profile(*f); });
 }

@@ -61,4 +61,18 @@ nlohmann::json initializer_json(const Initializer& init) {
   BATON_FAIL("initializer_json: unknown initializer kind ", static_cast<int>(init.kind));
 }
 
+int JsonConfig::get_int32(std::string_view field, int fallback, int minimum) const {
+  const int64_t value = get_int(field, fallback);
+  if (value < minimum || value > INT32_MAX)
+    fail(field, "an integer from " + std::to_string(minimum) + " to 2147483647");
+  return static_cast<int>(value);
+}
+
+uint64_t JsonConfig::get_non_negative(std::string_view field, uint64_t fallback) const {
+  if (!has(field)) return fallback;
+  const int64_t value = get_int(field);
+  if (value < 0) fail(field, "an integer >= 0");
+  return static_cast<uint64_t>(value);
+}
+
 }  // namespace baton

@@ -23,6 +23,11 @@ class JsonConfig : public JsonFields {
 
   int64_t get_int(std::string_view field) const { return integer(field); }  // required
   int64_t get_int(std::string_view field, int64_t fallback) const { return integer(field, fallback); }
+  // An int field (32 bits) of at least `minimum`: larger or smaller values are errors naming the
+  // field, never truncated or wrapped around.
+  int get_int32(std::string_view field, int fallback, int minimum) const;
+  // A count of at least 0 stored unsigned (a seed): negative values are errors, not wrapped.
+  uint64_t get_non_negative(std::string_view field, uint64_t fallback) const;
   double get_double(std::string_view field) const { return number(field); }
   double get_double(std::string_view field, double fallback) const { return number(field, fallback); }
   bool get_bool(std::string_view field, bool fallback) const { return boolean(field, fallback); }

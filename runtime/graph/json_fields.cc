@@ -100,6 +100,9 @@ double JsonFields::non_negative(std::string_view key, double fallback) const {
 int64_t JsonFields::integer(std::string_view key) const {
   const nlohmann::json& v = at(key);
   if (!v.is_number_integer()) fail(key, "an integer");
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+    fail(key, "an integer up to 9223372036854775807");
+  }
   return v.get<int64_t>();
 }
 
@@ -128,7 +131,9 @@ std::vector<int64_t> JsonFields::integers(std::string_view key) const {
   if (!v.is_array()) fail(key, "an array of integers");
   std::vector<int64_t> out;
   for (const nlohmann::json& x : v) {
-    if (!x.is_number_integer()) fail(key, "an array of integers");
+    if (!x.is_number_integer() || (x.is_number_unsigned() && x.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))) {
+      fail(key, "an array of integers up to 9223372036854775807");
+    }
     out.push_back(x.get<int64_t>());
   }
   return out;

@@ -49,13 +49,13 @@ void TrainConfig::update_from_json(const nlohmann::json& j, std::string_view whe
   }
   label_smoothing = c.get_double("label_smoothing", label_smoothing);
   device = c.get_string("device", device);
-  seed = static_cast<uint64_t>(c.get_int("seed", static_cast<int64_t>(seed)));
-  workers = static_cast<int>(c.get_int("workers", workers));
+  seed = c.get_non_negative("seed", seed);
+  workers = c.get_int32("workers", workers, INT32_MIN);
   augment = c.get_bool("augment", augment);
   tf32 = c.get_bool("tf32", tf32);
   checkpoint_dir = c.get_string("checkpoint_dir", checkpoint_dir);
   checkpoint_every = c.get_int("checkpoint_every", checkpoint_every);
-  keep_checkpoints = static_cast<int>(c.get_int("keep_checkpoints", keep_checkpoints));
+  keep_checkpoints = c.get_int32("keep_checkpoints", keep_checkpoints, INT32_MIN);
   resume = c.get_bool("resume", resume);
   weights = c.get_string("weights", weights);
   eval_every = c.get_int("eval_every", eval_every);

@@ -207,7 +207,12 @@ TEST_F(TrainCommand, PipelinePrintsTheStageTableTrainsAndTracesBothTimelines) {
 
 TEST_F(TrainCommand, BadPipelineFlagsAreOneLineErrors) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"--stages 0", "--stages must be at least 1"},
+      {"--stages 0", "--stages: must be a whole number from 1 to 2147483647, got 0"},
+      {"--stages 2 --micro-batches 0", "--micro-batches: must be a whole number from 1"},
+      {"--seed -1", "--seed: must be a whole number from 0 up, got -1"},
+      {"--steps 99999999999999999999", "--steps: must be a whole number from 0 up, got 99999999999999999999"},
+      {"--model-spec spec.json", "--model resnet20 and --model-spec spec.json name two models: give one"},
+      {"--nosuch", "The following argument was not expected: --nosuch (baton train --help lists the options)"},
       {"--stages 2 --micro-batches 3", "does not divide the batch size 16"},
       {"--stages 2 --schedule zigzag", "unknown schedule 'zigzag'"},
       {"--stages 500", "the model has only"},
