@@ -1,6 +1,6 @@
 // `baton train`: trains a reference model (or a graph spec) on a dataset from flags and/or a JSON
-// config file (flags override the file). SIGINT finishes the current step, saves a checkpoint when
-// a checkpoint directory is set, and exits cleanly.
+// config file (flags override the file). SIGINT and SIGTERM finish the current step, save a
+// checkpoint when a checkpoint directory is set, and exit cleanly.
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -198,6 +198,7 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
               static_cast<long long>(config.batch_size));
   g_stop = false;
   std::signal(SIGINT, on_sigint);
+  std::signal(SIGTERM, on_sigint);  // what schedulers send before they kill
   const auto stop = [] { return g_stop.load(); };
   const std::string model_name = config.model_spec.empty() ? config.model : config.model_spec;
   const TrainSummary s = data_parallel ? train_data_parallel(graph, config, pipeline, *train_set, test_set.get(), stop)
@@ -205,6 +206,7 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
                              ? train_pipelined(graph, model_name, config, pipeline, *train_set, test_set.get(), stop)
                              : Trainer(graph, config, *train_set, test_set.get(), device).run(stop);
   std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
   std::printf("%s after %lld steps: train loss %.4f, %.1f samples/s", s.interrupted ? "stopped" : "done",
               static_cast<long long>(s.steps), s.last_loss, s.samples_per_second);
   if (s.eval.samples > 0) {

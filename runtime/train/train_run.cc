@@ -81,6 +81,13 @@ TrainRun::TrainRun(const Graph& graph, const TrainConfig& config, const data::Da
   checkpoint_state_.model_spec = graph.to_json();
   checkpoint_state_.train_config = config.to_json();
   if (!config.checkpoint_dir.empty()) {
+    if (engine.primary()) {  // the process that writes the checkpoints
+      lock_ = std::make_unique<CheckpointLock>(config.checkpoint_dir);
+      if (lock_->removed_leftovers() > 0) {
+        progress_.message("removed " + std::to_string(lock_->removed_leftovers()) + " temporary directories of " +
+                          "interrupted saves from " + config.checkpoint_dir);
+      }
+    }
     checkpoints_ = std::make_unique<CheckpointManager>(config.checkpoint_dir, config.keep_checkpoints);
   }
 }

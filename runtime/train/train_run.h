@@ -13,6 +13,7 @@
 
 #include "runtime/data/loader.h"
 #include "runtime/train/checkpoint.h"
+#include "runtime/train/checkpoint_lock.h"
 #include "runtime/train/lr_schedule.h"
 #include "runtime/train/metrics_log.h"
 #include "runtime/train/pending_loss.h"
@@ -74,6 +75,7 @@ class TrainRun {
   int64_t per_epoch_;
   int64_t total_steps_;
   LrSchedule schedule_;
+  std::unique_ptr<CheckpointLock> lock_;  // held by the process that writes the checkpoints
   std::unique_ptr<CheckpointManager> checkpoints_;
   CheckpointState checkpoint_state_;
   ProgressReporter progress_;

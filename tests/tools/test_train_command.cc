@@ -74,7 +74,7 @@ class TrainCommand : public CliTest {
 
   // Ctrl-C after two logged steps of `baton train <kSmallRun> <flags>` with a checkpoint directory:
   // exit 0 within a step and a checkpoint; --resume then continues at the next step.
-  void check_sigint_and_resume(const std::string& flags);
+  void check_sigint_and_resume(const std::string& flags, int signal = SIGINT);
 };
 
 constexpr const char* kSmallRun = "--model resnet20 --data synthetic:3x32x32:10:256 --device cpu --workers 1";
@@ -121,7 +121,7 @@ TEST_F(TrainCommand, BadFlagsAndConfigsAreOneLineErrors) {
   EXPECT_NE(err.find("bad.json"), std::string::npos) << err;
 }
 
-void TrainCommand::check_sigint_and_resume(const std::string& flags) {
+void TrainCommand::check_sigint_and_resume(const std::string& flags, int signal) {
   const fs::path checkpoints = dir_ / "ckpt", metrics = dir_ / "metrics.jsonl";
   const std::string common = std::string(kSmallRun) + " " + flags +
                              " --batch-size 8 --log-every 1 --eval-every 0 --checkpoint-dir " + checkpoints.string() +
@@ -134,7 +134,7 @@ void TrainCommand::check_sigint_and_resume(const std::string& flags) {
   }
   ASSERT_GE(metrics_lines_count(metrics), 2) << read_file_text(dir_ / "first.err");
   const auto interrupted_at = std::chrono::steady_clock::now();
-  ASSERT_EQ(kill(pid, SIGINT), 0);
+  ASSERT_EQ(kill(pid, signal), 0);
   ASSERT_EQ(wait_for(pid, std::chrono::seconds(60)), 0) << read_file_text(dir_ / "first.err");
   EXPECT_LT(std::chrono::steady_clock::now() - interrupted_at, std::chrono::seconds(30));  // one step, not the run
   const std::string first_out = read_file_text(dir_ / "first.out");
@@ -157,8 +157,9 @@ void TrainCommand::check_sigint_and_resume(const std::string& flags) {
 
 TEST_F(TrainCommand, SigintSavesACheckpointAndResumeContinues) { check_sigint_and_resume(""); }
 
-TEST_F(TrainCommand, SigintSavesAPipelinedCheckpointAndResumeContinues) {
-  check_sigint_and_resume("--stages 2 --micro-batches 2");  // --device cpu: cpu:0, cpu:1
+// SIGTERM (what schedulers send before they kill) saves as Ctrl-C does.
+TEST_F(TrainCommand, SigtermSavesAPipelinedCheckpointAndResumeContinues) {
+  check_sigint_and_resume("--stages 2 --micro-batches 2", SIGTERM);  // --device cpu: cpu:0, cpu:1
 }
 
 constexpr const char* kPipelineRun =

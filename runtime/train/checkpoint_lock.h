@@ -1,0 +1,28 @@
+// CheckpointLock: one run at a time writes a checkpoint directory. The lock is an flock on
+// <root>/.lock (released by the kernel when the process ends, however it ends), whose text names
+// the holder; taking it also removes the temporary directories of saves a killed run left behind.
+#pragma once
+
+#include <string>
+
+namespace baton {
+
+class CheckpointLock {
+ public:
+  // Creates `root` if missing and takes its lock, or throws naming the run that holds it ("pid 1234
+  // on host h since 2026-11-26 14:02:11"). Then removes <root>/.step-*.tmp-* (no save is running:
+  // this process holds the lock and has not saved yet) and sets removed_leftovers().
+  explicit CheckpointLock(const std::string& root);
+  ~CheckpointLock();
+  CheckpointLock(const CheckpointLock&) = delete;
+  CheckpointLock& operator=(const CheckpointLock&) = delete;
+
+  // How many leftover temporary directories were removed.
+  int removed_leftovers() const { return removed_; }
+
+ private:
+  int fd_ = -1;
+  int removed_ = 0;
+};
+
+}  // namespace baton
