@@ -30,9 +30,10 @@ CONFIGURE_ARGS := $(call cmake_option,BATON_CUDA,$(CUDA)) $(call cmake_option,BA
   $(call cmake_option,BATON_MPI,$(MPI)) $(call cmake_option,BATON_WERROR,$(WERROR)) \
   $(call cmake_option,CMAKE_BUILD_TYPE,$(BUILD_TYPE)) $(CMAKE_ARGS)
 
+# $(1): the targets to build (empty: all of them, every test included).
 define configure_and_build
 cmake -S . -B $(BUILD_DIR) -G Ninja $(CONFIGURE_ARGS)
-cmake --build $(BUILD_DIR) -j $(JOBS)
+cmake --build $(BUILD_DIR) -j $(JOBS) $(if $(1),--target $(1))
 endef
 
 .DEFAULT_GOAL := build
@@ -57,7 +58,7 @@ build:
 	$(configure_and_build)
 
 demo: deps
-	$(configure_and_build)
+	$(call configure_and_build,baton_cli)
 	$(BATON) devices
 	$(BATON) make-dataset shapes --out $(BUILD_DIR)/shapes-demo --train 20000 --test 2000
 	$(BATON) train --model resnet20 --data cifar10:$(BUILD_DIR)/shapes-demo $(DEMO_TRAIN_ARGS) $(DEMO_PIPELINE_ARGS) \

@@ -1,8 +1,11 @@
 // ParallelConfig JSON reading and checks (see parallel_config.h).
 #include "parallel/parallel_config.h"
 
+#include <algorithm>
+
 #include "parallel/cluster.h"
 #include "parallel/dp/model_averaging.h"
+#include "parallel/partitioner.h"
 #include "parallel/pipeline/stage_sync.h"
 #include "parallel/schedule.h"
 #include "runtime/core/error.h"
@@ -110,6 +113,9 @@ void check_parallel_config(const ParallelConfig& p, const TrainConfig& config) {
               p.groups > 1 ? "each group's share of the batch, " : "the batch size ", share);
   (void)parse_schedule_kind(p.schedule);
   (void)parse_grad_sync(p.grad_sync);
+  const std::vector<std::string> partitioners = partitioner_names();
+  BATON_CHECK(std::find(partitioners.begin(), partitioners.end(), p.partitioner) != partitioners.end(),
+              "--partitioner is '", p.partitioner, "', expected uniform, block, antichain or hypergraph");
   BATON_CHECK(p.unused_parameters == "error" || p.unused_parameters == "ready", "--unused-parameters is '",
               p.unused_parameters, "', expected 'error' or 'ready'");
 }

@@ -11,10 +11,15 @@
 
 namespace {
 
-// CLI11's messages, some of several lines, on one ("line one; line two").
+// A message of several lines (CLI11's; a baton::Error with its context lines) on one: "line one;
+// line two".
 std::string one_line(std::string text) {
   while (!text.empty() && text.back() == '\n') text.pop_back();
-  for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at)) text.replace(at, 1, "; ");
+  for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at)) {
+    size_t end = at + 1;
+    while (end < text.size() && text[end] == ' ') ++end;  // an error's context lines are indented
+    text.replace(at, end - at, "; ");
+  }
   return text;
 }
 
@@ -47,10 +52,10 @@ int main(int argc, char** argv) {
                  command_of(app).c_str());
     return 1;
   } catch (const baton::Error& e) {
-    std::fprintf(stderr, "baton: error: %s\n", e.what());
+    std::fprintf(stderr, "baton: error: %s\n", one_line(e.what()).c_str());
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "baton: unexpected error: %s\n", e.what());
+    std::fprintf(stderr, "baton: unexpected error: %s\n", one_line(e.what()).c_str());
     return 1;
   }
   return 0;

@@ -7,6 +7,7 @@
 
 #include "parallel/analytic_profile.h"
 #include "parallel/profiler.h"
+#include "runtime/core/atomic_file.h"
 #include "runtime/core/error.h"
 #include "tools/commands.h"
 #include "tools/device_flag.h"
@@ -47,6 +48,7 @@ std::vector<int> profile_batch_sizes(const ProfileFlags& f) {
 
 void run_profile(const ProfileFlags& f) {
   BATON_CHECK(!f.out.empty(), "--out FILE is required");
+  check_file_writable(f.out, "profile");  // before minutes of measuring
   BATON_CHECK(f.device.empty() || f.device_spec.empty(),
               "give --device (measure) or --device-spec (analytic), not both");
   std::string title;

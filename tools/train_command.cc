@@ -10,10 +10,14 @@
 #include "layers/builtin_layers.h"
 #include "models/model_registry.h"
 #include "parallel/comm/launch_environment.h"
+#include "runtime/core/atomic_file.h"
 #include "runtime/core/device_info.h"
 #include "runtime/core/error.h"
 #include "runtime/data/dataset.h"
 #include "runtime/graph/json_fields.h"
+#include "runtime/train/lr_schedule.h"
+#include "runtime/train/optimizer.h"
+#include "runtime/train/safetensors.h"
 #include "runtime/train/trainer.h"
 #include "tools/commands.h"
 #include "tools/device_flag.h"
@@ -37,6 +41,18 @@ std::string file_resume_dir(const nlohmann::json& file) {
   return file.contains("checkpoint_dir") && file["checkpoint_dir"].is_string()
              ? file["checkpoint_dir"].get<std::string>()
              : "";
+}
+
+// Every output path and setting that would otherwise fail after profiling, or after the whole run.
+void check_before_training(const TrainConfig& config, const parallel::ParallelConfig& pipeline) {
+  if (!config.metrics.empty()) check_file_writable(config.metrics, "metrics file");
+  if (!pipeline.trace.empty()) check_file_writable(pipeline.trace, "trace");
+  if (!config.checkpoint_dir.empty()) check_directory_writable(config.checkpoint_dir, "checkpoint directory");
+  check_optimizer_config(config.optimizer, "optimizer");
+  if (!config.weights.empty()) (void)SafetensorsFile(config.weights);  // its header, checked in full
+  nlohmann::json schedule = config.lr_schedule;  // the run's length is known later; any will do here
+  if (!schedule.contains("total_steps")) schedule["total_steps"] = config.steps > 0 ? config.steps : int64_t{1} << 40;
+  (void)LrSchedule::from_json(schedule, "lr_schedule");
 }
 
 int run_train(CLI::App& cmd, TrainFlags& f) {
@@ -173,6 +189,7 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
     parallel::check_parallel_config(pipeline, config);
     BATON_CHECK(!given("--devices") || !given("--device"), "give --devices LIST or --device, not both");
   }
+  check_before_training(config, pipeline);
 
   const Device device = pipelined ? Device::cpu() : pick_device(config.device);
   const std::unique_ptr<data::Dataset> train_set = data::open_dataset(config.data, data::Split::train, config.seed);

@@ -81,4 +81,51 @@ void sync_directory(const std::string& directory) {
   BATON_CHECK(synced, "cannot flush directory '", directory, "': ", std::strerror(err));
 }
 
+namespace {
+
+// Creates and removes a probe file in `dir`; the error, or "".
+std::string probe_directory(const std::filesystem::path& dir) {
+  std::string pattern = (dir / ".baton-write-probe-XXXXXX").string();
+  const int fd = ::mkstemp(pattern.data());
+  if (fd < 0) return std::strerror(errno);
+  ::close(fd);
+  ::unlink(pattern.c_str());
+  return "";
+}
+
+}  // namespace
+
+void check_file_writable(const std::string& path, std::string_view what) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code ec;
+  BATON_CHECK(fs::is_directory(dir, ec), "cannot write the ", what, " '", path, "': ", dir.string(),
+              fs::exists(dir, ec) ? " is not a directory" : " does not exist");
+  if (fs::exists(target, ec)) {
+    BATON_CHECK(fs::is_regular_file(target, ec), "cannot write the ", what, " '", path, "': it is not a regular file");
+    BATON_CHECK(::access(path.c_str(), W_OK) == 0, "cannot write the ", what, " '", path, "': ", std::strerror(errno));
+  }
+  const std::string problem = probe_directory(dir);
+  BATON_CHECK(problem.empty(), "cannot write the ", what, " '", path, "': cannot create files in ", dir.string(), " (",
+              problem, ")");
+}
+
+void check_directory_writable(const std::string& path, std::string_view what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path dir(path);
+  if (fs::exists(dir, ec)) {
+    BATON_CHECK(fs::is_directory(dir, ec), "cannot use the ", what, " '", path, "': it is not a directory");
+  } else {
+    dir = fs::absolute(dir, ec).parent_path();
+    while (!dir.empty() && !fs::exists(dir, ec)) dir = dir.parent_path();
+    BATON_CHECK(fs::is_directory(dir, ec), "cannot create the ", what, " '", path, "': ", dir.string(),
+                " is not a directory");
+  }
+  const std::string problem = probe_directory(dir);
+  BATON_CHECK(problem.empty(), "cannot use the ", what, " '", path, "': cannot create files in ", dir.string(), " (",
+              problem, ")");
+}
+
 }  // namespace baton

@@ -34,6 +34,14 @@ class AtomicFileWriter {
   bool committed_ = false;
 };
 
+// Checks, before a run starts, that a file can be written at `path` later: its directory exists
+// and a file can be created in it (a probe file, removed at once), and an existing `path` is a
+// writable regular file. Errors: "cannot write the WHAT 'PATH': ...".
+void check_file_writable(const std::string& path, std::string_view what);
+// The same for a directory that is created when missing: the nearest existing ancestor must take
+// a new entry, an existing `path` must be a directory taking a new file.
+void check_directory_writable(const std::string& path, std::string_view what);
+
 // Flushes a directory's entries to disk, so that a file created or renamed in it survives a crash.
 void sync_directory(const std::string& directory);
 

@@ -26,7 +26,9 @@ int64_t Shape::operator[](int axis) const { return dims_[static_cast<size_t>(nor
 
 int64_t Shape::numel() const {
   int64_t n = 1;
-  for (int64_t d : dims_) n *= d;
+  for (int64_t d : dims_) {
+    BATON_CHECK(!__builtin_mul_overflow(n, d, &n), "shape ", str(), " has more than 2^63 elements");
+  }
   return n;
 }
 

@@ -1,6 +1,8 @@
 // SGD and AdamW over flat parameter buffers.
 #include "runtime/train/optimizer.h"
 
+#include <variant>
+
 #include "kernels/optimizer.h"
 #include "runtime/core/error.h"
 #include "runtime/graph/json_config.h"
@@ -95,9 +97,10 @@ nlohmann::json AdamW::config() const {
           {"decay_bias_and_bn", config_.decay_bias_and_bn}};
 }
 
-std::unique_ptr<Optimizer> make_optimizer(const nlohmann::json& config, ParamStore& params, Context& ctx,
-                                          std::string_view where) {
-  const std::string what(where);
+namespace {
+
+// The optimiser's type and settings from its JSON config, checked; errors name `what`.
+std::variant<SgdConfig, AdamWConfig> optimizer_settings(const nlohmann::json& config, const std::string& what) {
   BATON_CHECK(config.is_object() && config.contains("type") && config["type"].is_string(), what,
               ": optimiser config needs a \"type\": \"sgd\" or \"adamw\"");
   const std::string type = config["type"].get<std::string>();
@@ -116,7 +119,7 @@ std::unique_ptr<Optimizer> make_optimizer(const nlohmann::json& config, ParamSto
     BATON_CHECK(s.weight_decay >= 0, what, ": weight_decay must be >= 0, got ", s.weight_decay);
     BATON_CHECK(!s.nesterov || (s.momentum > 0 && s.dampening == 0), what,
                 ": nesterov needs momentum > 0 and dampening 0");
-    return std::make_unique<Sgd>(params, ctx, s);
+    return s;
   }
   if (type == "adamw") {
     JsonConfig c(config, what, {"type", "beta1", "beta2", "eps", "weight_decay", "decay_bias_and_bn"});
@@ -130,9 +133,22 @@ std::unique_ptr<Optimizer> make_optimizer(const nlohmann::json& config, ParamSto
                 ": beta1 and beta2 must be in [0, 1)");
     BATON_CHECK(a.eps > 0, what, ": eps must be > 0, got ", a.eps);
     BATON_CHECK(a.weight_decay >= 0, what, ": weight_decay must be >= 0, got ", a.weight_decay);
-    return std::make_unique<AdamW>(params, ctx, a);
+    return a;
   }
   BATON_FAIL(what, ": field 'type' is \"", type, "\", expected \"sgd\" or \"adamw\"");
+}
+
+}  // namespace
+
+void check_optimizer_config(const nlohmann::json& config, std::string_view where) {
+  (void)optimizer_settings(config, std::string(where));
+}
+
+std::unique_ptr<Optimizer> make_optimizer(const nlohmann::json& config, ParamStore& params, Context& ctx,
+                                          std::string_view where) {
+  const auto settings = optimizer_settings(config, std::string(where));
+  if (const auto* sgd = std::get_if<SgdConfig>(&settings)) return std::make_unique<Sgd>(params, ctx, *sgd);
+  return std::make_unique<AdamW>(params, ctx, std::get<AdamWConfig>(settings));
 }
 
 }  // namespace baton

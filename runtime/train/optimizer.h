@@ -81,5 +81,7 @@ class AdamW final : public Optimizer {
 // Errors name `where` and the field.
 std::unique_ptr<Optimizer> make_optimizer(const nlohmann::json& config, ParamStore& params, Context& ctx,
                                           std::string_view where);
+// The same checks of `config` alone, before a run builds anything.
+void check_optimizer_config(const nlohmann::json& config, std::string_view where);
 
 }  // namespace baton

@@ -1,0 +1,177 @@
+// The catalogue of bad inputs: every command refuses each with exit code 1 and one line on stderr
+// that names the file or flag, the field and what was expected, and leaves a run's checkpoint
+// directory exactly as it was. Table-driven; each row is a user's (or an adversary's) mistake.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tests/tools/cli_test.h"
+
+namespace baton::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct BadInput {
+  std::string args;      // after `baton`; $D is the test directory
+  std::string expected;  // in the one-line message; $D likewise
+};
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+// Every entry under `root`: path -> size and modification time.
+std::map<std::string, std::string> tree_of(const fs::path& root) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    const auto stamp = e.last_write_time().time_since_epoch().count();
+    out[e.path().string()] =
+        (e.is_regular_file() ? std::to_string(e.file_size()) : "dir") + "@" + std::to_string(stamp);
+  }
+  return out;
+}
+
+void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+constexpr const char* kTrain = "train --eval-every 0 ";
+
+const std::vector<BadInput> kCases = {
+    // Numbers on the command line: never wrapped, clamped or truncated.
+    {"--seed -1", "--seed: must be a whole number from 0 up, got -1"},
+    {"--steps 99999999999999999999", "--steps: must be a whole number from 0 up"},
+    {"--epochs -1", "--epochs: must be a whole number from 0 up, got -1"},
+    {"--workers 0", "--workers: must be a whole number from 1 to 256, got 0"},
+    {"--workers 4294967297", "--workers: must be a whole number from 1 to 256"},
+    {"--batch-size 0", "--batch-size: must be a whole number from 1 up, got 0"},
+    {"--batch-size 2.5", "--batch-size: must be a whole number from 1 up, got 2.5"},
+    {"--keep-checkpoints 0", "--keep-checkpoints: must be a whole number from 1"},
+    {"--checkpoint-every -1", "--checkpoint-every: must be a whole number from 0 up"},
+    {"--lr -1", "--lr: must be a number >= 0, got -1"},
+    {"--lr nan", "--lr: must be a number >= 0, got nan"},
+    {"--lr inf", "--lr: must be a number >= 0, got inf"},
+    {"--momentum -0.5", "--momentum: must be a number >= 0"},
+    {"--weight-decay -1", "--weight-decay: must be a number >= 0"},
+    {"--warmup-steps -4", "--warmup-steps: must be a whole number from 0 up"},
+    {"--label-smoothing 1.5", "label_smoothing must be in [0, 1), got 1.5"},
+    {"--stages 0", "--stages: must be a whole number from 1"},
+    {"--stages 2 --micro-batches 0", "--micro-batches: must be a whole number from 1"},
+    // Flags that contradict each other or miss their partner.
+    {"--model vgg11 --model-spec $D/spec_dup.json", "name two models: give one"},
+    {"--micro-batches 4", "need --stages"},
+    {"--grad-sync partition", "--grad-sync needs --groups G"},
+    {"--model-averaging bmuf", "need --data-parallel N"},
+    {"--unused-parameters ready", "--unused-parameters needs --data-parallel N or --groups G"},
+    {"--data-parallel 2 --stages 2", "--data-parallel with pipeline settings"},
+    {"--weights $D/ck/step-00000001/model.safetensors --resume $D/ck", "give one, not both"},
+    {"--resume $D/ck --checkpoint-dir $D/elsewhere", "give one (a resumed run keeps saving where it resumes from)"},
+    {"--nosuchflag", "The following argument was not expected: --nosuchflag"},
+    {"--optimizer rmsprop", "--optimizer: rmsprop not in {sgd,adamw}"},
+    // Names that do not exist.
+    {"--model nosuchmodel", "nosuchmodel"},
+    {"--data nosuchdata", "nosuchdata"},
+    {"--data cifar10:$D/nowhere", "$D/nowhere"},
+    {"--lr-schedule zigzag", "lr_schedule: field 'type' is \"zigzag\""},
+    {"--optimizer adamw --momentum 0.9", "optimizer: unknown field 'momentum'"},
+    {"--stages 2 --partitioner magic", "--partitioner is 'magic', expected uniform, block, antichain or hypergraph"},
+    {"--stages 2 --schedule zigzag", "unknown schedule 'zigzag'"},
+    {"--stages 2 --groups 2 --grad-sync sometimes", "sometimes"},
+    {"--model-spec $D/missing.json", "$D/missing.json: cannot open the model spec"},
+    {"--weights $D/missing.safetensors", "$D/missing.safetensors"},
+    {"--weights $D/notjson.json", "$D/notjson.json"},
+    // Config files and specs: syntax, duplicates, depth, types, ranges, unknown fields.
+    {"--config $D/missing.json", "$D/missing.json: cannot open the config file"},
+    {"--config $D/notjson.json", "$D/notjson.json: not valid JSON"},
+    {"--config $D/dup.json", "$D/dup.json: the key 'model' appears twice in one object"},
+    {"--config $D/deep.json", "$D/deep.json: nested deeper than 256 levels"},
+    {"--config $D/unknown.json", "unknown field 'batch_sise'"},
+    {"--config $D/wrongtype.json", "'steps'"},
+    {"--config $D/workers_wrap.json", "'workers'"},
+    {"--config $D/negative_seed.json", "'seed'"},
+    {"--config $D/huge_steps.json", "'steps'"},
+    {"--config $D/parallel_unknown.json", "unknown field 'micro_batch'"},
+    {"--model-spec $D/spec_dup.json", "$D/spec_dup.json: the key 'nodes' appears twice in one object"},
+    {"--model-spec $D/deep.json", "$D/deep.json: nested deeper than 256 levels"},
+    // Output paths that cannot be written: refused before anything runs.
+    {"--metrics $D/plain.txt/m.jsonl",
+     "cannot write the metrics file '$D/plain.txt/m.jsonl': $D/plain.txt is not a directory"},
+    {"--checkpoint-dir $D/plain.txt/ck", "cannot create the checkpoint directory '$D/plain.txt/ck'"},
+    {"--stages 2 --trace $D/plain.txt/t.json", "cannot write the trace '$D/plain.txt/t.json'"},
+    {"--stages 2 --trace $D/nowhere/t.json", "$D/nowhere does not exist"},
+    // Resuming what is not the run's newest complete checkpoint, or contradicting it.
+    {"--resume $D/ck --batch-size 16", "was trained with batch_size 8, this command asks for 16"},
+    {"--resume $D/ck --data shapes", "was trained with data synthetic:3x8x8:4:64"},
+    {"--resume $D/ck --seed 9", "was trained with seed 0, this command asks for 9"},
+    {"--resume $D/ck/step-00000001", "a newer checkpoint, $D/ck/step-00000002, follows it"},
+    {"--resume $D/incomplete", "no complete checkpoint, only incomplete ones: step-00000003 (no model.safetensors)"},
+    {"--resume $D/notes", "holds files but no checkpoint"},
+};
+
+// Commands other than train (their arguments complete).
+const std::vector<BadInput> kOtherCommands = {
+    {"", "A subcommand is required"},
+    {"bench nosuch", "A subcommand is required (baton bench --help lists the options)"},
+    {"plan --model resnet20 --batch -1", "--batch: must be a number > 0, got -1"},
+    {"plan --model resnet20 --memory-cap nan", "--memory-cap: must be a number > 0, got nan"},
+    {"plan --model resnet20 --stages 2 --partitioner magic", "magic"},
+    {"plan --model resnet20 --cluster $D/dup.json", "$D/dup.json: the key 'model' appears twice in one object"},
+    {"plan --profile $D/deep.json", "$D/deep.json: nested deeper than 256 levels"},
+    {"profile --model resnet20 --warmup -3", "--warmup: must be a number >= 0, got -3"},
+    {"profile --model resnet20 --out $D/plain.txt/p.json", "cannot write the profile '$D/plain.txt/p.json'"},
+    {"info --model resnet20 --batch 0", "--batch"},
+    {"info --model resnet20 --batch 18446744073709551615", "--batch"},
+    {"info --model resnet20 --batch 8 --input 3x1073741824x1073741824", "has more than 2^63 elements"},
+    {"info --model-spec $D/spec_dup.json", "the key 'nodes' appears twice in one object"},
+    {"export-spec --model resnet20 --out $D/plain.txt/s.json", "$D/plain.txt/s.json"},
+    {"make-dataset --out $D/data --train 2", "--train"},
+};
+
+class BadInputs : public CliTest {
+ protected:
+  void SetUp() override {
+    const fs::path d = dir_;
+    write(d / "plain.txt", "a file, not a directory\n");
+    write(d / "notjson.json", "{\"model\": ");
+    write(d / "dup.json", R"({"model": "resnet20", "model": "vgg11"})");
+    write(d / "deep.json", std::string(100000, '[') + std::string(100000, ']'));
+    write(d / "unknown.json", R"({"batch_sise": 8})");
+    write(d / "wrongtype.json", R"({"steps": "ten"})");
+    write(d / "workers_wrap.json", R"({"workers": 4294967297})");
+    write(d / "negative_seed.json", R"({"seed": -3})");
+    write(d / "huge_steps.json", R"({"steps": 18446744073709551615})");
+    write(d / "parallel_unknown.json", R"({"parallel": {"stages": 2, "micro_batch": 2}})");
+    write(d / "spec_dup.json", R"({"inputs": [], "nodes": [], "nodes": []})");
+    fs::create_directories(d / "incomplete" / "step-00000003");
+    fs::create_directories(d / "notes");
+    write(d / "notes" / "readme.txt", "not a checkpoint\n");
+    // A run's checkpoint directory, which no bad input may touch.
+    const CliResult run = run_baton(
+        std::string(kTrain) +
+        "--data synthetic:3x8x8:4:64 --batch-size 8 --workers 1 --steps 2 --checkpoint-every 1 --checkpoint-dir " +
+        (d / "ck").string());
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+  }
+
+  void expect_refused(const std::string& args, const std::string& expected) {
+    const std::string d = dir_.string();
+    const auto before = tree_of(dir_ / "ck");
+    expect_one_line_error(replace_all(args, "$D", d), replace_all(expected, "$D", d));
+    EXPECT_EQ(tree_of(dir_ / "ck"), before) << args;
+    EXPECT_FALSE(fs::exists(dir_ / "elsewhere")) << args;
+  }
+};
+
+TEST_F(BadInputs, EveryCommandRefusesEachWithOneLineAndExitCode1) {
+  for (const BadInput& c : kCases) expect_refused(kTrain + c.args, c.expected);
+  for (const BadInput& c : kOtherCommands) expect_refused(c.args, c.expected);
+  EXPECT_GE(kCases.size() + kOtherCommands.size(), 60u);
+}
+
+}  // namespace
+}  // namespace baton::cli
