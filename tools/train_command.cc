@@ -75,6 +75,7 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   std::optional<TrainConfig> stored;
   if (!resume_dir.empty()) {
     resume = find_resume_point(resume_dir);
+    std::fputs(resume->warning.c_str(), stderr);
     if (resume->checkpoint) config = *(stored = stored_config(*resume->checkpoint));
   }
   if (!file.is_null()) config.update_from_json(file, f.config_file);

@@ -54,15 +54,23 @@ ResumePoint find_resume_point(const std::string& dir) {
     BATON_CHECK(fs::equivalent(newest, path, ec), "--resume ", dir, ": a newer checkpoint, ", newest,
                 ", follows it; --resume ", path.parent_path().string(),
                 " continues the newest (to go back to this one, move the newer ones out of the directory first)");
-    return {path.parent_path().string(), newest};
+    return {path.parent_path().string(), newest, ""};
   }
-  if (!fs::exists(path, ec)) return {dir, std::nullopt};
+  if (!fs::exists(path, ec)) return {dir, std::nullopt, ""};
   BATON_CHECK(fs::is_directory(path, ec), "--resume ", dir, ": not a directory (expected a checkpoint directory)");
   const CheckpointManager manager(dir, 0);
-  if (const std::optional<std::string> newest = manager.latest()) return {dir, newest};
   std::vector<std::string> incomplete;
   bool other_files = false;
   survey(path, incomplete, other_files);
+  if (const std::optional<std::string> newest = manager.latest()) {
+    ResumePoint point{dir, newest, ""};
+    const std::string newest_name = fs::path(*newest).filename().string();
+    for (const std::string& name : incomplete) {
+      if (name > newest_name) point.warning += "warning: passing over the incomplete " + name + "\n";
+    }
+    if (!point.warning.empty()) point.warning += "warning: resuming from " + *newest + ", the newest complete one\n";
+    return point;
+  }
   if (!incomplete.empty()) {
     std::string list;
     for (const std::string& name : incomplete) list += (list.empty() ? "" : ", ") + name;
@@ -72,7 +80,7 @@ ResumePoint find_resume_point(const std::string& dir) {
   BATON_CHECK(!other_files, "--resume ", dir,
               ": holds files but no checkpoint (no step-… directory): is it the checkpoint directory? (a new run "
               "resumes from an empty or missing directory)");
-  return {dir, std::nullopt};
+  return {dir, std::nullopt, ""};
 }
 
 TrainConfig stored_config(const std::string& checkpoint) {

@@ -13,6 +13,7 @@ namespace baton::cli {
 struct ResumePoint {
   std::string root;                       // the run's checkpoint directory (new checkpoints go there)
   std::optional<std::string> checkpoint;  // the one to continue; none: no checkpoint yet, a new run
+  std::string warning;                    // a line to print: newer step-… directories are incomplete and passed over
 };
 
 // DIR is a checkpoint directory (its newest complete step-… is continued) or one of its step-…

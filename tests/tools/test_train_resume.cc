@@ -55,6 +55,17 @@ TEST_F(TrainResume, OverridesThatContradictTheCheckpointAreRefused) {
   EXPECT_FALSE(fs::exists(dir_ / "elsewhere"));
 }
 
+// The newest step-… directory lost a file: the run resumes from the newest complete one, saying so.
+TEST_F(TrainResume, AnIncompleteNewestCheckpointIsPassedOverAloud) {
+  fs::remove(ckpt_ + "/step-00000002/optimizer.safetensors");
+  const CliResult resumed = run_baton("train --resume " + ckpt_ + " --steps 2");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("warning: passing over the incomplete step-00000002 (no optimizer.safetensors)"),
+            std::string::npos)
+      << resumed.err;
+  EXPECT_NE(resumed.out.find("resumed from " + ckpt_ + "/step-00000001 at step 1"), std::string::npos) << resumed.out;
+}
+
 TEST_F(TrainResume, DirectoriesThatAreNotTheNewestCheckpointStartNothing) {
   expect_one_line_error("train --resume " + ckpt_ + "/step-00000001",
                         "a newer checkpoint, " + ckpt_ + "/step-00000002, follows it");
