@@ -86,7 +86,9 @@ class InprocCommunicator final : public HostCommunicator {
   }
 
   WorkHandle send(const Tensor& tensor, int peer, const Stream& stream) override {
-    const auto [seq, what] = number_send(tensor, peer);
+    const PointToPoint numbered = number_send(tensor, peer);
+    const uint64_t seq = numbered.seq;  // a plain variable: clang 14 cannot capture a structured binding
+    const std::string& what = numbered.what;
     auto work = std::make_shared<PendingWork>(
         what, timeout(), [group = group_, from = rank(), to = peer, seq](const PendingWork& w) {
           if (w.done()) return;
@@ -107,8 +109,9 @@ class InprocCommunicator final : public HostCommunicator {
   }
 
   WorkHandle recv(const Tensor& tensor, int peer, const Stream& stream) override {
-    const auto [seq, what] = number_recv(tensor, peer);
-    auto work = make_work(what);
+    const PointToPoint numbered = number_recv(tensor, peer);
+    const uint64_t seq = numbered.seq;
+    auto work = make_work(numbered.what);
     thread_.post(
         [group = group_, to = rank(), peer, seq, tensor, work, timeout = timeout(), ready = StreamReady(stream)] {
           run_and_report(*work, [&] {

@@ -2,8 +2,6 @@
 // once; loads and stores parameters; each step and evaluation is one PipelineRun.
 #include "parallel/pipeline/pipeline_executor.h"
 
-#include <algorithm>
-#include <set>
 #include <string>
 
 #include "kernels/deferred_checks.h"
@@ -113,25 +111,6 @@ void check_group_sync(const GroupSync& sync, const Schedule& schedule,
   }
 }
 
-// Across processes: the links to the other positions; on GPUs one per direction of every pair of
-// positions whose stages exchange values (activations one way, gradients the other).
-std::unique_ptr<const PipelineLinks> make_links(comm::Communicator& processes, const PipelineRouting& routing,
-                                                const std::vector<int>& positions,
-                                                const std::vector<std::unique_ptr<PipelineStage>>& stages) {
-  const auto local = std::find_if(stages.begin(), stages.end(), [](const auto& stage) { return stage != nullptr; });
-  if (local == stages.end() || !(*local)->device().is_cuda()) return std::make_unique<PipelineLinks>(processes);
-  std::set<PipelineLinks::Pair> pairs;
-  for (size_t s = 0; s < routing.consumers().size(); ++s) {
-    for (int consumer : routing.consumers()[s]) {
-      const int from = positions[s], to = positions.at(static_cast<size_t>(consumer));
-      if (from == to) continue;
-      pairs.insert({from, to});
-      pairs.insert({to, from});
-    }
-  }
-  return std::make_unique<PipelineLinks>(processes, pairs, (*local)->device());
-}
-
 }  // namespace
 
 PipelineExecutor::PipelineExecutor(const Graph& graph, Plan plan, Schedule schedule, std::vector<Device> devices,
@@ -142,7 +121,7 @@ PipelineExecutor::PipelineExecutor(const Graph& graph, Plan plan, Schedule sched
   check_processes(options_.processes.get(), schedule_, stage_positions_);
   stages_ = make_stages(graph_, plan_, devices, options_, stage_positions_);
   routing_ = std::make_unique<const PipelineRouting>(graph_, stage_ends(graph_, plan_, stages_), std::move(consumers));
-  if (options_.processes) links_ = make_links(*options_.processes, *routing_, stage_positions_, stages_);
+  if (options_.processes) links_ = make_pipeline_links(*options_.processes, *routing_, stage_positions_, stages_);
   check_group_sync(options_.group_sync, schedule_, stages_);
   if (options_.group_sync.active() && options_.group_sync.strategy == GradSyncStrategy::bucket) {
     for (auto& stage : stages_)

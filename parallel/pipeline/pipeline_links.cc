@@ -1,6 +1,9 @@
 // PipelineLinks: the pipeline's own communicator on CPUs, a two-rank NCCL communicator per directed
-// link on GPUs (split from the pipeline's, which carries the NCCL unique id).
+// link on GPUs (split from the pipeline's, which carries the NCCL unique id), and the links a pipeline
+// needs.
 #include "parallel/pipeline/pipeline_links.h"
+
+#include <algorithm>
 
 #include "parallel/comm/nccl_communicator.h"
 #include "runtime/core/error.h"
@@ -24,6 +27,23 @@ PipelineLinks::PipelineLinks(comm::Communicator& pipeline, const std::set<Pair>&
 }
 
 PipelineLinks::~PipelineLinks() = default;
+
+std::unique_ptr<const PipelineLinks> make_pipeline_links(comm::Communicator& processes, const PipelineRouting& routing,
+                                                         const std::vector<int>& positions,
+                                                         const std::vector<std::unique_ptr<PipelineStage>>& stages) {
+  const auto local = std::find_if(stages.begin(), stages.end(), [](const auto& stage) { return stage != nullptr; });
+  if (local == stages.end() || !(*local)->device().is_cuda()) return std::make_unique<PipelineLinks>(processes);
+  std::set<PipelineLinks::Pair> pairs;
+  for (size_t s = 0; s < routing.consumers().size(); ++s) {
+    for (int consumer : routing.consumers()[s]) {
+      const int from = positions[s], to = positions.at(static_cast<size_t>(consumer));
+      if (from == to) continue;
+      pairs.insert({from, to});
+      pairs.insert({to, from});
+    }
+  }
+  return std::make_unique<PipelineLinks>(processes, pairs, (*local)->device());
+}
 
 PeerLink PipelineLinks::find(const Pair& pair, int peer) const {
   if (shared_ != nullptr) return {shared_, peer};

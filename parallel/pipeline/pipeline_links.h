@@ -11,8 +11,11 @@
 #include <memory>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "parallel/comm/communicator.h"
+#include "parallel/pipeline/routing.h"
+#include "parallel/pipeline/stage.h"
 #include "runtime/core/device.h"
 
 namespace baton::parallel {
@@ -47,5 +50,12 @@ class PipelineLinks {
   std::map<Pair, std::unique_ptr<comm::Communicator>> pairs_;  // GPUs: this position's links
   int position_ = -1;
 };
+
+// The links of a pipeline across processes (`processes`: its communicator, rank = position): the
+// host communicator itself for CPU stages; for GPU stages one NCCL link per direction of every pair
+// of positions whose stages exchange values (activations one way, gradients the other).
+std::unique_ptr<const PipelineLinks> make_pipeline_links(comm::Communicator& processes, const PipelineRouting& routing,
+                                                         const std::vector<int>& positions,
+                                                         const std::vector<std::unique_ptr<PipelineStage>>& stages);
 
 }  // namespace baton::parallel

@@ -84,6 +84,8 @@ class SafetensorsFile {
 
  private:
   void read_bytes(void* dst, size_t count, uint64_t file_offset, const std::string& what) const;
+  // The header length, the header and its entries (the constructor's work once the file is open).
+  void read_and_check_header(const std::string& where);
   void parse_header(const std::string& header, uint64_t data_bytes);
 
   std::string path_;

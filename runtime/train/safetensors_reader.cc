@@ -75,6 +75,16 @@ SafetensorsFile::SafetensorsFile(std::string path) : path_(std::move(path)) {
   const std::string where = "safetensors file '" + path_ + "'";
   fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   BATON_CHECK(fd_ >= 0, "cannot open ", where, ": ", std::strerror(errno));
+  try {
+    read_and_check_header(where);
+  } catch (...) {
+    ::close(fd_);  // the destructor does not run for an object whose constructor threw
+    fd_ = -1;
+    throw;
+  }
+}
+
+void SafetensorsFile::read_and_check_header(const std::string& where) {
   struct stat st {};
   BATON_CHECK(::fstat(fd_, &st) == 0, "cannot read ", where, ": ", std::strerror(errno));
   BATON_CHECK(S_ISREG(st.st_mode), where, " is not a regular file");

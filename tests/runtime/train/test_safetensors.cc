@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "runtime/core/error.h"
@@ -124,6 +125,19 @@ struct CorruptCase {
   std::string bytes;
   const char* expected;  // in the message, besides the path
 };
+
+// A rejected file's descriptor is closed (the fuzzer ran out of descriptors after 20,000 rejections).
+TEST(Safetensors, RejectedFilesLeaveNoDescriptorOpen) {
+  testing::ScratchDir dir("st_fd");
+  const std::string path = dir.file("bad.safetensors");
+  testing::write_file(path, little_endian(100, 8) + "{\"a\":");
+  const auto open_descriptors = [] {
+    return std::distance(std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator());
+  };
+  const auto before = open_descriptors();
+  for (int i = 0; i < 100; ++i) EXPECT_ERROR_MENTIONS("reaches past the end of the file", SafetensorsFile{path});
+  EXPECT_EQ(open_descriptors(), before);
+}
 
 TEST(Safetensors, CorruptFilesAreRejectedWithTheFileAndTheProblem) {
   testing::ScratchDir dir("st_corrupt");
