@@ -2,6 +2,7 @@
 // saved, or saying why not.
 #include "tools/train_resume.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <vector>
 
@@ -15,15 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool is_step_name(const std::string& name) { return name.starts_with("step-"); }
-
-std::string missing_file_of(const fs::path& dir) {
-  std::error_code ec;
-  if (!fs::is_regular_file(dir / kModelFileName, ec)) return std::string(kModelFileName);
-  if (!fs::is_regular_file(dir / kOptimizerFileName, ec)) return std::string(kOptimizerFileName);
-  return "";
-}
-
 // The root's step-… directories that are not complete checkpoints, and whether it holds anything
 // else (hidden entries, such as saves in progress, aside).
 void survey(const fs::path& root, std::vector<std::string>& incomplete, bool& other_files) {
@@ -31,13 +23,15 @@ void survey(const fs::path& root, std::vector<std::string>& incomplete, bool& ot
   for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.starts_with(".")) continue;
-    if (is_step_name(name) && !missing_file_of(it->path()).empty()) {
-      incomplete.push_back(name + " (no " + missing_file_of(it->path()) + ")");
-    } else if (!is_step_name(name)) {
+    if (!CheckpointManager::is_step_directory_name(name)) {
       other_files = true;
+      continue;
     }
+    const std::string missing = CheckpointManager::missing_file(it->path().string());
+    if (!missing.empty()) incomplete.push_back(name + " (no " + missing + ")");
   }
   BATON_CHECK(!ec, "--resume ", root.string(), ": cannot list it: ", ec.message());
+  std::sort(incomplete.begin(), incomplete.end());  // by step: the names have the same width
 }
 
 }  // namespace
@@ -45,8 +39,8 @@ void survey(const fs::path& root, std::vector<std::string>& incomplete, bool& ot
 ResumePoint find_resume_point(const std::string& dir) {
   const fs::path path(dir);
   std::error_code ec;
-  if (is_step_name(path.filename().string()) && fs::is_directory(path, ec)) {
-    const std::string missing = missing_file_of(path);
+  if (CheckpointManager::is_step_directory_name(path.filename().string()) && fs::is_directory(path, ec)) {
+    const std::string missing = CheckpointManager::missing_file(path.string());
     BATON_CHECK(missing.empty(), "--resume ", dir, ": this checkpoint is incomplete (it has no ", missing,
                 "); resume from its directory, ", path.parent_path().string(), ", to continue the newest complete one");
     const CheckpointManager manager(path.parent_path().string(), 0);

@@ -68,6 +68,10 @@ class CheckpointManager {
   std::vector<std::string> list() const;
   // The complete checkpoint with the highest step.
   std::optional<std::string> latest() const;
+  // Whether `name` names a checkpoint directory: "step-" and 8 to 18 digits.
+  static bool is_step_directory_name(const std::string& name);
+  // The checkpoint file that directory `dir` lacks (kModelFileName first), or "" when complete.
+  static std::string missing_file(const std::string& dir);
 
   // Loads checkpoint directory `dir` into `params` and, when given, `optimizer` (state tensors and
   // steps). Everything the headers say is checked first — format, metadata, and every missing,

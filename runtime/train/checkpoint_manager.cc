@@ -37,11 +37,6 @@ int64_t step_of(const std::string& name) {
   return std::stoll(digits);
 }
 
-bool is_complete(const fs::path& dir) {
-  std::error_code ec;
-  return fs::is_regular_file(dir / kModelFileName, ec) && fs::is_regular_file(dir / kOptimizerFileName, ec);
-}
-
 // A hidden directory "<root>/.<name>.tmp-XXXXXX", removed with its contents when destroyed.
 class TemporaryDirectory {
  public:
@@ -158,7 +153,7 @@ std::vector<std::string> CheckpointManager::list() const {
   for (fs::directory_iterator it(root_, ec), end; !ec && it != end; it.increment(ec)) {
     const int64_t step = step_of(it->path().filename().string());
     std::error_code type_ec;
-    if (step >= 0 && it->is_directory(type_ec) && is_complete(it->path()))
+    if (step >= 0 && it->is_directory(type_ec) && CheckpointManager::missing_file(it->path().string()).empty())
       found.emplace_back(step, it->path().string());
   }
   BATON_CHECK(!ec, "cannot list the checkpoint directory '", root_, "': ", ec.message());
@@ -166,6 +161,16 @@ std::vector<std::string> CheckpointManager::list() const {
   std::vector<std::string> out;
   for (auto& f : found) out.push_back(std::move(f.second));
   return out;
+}
+
+bool CheckpointManager::is_step_directory_name(const std::string& name) { return step_of(name) >= 0; }
+
+std::string CheckpointManager::missing_file(const std::string& dir) {
+  std::error_code ec;
+  for (std::string_view file : {kModelFileName, kOptimizerFileName}) {
+    if (!fs::is_regular_file(fs::path(dir) / file, ec)) return std::string(file);
+  }
+  return "";
 }
 
 std::optional<std::string> CheckpointManager::latest() const {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "runtime/core/tensor.h"
+#include "runtime/data/record_file.h"
 #include "runtime/train/staged_copy.h"
 
 namespace baton {
@@ -55,11 +56,6 @@ struct SafetensorsTensorInfo {
 class SafetensorsFile {
  public:
   explicit SafetensorsFile(std::string path);
-  ~SafetensorsFile();
-  SafetensorsFile(SafetensorsFile&& other) noexcept;
-  SafetensorsFile& operator=(SafetensorsFile&& other) noexcept;
-  SafetensorsFile(const SafetensorsFile&) = delete;
-  SafetensorsFile& operator=(const SafetensorsFile&) = delete;
 
   const std::string& path() const { return path_; }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
@@ -83,13 +79,12 @@ class SafetensorsFile {
   void check_finite(const std::string& name) const;
 
  private:
-  void read_bytes(void* dst, size_t count, uint64_t file_offset, const std::string& what) const;
-  // The header length, the header and its entries (the constructor's work once the file is open).
-  void read_and_check_header(const std::string& where);
+  // Bytes at `file_offset`; a file that shrank since it was opened is an error naming it.
+  void read_bytes(void* dst, size_t count, uint64_t file_offset) const;
   void parse_header(const std::string& header, uint64_t data_bytes);
 
   std::string path_;
-  int fd_ = -1;
+  data::RecordFile file_;    // closed with the object, also when its constructor throws
   uint64_t data_start_ = 0;  // file offset of the data section
   std::map<std::string, std::string> metadata_;
   std::vector<std::string> names_;

@@ -1,11 +1,6 @@
 // SafetensorsFile: validates a safetensors header in full, then reads tensors on demand.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "runtime/core/error.h"
@@ -71,27 +66,12 @@ SafetensorsTensorInfo parse_entry(const nlohmann::json& entry, const std::string
 
 }  // namespace
 
-SafetensorsFile::SafetensorsFile(std::string path) : path_(std::move(path)) {
+SafetensorsFile::SafetensorsFile(std::string path) : path_(std::move(path)), file_(path_) {
   const std::string where = "safetensors file '" + path_ + "'";
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  BATON_CHECK(fd_ >= 0, "cannot open ", where, ": ", std::strerror(errno));
-  try {
-    read_and_check_header(where);
-  } catch (...) {
-    ::close(fd_);  // the destructor does not run for an object whose constructor threw
-    fd_ = -1;
-    throw;
-  }
-}
-
-void SafetensorsFile::read_and_check_header(const std::string& where) {
-  struct stat st {};
-  BATON_CHECK(::fstat(fd_, &st) == 0, "cannot read ", where, ": ", std::strerror(errno));
-  BATON_CHECK(S_ISREG(st.st_mode), where, " is not a regular file");
-  const auto file_bytes = static_cast<uint64_t>(st.st_size);
+  const uint64_t file_bytes = file_.size();
   BATON_CHECK(file_bytes >= 8, where, ": the file has ", file_bytes, " bytes, too few for the 8-byte header length");
   unsigned char length_bytes[8];
-  read_bytes(length_bytes, 8, 0, "the header length");
+  read_bytes(length_bytes, 8, 0);
   uint64_t header_bytes = 0;
   for (int i = 7; i >= 0; --i) header_bytes = (header_bytes << 8) | length_bytes[i];
   BATON_CHECK(header_bytes <= kSafetensorsMaxHeaderBytes, where, ": the header length ", header_bytes,
@@ -99,7 +79,7 @@ void SafetensorsFile::read_and_check_header(const std::string& where) {
   BATON_CHECK(header_bytes <= file_bytes - 8, where, ": the header length ", header_bytes,
               " reaches past the end of the file (", file_bytes, " bytes)");
   std::string header(header_bytes, '\0');
-  read_bytes(header.data(), header.size(), 8, "the header");
+  read_bytes(header.data(), header.size(), 8);
   data_start_ = 8 + header_bytes;
   parse_header(header, file_bytes - data_start_);
 }
@@ -141,31 +121,6 @@ void SafetensorsFile::parse_header(const std::string& text, uint64_t data_bytes)
               " of the data section, at its end, belong to no tensor");
 }
 
-SafetensorsFile::~SafetensorsFile() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-SafetensorsFile::SafetensorsFile(SafetensorsFile&& other) noexcept
-    : path_(std::move(other.path_)),
-      fd_(std::exchange(other.fd_, -1)),
-      data_start_(other.data_start_),
-      metadata_(std::move(other.metadata_)),
-      names_(std::move(other.names_)),
-      entries_(std::move(other.entries_)) {}
-
-SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    path_ = std::move(other.path_);
-    fd_ = std::exchange(other.fd_, -1);
-    data_start_ = other.data_start_;
-    metadata_ = std::move(other.metadata_);
-    names_ = std::move(other.names_);
-    entries_ = std::move(other.entries_);
-  }
-  return *this;
-}
-
 const std::string& SafetensorsFile::metadata(const std::string& key) const {
   const auto it = metadata_.find(key);
   BATON_CHECK(it != metadata_.end(), "safetensors file '", path_, "': __metadata__ has no entry '", key, "'");
@@ -194,7 +149,7 @@ void SafetensorsFile::read_into(const std::string& name, const Tensor& dst, cons
               safetensors_dtype_name(dst.dtype()), " ", dst.shape().str());
   uint64_t position = data_start_ + entry.data_begin;
   staging.from_host(dst, stream, [&](void* bytes, size_t count) {
-    read_bytes(bytes, count, position, "tensor '" + name + "'");
+    read_bytes(bytes, count, position);
     position += count;
   });
 }
@@ -214,7 +169,7 @@ void SafetensorsFile::check_finite(const std::string& name) const {
   std::vector<char> piece(std::min<size_t>(kPiece, entry.data_end - entry.data_begin));
   for (uint64_t at = entry.data_begin; at < entry.data_end; at += piece.size()) {
     const size_t count = std::min<size_t>(piece.size(), entry.data_end - at);
-    read_bytes(piece.data(), count, data_start_ + at, "tensor '" + name + "'");
+    read_bytes(piece.data(), count, data_start_ + at);
     const int64_t bad = first_non_finite(piece.data(), static_cast<int64_t>(count / element), entry.dtype);
     BATON_CHECK(bad < 0, "safetensors file '", path_, "': tensor '", name, "' holds ",
                 non_finite_name(piece.data(), bad, entry.dtype), " at element ",
@@ -223,17 +178,8 @@ void SafetensorsFile::check_finite(const std::string& name) const {
   }
 }
 
-void SafetensorsFile::read_bytes(void* dst, size_t count, uint64_t file_offset, const std::string& what) const {
-  auto* p = static_cast<char*>(dst);
-  size_t done = 0;
-  while (done < count) {
-    const ssize_t n = ::pread(fd_, p + done, count - done, static_cast<off_t>(file_offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    BATON_CHECK(n >= 0, "cannot read ", what, " from safetensors file '", path_, "': ", std::strerror(errno));
-    BATON_CHECK(n > 0, "cannot read ", what, " from safetensors file '", path_,
-                "': the file ended early (was it changed while open?)");
-    done += static_cast<size_t>(n);
-  }
+void SafetensorsFile::read_bytes(void* dst, size_t count, uint64_t file_offset) const {
+  file_.read(file_offset, dst, count);
 }
 
 }  // namespace baton
