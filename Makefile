@@ -37,19 +37,21 @@ cmake --build $(BUILD_DIR) -j $(JOBS) $(if $(1),--target $(1))
 endef
 
 .DEFAULT_GOAL := build
-.PHONY: help deps build demo test test-emu bench gpu-check format format-check clean
+.PHONY: help deps build demo test test-emu test-asan test-tsan bench gpu-check format format-check clean
 
 help:
 	@echo "make demo       install missing packages, build, train ResNet-20 on generated shapes data as a 2-stage pipeline, print the accuracy"
 	@echo "make test       install missing packages, build, run every test (ctest -j$(JOBS))"
 	@echo "make test-emu   build the gpu tests for the emulated GPU in build-emu/ (no nvcc needed) and run them (ctest -L gpu)"
+	@echo "make test-asan  clang AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/ (CPU-only, fuzz targets included): cpu tests and fuzz smoke runs"
+	@echo "make test-tsan  ThreadSanitizer build in build-tsan/ (CPU-only) of the suites that run threads (label threads), and run them"
 	@echo "make build      configure and build in $(BUILD_DIR)/ (options: CUDA= CUDA_ARCHS= MPI= WERROR= BUILD_TYPE= CMAKE_ARGS=)"
 	@echo "make deps       install missing Debian packages, Open MPI included unless MPI=OFF (tools/install-deps.sh)"
 	@echo "make bench      kernel benchmark, JSON in $(BUILD_DIR)/bench-kernels.json"
 	@echo "make gpu-check  on a GPU machine: CUDA build in build-gpu/, gpu tests, devices, benchmark"
 	@echo "make format     clang-format the project's sources in place"
 	@echo "make format-check  fail, naming the files, when a source is not clang-formatted (run by .ci/run)"
-	@echo "make clean      remove build/, build-cpu/, build-gpu/ and build-emu/"
+	@echo "make clean      remove build/, build-cpu/, build-gpu/, build-emu/, build-asan/ and build-tsan/"
 
 deps:
 	tools/install-deps.sh $(if $(filter OFF,$(MPI)),--without-mpi)
@@ -76,6 +78,24 @@ test-emu: deps
 	cmake --build $(EMU_BUILD_DIR) -j $(JOBS) --target baton_gpu_tests
 	cd $(EMU_BUILD_DIR) && ctest -L gpu --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
+# Sanitizer builds (cmake/BatonSanitize.cmake, docs/sanitizers.md): CPU-only, without MPI.
+# test-asan: clang with libFuzzer (BATON_FUZZ implies ASan + UBSan), every target; the cpu tests and
+# a smoke run of each fuzz target. test-tsan: only the suites labelled threads, and those.
+ASAN_BUILD_DIR ?= build-asan
+TSAN_BUILD_DIR ?= build-tsan
+sanitizer_configure = cmake -S . -B $(1) -G Ninja -DBATON_CUDA=OFF -DBATON_MPI=OFF $(call cmake_option,BATON_WERROR,$(WERROR)) \
+  -DCMAKE_BUILD_TYPE=$(or $(BUILD_TYPE),Release) $(CMAKE_ARGS)
+test-asan: deps
+	tools/install-deps.sh --with-clang
+	$(call sanitizer_configure,$(ASAN_BUILD_DIR)) -DCMAKE_CXX_COMPILER=clang++ -DBATON_FUZZ=ON
+	cmake --build $(ASAN_BUILD_DIR) -j $(JOBS)
+	cd $(ASAN_BUILD_DIR) && ctest -L 'cpu|fuzz' --no-tests=error --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+test-tsan: deps
+	$(call sanitizer_configure,$(TSAN_BUILD_DIR)) -DBATON_SANITIZE=thread
+	cmake --build $(TSAN_BUILD_DIR) -j $(JOBS) --target baton_threads_tests
+	cd $(TSAN_BUILD_DIR) && ctest -L threads --no-tests=error --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
 bench: build
 	$(BATON) bench kernels --json $(BUILD_DIR)/bench-kernels.json
 
@@ -90,4 +110,4 @@ format-check:
 	CLANG_FORMAT=$(CLANG_FORMAT) tools/check-format.sh
 
 clean:
-	rm -rf $(BUILD_DIR) build-cpu build-gpu build-emu
+	rm -rf $(BUILD_DIR) build-cpu build-gpu build-emu build-asan build-tsan

@@ -45,6 +45,7 @@ void check_whole(std::string_view op, const Context& ctx, const NamedTensor& who
 // [begin, begin + C). to_whole: part -> whole (concat), else whole -> part (split).
 void copy_channels(std::string_view op, Context& ctx, const Tensor& whole, int64_t begin, const Tensor& part,
                    bool to_whole) {
+  if (part.numel() == 0) return;  // nothing to copy; an empty tensor may have no memory at all
   const auto element = static_cast<int64_t>(dtype_size(whole.dtype()));
   const int64_t inner = whole.shape().stride(1) * element;  // bytes of one channel of one row
   const int64_t whole_pitch = whole.size(1) * inner, part_pitch = part.size(1) * inner;

@@ -105,7 +105,9 @@ void run_cpu(Context& ctx, Conv2dPass pass, const Tensor& x, const Tensor& w, co
   }
 }
 
-cuda::ConvArgs conv_args(Conv2dPass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dParams& p) {
+// Unused (and not emitted) in CPU-only builds.
+[[maybe_unused]] cuda::ConvArgs conv_args(Conv2dPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
+                                          const Conv2dParams& p) {
   return {.pass = pass,
           .dtype = x.dtype(),
           .x = x.shape(),

@@ -46,8 +46,9 @@ GemmSizes check_matmul(const Context& ctx, const Tensor& a, const Tensor& b, con
   return {m, n, k};
 }
 
-cuda::GemmArgs gemm_args(const Tensor& a, const Tensor& b, const Tensor& out, bool transpose_a, bool transpose_b,
-                         double alpha, double beta, const GemmSizes& s) {
+// Unused (and not emitted) in CPU-only builds.
+[[maybe_unused]] cuda::GemmArgs gemm_args(const Tensor& a, const Tensor& b, const Tensor& out, bool transpose_a,
+                                          bool transpose_b, double alpha, double beta, const GemmSizes& s) {
   for (const int64_t d : {s.m, s.n, s.k}) {
     BATON_CHECK(d <= INT_MAX, kOp, ": dimension ", d, " is too large for cuBLAS (at most ", INT_MAX, ")");
   }

@@ -156,12 +156,12 @@ LayerCost BatchNorm2d::cost(std::span<const Shape> inputs, DType dtype) const {
     // dx (6).
     c.forward_flops = 7 * n;
     c.backward_flops = 11 * n;
-    c.saved_bytes = inputs[0].numel() * element_bytes + 2 * channel_bytes;
+    c.saved_bytes = inputs[0].bytes(element_bytes) + 2 * channel_bytes;
   } else {
     // Forward: normalise (3). Backward: dx (1), Σdy (1), Σdy·(x − μ) (3).
     c.forward_flops = 3 * n;
     c.backward_flops = 5 * n;
-    c.saved_bytes = inputs[0].numel() * element_bytes;
+    c.saved_bytes = inputs[0].bytes(element_bytes);
   }
   c.param_bytes = options_.affine ? 2 * channel_bytes : 0;
   // CUDA without affine parameters: ones and zeros for cuDNN's γ and β, and scratch parameter

@@ -103,7 +103,7 @@ LayerCost Conv2d::cost(std::span<const Shape> inputs, DType dtype) const {
   c.forward_macs = outputs * static_cast<double>(taps);
   c.forward_flops = 2 * c.forward_macs + (o.bias ? outputs : 0);
   c.backward_flops = 4 * c.forward_macs + (o.bias ? outputs : 0);
-  c.saved_bytes = inputs[0].numel() * element;
+  c.saved_bytes = inputs[0].bytes(element);
   int64_t params = 0;
   for (const TensorSpec& spec : param_specs(inputs)) params += spec.shape.numel();
   c.param_bytes = params * element;

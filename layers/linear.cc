@@ -61,7 +61,7 @@ LayerCost Linear::cost(std::span<const Shape> inputs, DType dtype) const {
   c.forward_macs = outputs * static_cast<double>(options_.in_features);
   c.forward_flops = 2 * c.forward_macs + (options_.bias ? outputs : 0);
   c.backward_flops = 4 * c.forward_macs + (options_.bias ? outputs : 0);
-  c.saved_bytes = inputs[0].numel() * element;
+  c.saved_bytes = inputs[0].bytes(element);
   c.param_bytes =
       (options_.out_features * options_.in_features + (options_.bias ? options_.out_features : 0)) * element;
   return c;

@@ -81,7 +81,7 @@ std::vector<Tensor> SoftmaxCrossEntropy::backward(const BackwardArgs& args) cons
 // scale by 1 / N and scale by the incoming gradient backward. Saves the probabilities.
 LayerCost SoftmaxCrossEntropy::cost(std::span<const Shape> inputs, DType dtype) const {
   const auto n = static_cast<double>(inputs[0].numel());
-  return loss_cost(dtype, 5 * n, 3 * n, inputs[0].numel() * static_cast<int64_t>(dtype_size(dtype)));
+  return loss_cost(dtype, 5 * n, 3 * n, inputs[0].bytes(static_cast<int64_t>(dtype_size(dtype))));
 }
 
 // ---- MSELoss ----
@@ -134,7 +134,7 @@ std::vector<Tensor> MSELoss::backward(const BackwardArgs& args) const {
 // Per element: subtract, square, add forward; one multiply per input gradient backward. Saves the difference.
 LayerCost MSELoss::cost(std::span<const Shape> inputs, DType dtype) const {
   const auto n = static_cast<double>(inputs[0].numel());
-  return loss_cost(dtype, 3 * n, 2 * n, inputs[0].numel() * static_cast<int64_t>(dtype_size(dtype)));
+  return loss_cost(dtype, 3 * n, 2 * n, inputs[0].bytes(static_cast<int64_t>(dtype_size(dtype))));
 }
 
 // ---- registration ----

@@ -100,7 +100,7 @@ std::vector<Tensor> MaxPool2d::backward(const BackwardArgs& args) const {
 LayerCost MaxPool2d::cost(std::span<const Shape> inputs, DType dtype) const {
   const Shape out = infer_shapes(inputs)[0];
   LayerCost c = window_cost(Layer::cost(inputs, dtype), inputs[0], out, geometry_.kernel);
-  c.saved_bytes = out.numel() * static_cast<int64_t>(dtype_size(index_dtype(inputs[0])));
+  c.saved_bytes = out.bytes(static_cast<int64_t>(dtype_size(index_dtype(inputs[0]))));
   return c;
 }
 

@@ -42,7 +42,7 @@ const std::vector<Entry>& entries() {
                                                             {152, "bottlenecks [3, 8, 36, 3]"}}) {
       e.push_back(imagenet("resnet" + std::to_string(depth),
                            "ResNet-" + std::to_string(depth) + " (torchvision, v1.5 strides): " + blocks,
-                           [depth](const ModelOptions& o) { return build_resnet(depth, o); }));
+                           [depth = depth](const ModelOptions& o) { return build_resnet(depth, o); }));
     }
     for (const auto& [depth, config] :
          std::initializer_list<std::pair<int, const char*>>{{11, "A"}, {13, "B"}, {16, "D"}, {19, "E"}}) {
@@ -50,7 +50,7 @@ const std::vector<Entry>& entries() {
         e.push_back(imagenet("vgg" + std::to_string(depth) + (bn ? "_bn" : ""),
                              "VGG-" + std::to_string(depth) + " (torchvision, configuration " + config + ")" +
                                  (bn ? " with batch norm" : ""),
-                             [depth, bn](const ModelOptions& o) { return build_vgg(depth, bn, o); }));
+                             [depth = depth, bn](const ModelOptions& o) { return build_vgg(depth, bn, o); }));
       }
     }
     e.push_back(

@@ -45,16 +45,26 @@ GraphSummary summarize(const Graph& g) {
                   elements(node.layer->param_specs(shapes)),
                   cost.forward_macs,
                   cost.output_bytes};
-    summary.params += s.params;
+    BATON_CHECK(!__builtin_add_overflow(summary.params, s.params, &summary.params),
+                "the graph's parameters up to node '", node.name, "' number more than 2^63");
+    BATON_CHECK(!__builtin_add_overflow(summary.activation_bytes, s.activation_bytes, &summary.activation_bytes),
+                "the graph's activations up to node '", node.name, "' take more than 2^63 bytes");
     summary.macs += s.macs;
-    summary.activation_bytes += s.activation_bytes;
     summary.nodes.push_back(std::move(s));
   }
   return summary;
 }
 
+std::optional<int64_t> whole_macs(double macs) {
+  if (!(macs >= 0 && macs < 0x1p63)) return std::nullopt;
+  return std::llround(macs);
+}
+
 nlohmann::json summary_json(const GraphSummary& summary) {
-  const auto macs = [](double m) { return static_cast<int64_t>(std::llround(m)); };
+  const auto macs = [](double m) -> nlohmann::json {
+    const std::optional<int64_t> whole = whole_macs(m);
+    return whole ? nlohmann::json(*whole) : nlohmann::json(m);
+  };
   nlohmann::json nodes = nlohmann::json::array();
   for (const NodeSummary& s : summary.nodes) {
     nodes.push_back({{"name", s.name},

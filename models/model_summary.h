@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,10 +30,13 @@ struct GraphSummary {
 };
 
 // Costs are taken in the element type of each node's first input.
+// Parameter and activation totals beyond 2^63 are refused (baton::Error naming the node).
 GraphSummary summarize(const Graph& graph);
 // {"params": total, "macs": total, "nodes": [{"name", "type", "output_shape", "params", "macs",
-// "activation_bytes"}, ...]}, MACs rounded to integers.
+// "activation_bytes"}, ...]}, MACs rounded to integers (as a floating-point number beyond 2^63).
 nlohmann::json summary_json(const GraphSummary& summary);
+// MACs rounded to an integer; nothing when the count does not fit in 64 bits.
+std::optional<int64_t> whole_macs(double macs);
 
 struct NamedShape {
   std::string name;

@@ -125,9 +125,9 @@ Plan plan_from_json(const nlohmann::json& json, const Profile& profile, std::str
   Plan plan;
   plan.model = f.string("model", "");
   plan.partitioner = f.string("partitioner", "");
-  plan.batch = static_cast<int>(f.integer("batch"));
-  plan.micro_batches = static_cast<int>(f.integer("micro_batches", 1));
-  plan.chunks_per_device = static_cast<int>(f.integer("chunks_per_device", 1));
+  plan.batch = f.int32("batch");
+  plan.micro_batches = f.int32("micro_batches", 1);
+  plan.chunks_per_device = f.int32("chunks_per_device", 1);
   for (const JsonFields& s : f.objects("stages")) {
     s.allow_only({"nodes", "replicas", "devices"});
     Stage stage;
@@ -137,8 +137,8 @@ Plan plan_from_json(const nlohmann::json& json, const Profile& profile, std::str
       stage.nodes.push_back(it->second);
     }
     std::sort(stage.nodes.begin(), stage.nodes.end());
-    stage.replicas = static_cast<int>(s.integer("replicas", 1));
-    for (int64_t d : s.integers("devices")) stage.devices.push_back(static_cast<int>(d));
+    stage.replicas = s.int32("replicas", 1);
+    stage.devices = s.int32s("devices");
     plan.stages.push_back(std::move(stage));
   }
   try {

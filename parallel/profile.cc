@@ -110,11 +110,7 @@ nlohmann::json profile_to_json(const Profile& p) {
           {"values", values}};
 }
 
-namespace {
-
-std::vector<int> to_ints(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }
-
-}  // namespace
+namespace {}  // namespace
 
 Profile profile_from_json(const nlohmann::json& json, std::string_view source) {
   const JsonFields top(json, source, "");
@@ -126,7 +122,7 @@ Profile profile_from_json(const nlohmann::json& json, std::string_view source) {
   p.device = top.string("device", "");
   p.source = top.string("source", "measured");
   p.dtype = top.string("dtype", "f32");
-  p.batch_sizes = to_ints(top.integers("batch_sizes"));
+  p.batch_sizes = top.int32s("batch_sizes");
   p.optimizer_state_factor = top.non_negative("optimizer_state_factor", 1.0);
   p.optimizer_ms_per_param_byte = top.non_negative("optimizer_ms_per_param_byte", 0.0);
   for (const JsonFields& f : top.objects("nodes")) {
@@ -135,13 +131,13 @@ Profile profile_from_json(const nlohmann::json& json, std::string_view source) {
     ProfiledNode n;
     n.name = f.string("name");
     n.type = f.string("type", "");
-    n.inputs = to_ints(f.integers("inputs"));
-    n.outputs = to_ints(f.integers("outputs"));
+    n.inputs = f.int32s("inputs");
+    n.outputs = f.int32s("outputs");
     n.fwd_ms = f.numbers("fwd_ms");
     n.bwd_ms = f.numbers("bwd_ms");
-    n.param_bytes = static_cast<int64_t>(f.non_negative("param_bytes", 0));
-    n.saved_bytes_per_sample = static_cast<int64_t>(f.non_negative("saved_bytes_per_sample", 0));
-    n.workspace_bytes = static_cast<int64_t>(f.non_negative("workspace_bytes", 0));
+    n.param_bytes = f.non_negative_integer("param_bytes", 0);
+    n.saved_bytes_per_sample = f.non_negative_integer("saved_bytes_per_sample", 0);
+    n.workspace_bytes = f.non_negative_integer("workspace_bytes", 0);
     n.forward_macs_per_sample = f.non_negative("forward_macs_per_sample", 0);
     p.nodes.push_back(std::move(n));
   }
@@ -149,9 +145,9 @@ Profile profile_from_json(const nlohmann::json& json, std::string_view source) {
     f.allow_only({"name", "producer", "consumers", "bytes_per_sample", "graph_output"});
     ProfiledValue v;
     v.name = f.string("name");
-    v.producer = static_cast<int>(f.integer("producer"));
-    v.consumers = to_ints(f.integers("consumers"));
-    v.bytes_per_sample = static_cast<int64_t>(f.non_negative("bytes_per_sample"));
+    v.producer = f.int32("producer");
+    v.consumers = f.int32s("consumers");
+    v.bytes_per_sample = f.non_negative_integer("bytes_per_sample");
     v.graph_output = f.boolean("graph_output", false);
     p.values.push_back(std::move(v));
   }

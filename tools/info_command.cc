@@ -32,6 +32,15 @@ std::string with_commas(int64_t n) {
   return out;
 }
 
+// MACs with commas, or in scientific notation beyond 64 bits.
+std::string mac_text(double macs) {
+  const std::optional<int64_t> whole = models::whole_macs(macs);
+  if (whole) return with_commas(*whole);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3e", macs);
+  return text;
+}
+
 void print_table(const std::string& title, const models::GraphSummary& s) {
   size_t name_width = 5, type_width = 4;
   for (const models::NodeSummary& n : s.nodes) {
@@ -43,11 +52,11 @@ void print_table(const std::string& title, const models::GraphSummary& s) {
               "MACs", "activation bytes");
   for (const models::NodeSummary& n : s.nodes) {
     std::printf("%-*s  %-*s  %-20s %14s %16s %18s\n", nw, n.name.c_str(), tw, n.type.c_str(),
-                n.output_shape.str().c_str(), with_commas(n.params).c_str(), with_commas(std::llround(n.macs)).c_str(),
+                n.output_shape.str().c_str(), with_commas(n.params).c_str(), mac_text(n.macs).c_str(),
                 with_commas(n.activation_bytes).c_str());
   }
   std::printf("%-*s  %-*s  %-20s %14s %16s %18s\n", nw, "total", tw, "", "", with_commas(s.params).c_str(),
-              with_commas(std::llround(s.macs)).c_str(), with_commas(s.activation_bytes).c_str());
+              mac_text(s.macs).c_str(), with_commas(s.activation_bytes).c_str());
   std::printf("%lld nodes; %.2f M parameters, %.2f G MACs, %.1f MiB of activations\n",
               static_cast<long long>(s.nodes.size()), static_cast<double>(s.params) / 1e6, s.macs / 1e9,
               static_cast<double>(s.activation_bytes) / (1024.0 * 1024.0));

@@ -2,7 +2,9 @@
 # Installs the Debian packages baton needs to build and test; safe to run again (idempotent).
 # Open MPI (libopenmpi-dev, openmpi-bin) is installed by default so that the mpi backend is built
 # and its tests run; --without-mpi leaves it out (--with-mpi, the former opt-in, is still accepted).
-# Usage: tools/install-deps.sh [--without-mpi] [--with-format]
+# --with-format adds clang-format (make format); --with-clang adds clang and its sanitizer and libFuzzer
+# runtimes (make test-asan, tools/fuzz.sh).
+# Usage: tools/install-deps.sh [--without-mpi] [--with-format] [--with-clang]
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev
@@ -13,7 +15,8 @@ for option in "$@"; do
     --with-mpi) with_mpi=1 ;;
     --without-mpi) with_mpi=0 ;;
     --with-format) packages+=(clang-format) ;;
-    *) echo "install-deps: unknown option '$option' (expected --without-mpi, --with-mpi or --with-format)" >&2; exit 2 ;;
+    --with-clang) packages+=(clang libclang-rt-dev) ;;
+    *) echo "install-deps: unknown option '$option' (expected --without-mpi, --with-mpi, --with-format or --with-clang)" >&2; exit 2 ;;
   esac
 done
 if [[ $with_mpi -eq 1 ]]; then packages+=(libopenmpi-dev openmpi-bin); fi

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <regex>
 #include <string>
 
 #include "runtime/core/build_config.h"
@@ -21,6 +22,12 @@ std::string one_line(std::string text) {
     text.replace(at, end - at, "; ");
   }
   return text;
+}
+
+// CLI11's wording for a flag given twice ("--steps: At Most 1 required but received 2") in plain words.
+std::string plain_parse_message(const std::string& text) {
+  static const std::regex given_twice(R"(^(\S+): At Most 1 required but received (\d+)$)");
+  return std::regex_replace(text, given_twice, "$1 is given $2 times; give it once");
 }
 
 // " train" for the subcommand that was being parsed, "" before one was named.
@@ -48,8 +55,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::fprintf(stderr, "baton: error: %s (baton%s --help lists the options)\n", one_line(e.what()).c_str(),
-                 command_of(app).c_str());
+    std::fprintf(stderr, "baton: error: %s (baton%s --help lists the options)\n",
+                 plain_parse_message(one_line(e.what())).c_str(), command_of(app).c_str());
     return 1;
   } catch (const baton::Error& e) {
     std::fprintf(stderr, "baton: error: %s\n", one_line(e.what()).c_str());

@@ -25,7 +25,7 @@ ParamLayout stage_layout(const Graph& graph, const std::vector<NodeId>& nodes, D
 
 StageSync::StageSync(PipelineStage& stage, comm::Communicator& comm, const GroupSync& sync,
                      const GradientBuckets* buckets)
-    : stage_(stage), comm_(comm), sync_(sync) {
+    : stage_(stage), comm_(comm) {
   if (sync.strategy != GradSyncStrategy::bucket) return;
   BATON_CHECK(buckets != nullptr, "pipeline stage ", stage.index(), ": the bucket strategy needs the stage's buckets");
   buckets_ = std::make_unique<GradientSync>(*buckets, comm, stage.context().stream(), sync.options);

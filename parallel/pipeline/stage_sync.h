@@ -71,7 +71,6 @@ class StageSync {
  private:
   PipelineStage& stage_;
   comm::Communicator& comm_;
-  const GroupSync& sync_;
   std::unique_ptr<GradientSync> buckets_;  // bucket strategy
   std::vector<size_t> buckets_bytes_;
   comm::WorkHandle whole_;  // partition strategy

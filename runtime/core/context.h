@@ -71,8 +71,8 @@ class Context {
 
  private:
   Stream stream_;
-  cublasContext* cublas_ = nullptr;
-  cudnnContext* cudnn_ = nullptr;
+  [[maybe_unused]] cublasContext* cublas_ = nullptr;  // unused in CPU-only builds
+  [[maybe_unused]] cudnnContext* cudnn_ = nullptr;
   bool allow_tf32_ = false;
   bool deterministic_ = false;
   size_t workspace_limit_ = size_t{1} << 30;

@@ -32,6 +32,12 @@ int64_t Shape::numel() const {
   return n;
 }
 
+int64_t Shape::bytes(int64_t element_bytes) const {
+  int64_t n = 0;
+  BATON_CHECK(!__builtin_mul_overflow(numel(), element_bytes, &n), "shape ", str(), " takes more than 2^63 bytes");
+  return n;
+}
+
 int64_t Shape::stride(int axis) const {
   int64_t s = 1;
   for (int i = rank() - 1; i > normalise_axis(axis); --i) s *= dims_[static_cast<size_t>(i)];

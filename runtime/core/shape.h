@@ -19,6 +19,8 @@ class Shape {
   int64_t operator[](int axis) const;
   const std::vector<int64_t>& dims() const { return dims_; }
   int64_t numel() const;
+  // numel() elements of `element_bytes` each; throws beyond 2^63 bytes.
+  int64_t bytes(int64_t element_bytes) const;
   // Elements in one index step of `axis` (the product of the dimensions after it).
   int64_t stride(int axis) const;
 

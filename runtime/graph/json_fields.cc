@@ -108,6 +108,33 @@ int64_t JsonFields::integer(std::string_view key) const {
 
 int64_t JsonFields::integer(std::string_view key, int64_t fallback) const { return has(key) ? integer(key) : fallback; }
 
+int64_t JsonFields::non_negative_integer(std::string_view key) const {
+  const int64_t x = integer(key);
+  if (x < 0) fail(key, "an integer >= 0");
+  return x;
+}
+
+int64_t JsonFields::non_negative_integer(std::string_view key, int64_t fallback) const {
+  return has(key) ? non_negative_integer(key) : fallback;
+}
+
+int JsonFields::int32(std::string_view key) const {
+  const int64_t x = integer(key);
+  if (x < INT32_MIN || x > INT32_MAX) fail(key, "an integer from -2147483648 to 2147483647");
+  return static_cast<int>(x);
+}
+
+int JsonFields::int32(std::string_view key, int fallback) const { return has(key) ? int32(key) : fallback; }
+
+std::vector<int> JsonFields::int32s(std::string_view key) const {
+  std::vector<int> out;
+  for (const int64_t x : integers(key)) {
+    if (x < INT32_MIN || x > INT32_MAX) fail(key, "an array of integers from -2147483648 to 2147483647");
+    out.push_back(static_cast<int>(x));
+  }
+  return out;
+}
+
 bool JsonFields::boolean(std::string_view key, bool fallback) const {
   if (!has(key)) return fallback;
   const nlohmann::json& v = at(key);

@@ -38,6 +38,11 @@ class JsonFields {
   double non_negative(std::string_view key, double fallback) const;
   int64_t integer(std::string_view key) const;
   int64_t integer(std::string_view key, int64_t fallback) const;
+  int64_t non_negative_integer(std::string_view key) const;  // a count: an integer >= 0
+  int64_t non_negative_integer(std::string_view key, int64_t fallback) const;
+  int int32(std::string_view key) const;  // an integer that fits in 32 bits (ids, counts)
+  int int32(std::string_view key, int fallback) const;
+  std::vector<int> int32s(std::string_view key) const;
   bool boolean(std::string_view key, bool fallback) const;
   std::vector<double> numbers(std::string_view key) const;
   std::vector<int64_t> integers(std::string_view key) const;

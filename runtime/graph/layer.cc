@@ -9,7 +9,7 @@ std::vector<DType> Layer::infer_dtypes(std::span<const DType> inputs) const {
 
 LayerCost Layer::cost(std::span<const Shape> inputs, DType dtype) const {
   LayerCost c;
-  for (const Shape& s : infer_shapes(inputs)) c.output_bytes += s.numel() * static_cast<int64_t>(dtype_size(dtype));
+  for (const Shape& s : infer_shapes(inputs)) c.output_bytes += s.bytes(static_cast<int64_t>(dtype_size(dtype)));
   return c;
 }
 

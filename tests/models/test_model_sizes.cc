@@ -243,6 +243,17 @@ TEST(Models, SummaryJsonHasTheTotalsAndEveryNode) {
   EXPECT_EQ(j["nodes"].back()["name"], "loss");
 }
 
+TEST(Models, CountsBeyond64BitsAreNeverNegative) {
+  EXPECT_EQ(whole_macs(432.4), 432);
+  EXPECT_EQ(whole_macs(0x1p62), int64_t{1} << 62);
+  EXPECT_EQ(whole_macs(0x1p63), std::nullopt);
+  const GraphSummary huge{{}, 1, 2e19, 1};
+  EXPECT_DOUBLE_EQ(summary_json(huge)["macs"].get<double>(), 2e19);
+  ModelOptions o = default_options("resnet18");
+  o.batch_size = int64_t{1} << 50;  // activations of 2^50 images: more than 2^63 bytes
+  EXPECT_ERROR_MENTIONS("more than 2^63", summarize(build_model("resnet18", o)));
+}
+
 TEST(Models, BadNamesAndOptionsAreClearErrors) {
   EXPECT_ERROR_MENTIONS("unknown model 'resnet19'; the models are: resnet18, resnet34",
                         build_model("resnet19", ModelOptions{}));

@@ -48,6 +48,8 @@ TEST(PipelineExecutorGpu, StreamsOfOneGpuEqualTheSingleDeviceStep) {
   for (int stages : {2, 3, 4}) {
     for (int micro_batches : {1, 2, 4, 8}) {
       for (bool recompute : {false, true}) {
+        // Recomputation with fewer and with more micro-batches than stages (every count on the CPU).
+        if (recompute && micro_batches != 2 && micro_batches != 8) continue;
         for (ScheduleKind kind : {ScheduleKind::gpipe, ScheduleKind::one_f_one_b, ScheduleKind::interleaved}) {
           const bool interleaved = kind == ScheduleKind::interleaved;
           if (interleaved && stages % 2 != 0) continue;

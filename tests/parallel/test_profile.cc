@@ -109,6 +109,13 @@ TEST(Profile, JsonRoundTripAndClearErrors) {
   bad = j;
   std::swap(bad["nodes"][1], bad["nodes"][2]);
   EXPECT_ERROR_MENTIONS("p.json: node", profile_from_json(bad, "p.json"));
+  bad = j;
+  bad["nodes"][1]["param_bytes"] = 1e300;  // found by fuzzing: converting it to an integer was undefined
+  EXPECT_ERROR_MENTIONS("field 'nodes[1].param_bytes': expected an integer", profile_from_json(bad, "p.json"));
+  bad = j;
+  bad["values"][0]["consumers"] = {int64_t{1} << 32 | 1};  // must not wrap round to value 1
+  EXPECT_ERROR_MENTIONS("field 'values[0].consumers': expected an array of integers from",
+                        profile_from_json(bad, "p.json"));
   EXPECT_ERROR_MENTIONS("cannot open", load_profile("/nonexistent/profile.json"));
 }
 

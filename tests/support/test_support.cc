@@ -10,6 +10,11 @@
 #include "runtime/core/fill_pattern.h"
 #include "runtime/core/philox.h"
 
+// AddressSanitizer builds (docs/sanitizers.md) read their defaults from here: an allocation the
+// allocator cannot serve returns null, as without ASan, so the out-of-memory tests see baton's own
+// error instead of ASan stopping the program.
+extern "C" const char* __asan_default_options() { return "allocator_may_return_null=1"; }
+
 namespace baton::testing {
 
 bool gpu_available() { return cuda_device_count() > 0; }

@@ -72,6 +72,7 @@ const std::vector<BadInput> kCases = {
     {"--weights $D/ck/step-00000001/model.safetensors --resume $D/ck", "give one, not both"},
     {"--resume $D/ck --checkpoint-dir $D/elsewhere", "give one (a resumed run keeps saving where it resumes from)"},
     {"--nosuchflag", "The following argument was not expected: --nosuchflag"},
+    {"--steps 3 --steps 4", "--steps is given 2 times; give it once"},
     {"--optimizer rmsprop", "--optimizer: rmsprop not in {sgd,adamw}"},
     // Names that do not exist.
     {"--model nosuchmodel", "nosuchmodel"},

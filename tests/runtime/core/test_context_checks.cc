@@ -81,7 +81,7 @@ TEST(ContextChecks, SyncChecksComeFromTheEnvironmentAndTheSetter) {
   }
   {
     const ScopedEnv env("BATON_SYNC_CHECKS", "yes");
-    EXPECT_ERROR_MENTIONS("environment variable BATON_SYNC_CHECKS is 'yes', expected 1", Context(Device::cpu()));
+    EXPECT_ERROR_MENTIONS("environment variable BATON_SYNC_CHECKS is 'yes', expected 1", (void)Context(Device::cpu()));
   }
 }
 
