@@ -1,4 +1,4 @@
-// Profiles (JSON, interpolation, structure from a graph, analytic and measured), device and cluster
+// Profiles (JSON, interpolation, structure from a graph, analytic and measured), cluster
 // descriptions, the communication cost model, plans and the uniform partitioner.
 #include <gtest/gtest.h>
 
@@ -138,21 +138,6 @@ TEST(MeasuredProfile, TimesEveryNodeOnTheCpu) {
   EXPECT_GT(total, 0);
   EXPECT_GT(timed, p.num_nodes() / 2);
   EXPECT_GT(p.optimizer_ms_per_param_byte, 0);
-}
-
-TEST(DeviceSpec, ShippedNamesAndErrors) {
-  for (const std::string& name : device_spec_names()) {
-    const DeviceSpec s = device_spec_by_name(name);
-    EXPECT_GT(s.peak_tflops_fp32, 0) << name;
-    EXPECT_GT(s.memory_bandwidth_gbs, 0) << name;
-    EXPECT_EQ(device_spec_to_json(device_spec_from_json(device_spec_to_json(s), "x")), device_spec_to_json(s));
-  }
-  EXPECT_GT(peak_flops(device_spec_by_name("h200"), "f32", true),
-            peak_flops(device_spec_by_name("h200"), "f32", false));
-  EXPECT_ERROR_MENTIONS("unknown device description 'h300'", device_spec_by_name("h300"));
-  nlohmann::json j = device_spec_to_json(device_spec_by_name("h100-sxm"));
-  j["compute_efficiency"] = 1.5;
-  EXPECT_ERROR_MENTIONS("field 'compute_efficiency': expected a fraction", device_spec_from_json(j, "d.json"));
 }
 
 TEST(Cluster, CommunicationCostsFollowTheAlphaBetaModel) {
