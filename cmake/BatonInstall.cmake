@@ -73,6 +73,8 @@ _baton_dependency_if_linked("nlohmann_json::" nlohmann_json)
 _baton_dependency_if_linked("CLI11::" CLI11)
 _baton_dependency_if_linked("MPI::" MPI COMPONENTS CXX)
 _baton_dependency_if_linked("Threads::" Threads)
+_baton_dependency_if_linked("DNNL::" dnnl)
+_baton_dependency_if_linked("OpenMP::" OpenMP COMPONENTS CXX)
 
 # The toolkit baton was built with: a hint for find_dependency(CUDAToolkit) when nvcc is not on PATH.
 set(BATON_CUDA_TOOLKIT_ROOT "")

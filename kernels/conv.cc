@@ -6,9 +6,14 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "kernels/bias.h"
 #include "kernels/cpu/conv_cpu.h"
+#include "runtime/core/build_config.h"  // first: BATON_HAVE_DNNL
+#if BATON_HAVE_DNNL
+#include "kernels/cpu/conv_dnnl.h"
+#endif
 #include "kernels/cuda/conv_cuda.h"
 #include "kernels/device_dispatch.h"
 #include "kernels/op_checks.h"
@@ -90,9 +95,28 @@ cpu::ConvGeometry geometry(const Shape& x, const Shape& w, const Shape& y, const
           .groups = p.groups};
 }
 
+// float32 on oneDNN where it has an implementation (true), else nothing (false).
+bool run_dnnl([[maybe_unused]] Context& ctx, [[maybe_unused]] Conv2dPass pass,
+              [[maybe_unused]] const cpu::ConvGeometry& g, [[maybe_unused]] const Tensor& x,
+              [[maybe_unused]] const Tensor& w, [[maybe_unused]] const Tensor& y) {
+#if BATON_HAVE_DNNL
+  const cpu::Workspace workspace = [&ctx](size_t bytes) { return ctx.workspace(bytes); };
+  switch (pass) {
+    case Conv2dPass::forward:
+      return cpu::dnnl_conv2d_forward(g, x.data<float>(), w.data<float>(), y.data<float>(), workspace);
+    case Conv2dPass::backward_data:
+      return cpu::dnnl_conv2d_backward_data(g, y.data<float>(), w.data<float>(), x.data<float>(), workspace);
+    case Conv2dPass::backward_filter:
+      return cpu::dnnl_conv2d_backward_filter(g, x.data<float>(), y.data<float>(), w.data<float>(), workspace);
+  }
+#endif
+  return false;
+}
+
 template <typename T>
 void run_cpu(Context& ctx, Conv2dPass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dParams& p) {
   const cpu::ConvGeometry g = geometry(x.shape(), w.shape(), y.shape(), p);
+  if (std::is_same_v<T, float> && run_dnnl(ctx, pass, g, x, w, y)) return;
   const size_t column_bytes = static_cast<size_t>(g.column_elements()) * sizeof(T);
   T* columns = column_bytes > 0 ? static_cast<T*>(ctx.workspace(column_bytes)) : nullptr;
   switch (pass) {

@@ -1,4 +1,5 @@
-// CPU matrix product (Eigen, in kernels/cpu/gemm_cpu.cc; instantiated for float and double).
+// CPU matrix product (oneDNN sgemm for float32 where built with it, else Eigen; kernels/cpu/gemm_cpu.cc;
+// instantiated for float and double).
 #pragma once
 
 #include <cstdint>

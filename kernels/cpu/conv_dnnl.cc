@@ -1,0 +1,123 @@
+// Float32 convolution on oneDNN: forward, backward data and backward weights primitives with the
+// layouts they prefer (activations and filters reordered per call), cached per pass and geometry.
+#include "kernels/cpu/conv_dnnl.h"
+
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "kernels/cpu/dnnl_call.h"
+
+namespace baton::kernels::cpu {
+namespace {
+
+enum class Pass { forward, backward_data, backward_filter };
+
+using dims = dnnl::memory::dims;
+
+struct ConvDescs {
+  dims x, w, y, strides, dilates, padding;
+};
+
+ConvDescs descs(const ConvGeometry& g) {
+  // Filters of a grouped convolution are [groups, K / groups, C / groups, R, S] to oneDNN.
+  dims w = g.groups == 1 ? dims{g.k, g.c, g.r, g.s} : dims{g.groups, g.group_filters(), g.group_channels(), g.r, g.s};
+  // oneDNN counts dilation from 0 (1 is ours for "none"); padding is symmetric, as PyTorch's.
+  return {.x = {g.n, g.c, g.h, g.w},
+          .w = std::move(w),
+          .y = {g.n, g.k, g.p, g.q},
+          .strides = {g.stride_h, g.stride_w},
+          .dilates = {g.dilation_h - 1, g.dilation_w - 1},
+          .padding = {g.pad_h, g.pad_w}};
+}
+
+std::string cache_key(Pass pass, const ConvGeometry& g) {
+  std::ostringstream key;
+  key << "conv2d/" << static_cast<int>(pass);
+  for (const int64_t v : {g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.p, g.q, g.stride_h, g.stride_w, g.pad_h, g.pad_w,
+                          g.dilation_h, g.dilation_w, g.groups}) {
+    key << '/' << v;
+  }
+  return key.str();
+}
+
+dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // so that threads may share a primitive
+  return attr;
+}
+
+dnnl::convolution_forward::primitive_desc forward_pd(const ConvDescs& d) {
+  const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                             dnnl_any_f32(d.x), dnnl_any_f32(d.w), dnnl_any_f32(d.y), d.strides,
+                                             d.dilates, d.padding, d.padding);
+  return {desc, user_scratchpad(), dnnl_engine()};
+}
+
+std::shared_ptr<const DnnlCall> make_call(Pass pass, const ConvGeometry& g) {
+  const ConvDescs d = descs(g);
+  try {
+    const auto fwd = forward_pd(d);
+    const auto x = dnnl_plain_f32(d.x), w = dnnl_plain_f32(d.w), y = dnnl_plain_f32(d.y);
+    switch (pass) {
+      case Pass::forward:
+        return std::make_shared<DnnlCall>(
+            dnnl::convolution_forward(fwd), fwd.scratchpad_desc(),
+            std::vector<DnnlArgument>{{DNNL_ARG_SRC, x, fwd.src_desc(), DnnlRole::input},
+                                      {DNNL_ARG_WEIGHTS, w, fwd.weights_desc(), DnnlRole::input},
+                                      {DNNL_ARG_DST, y, fwd.dst_desc(), DnnlRole::output}});
+      case Pass::backward_data: {
+        const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, dnnl_any_f32(d.x),
+                                                         dnnl_any_f32(d.w), dnnl_any_f32(d.y), d.strides, d.dilates,
+                                                         d.padding, d.padding);
+        const dnnl::convolution_backward_data::primitive_desc pd(desc, user_scratchpad(), dnnl_engine(), fwd);
+        return std::make_shared<DnnlCall>(
+            dnnl::convolution_backward_data(pd), pd.scratchpad_desc(),
+            std::vector<DnnlArgument>{{DNNL_ARG_DIFF_DST, y, pd.diff_dst_desc(), DnnlRole::input},
+                                      {DNNL_ARG_WEIGHTS, w, pd.weights_desc(), DnnlRole::input},
+                                      {DNNL_ARG_DIFF_SRC, x, pd.diff_src_desc(), DnnlRole::output}});
+      }
+      case Pass::backward_filter: {
+        const dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, dnnl_any_f32(d.x),
+                                                            dnnl_any_f32(d.w), dnnl_any_f32(d.y), d.strides, d.dilates,
+                                                            d.padding, d.padding);
+        const dnnl::convolution_backward_weights::primitive_desc pd(desc, user_scratchpad(), dnnl_engine(), fwd);
+        return std::make_shared<DnnlCall>(
+            dnnl::convolution_backward_weights(pd), pd.scratchpad_desc(),
+            std::vector<DnnlArgument>{{DNNL_ARG_SRC, x, pd.src_desc(), DnnlRole::input},
+                                      {DNNL_ARG_DIFF_DST, y, pd.diff_dst_desc(), DnnlRole::input},
+                                      {DNNL_ARG_DIFF_WEIGHTS, w, pd.diff_weights_desc(), DnnlRole::accumulate}});
+      }
+    }
+  } catch (const dnnl::error&) {
+    // No implementation for this geometry (dnnl_unimplemented): the reference serves it.
+  }
+  return nullptr;
+}
+
+bool run(Pass pass, const ConvGeometry& g, std::initializer_list<const void*> data, const Workspace& workspace) {
+  const auto call = cached_dnnl_call(cache_key(pass, g), [&] { return make_call(pass, g); });
+  if (call == nullptr) return false;
+  std::vector<void*> pointers;
+  for (const void* p : data) pointers.push_back(const_cast<void*>(p));  // inputs are only read
+  call->run(pointers, call->workspace_bytes() > 0 ? workspace(call->workspace_bytes()) : nullptr);
+  return true;
+}
+
+}  // namespace
+
+bool dnnl_conv2d_forward(const ConvGeometry& g, const float* x, const float* w, float* y, const Workspace& workspace) {
+  return run(Pass::forward, g, {x, w, y}, workspace);
+}
+
+bool dnnl_conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx,
+                               const Workspace& workspace) {
+  return run(Pass::backward_data, g, {dy, w, dx}, workspace);
+}
+
+bool dnnl_conv2d_backward_filter(const ConvGeometry& g, const float* x, const float* dy, float* dw,
+                                 const Workspace& workspace) {
+  return run(Pass::backward_filter, g, {x, dy, dw}, workspace);
+}
+
+}  // namespace baton::kernels::cpu

@@ -1,0 +1,23 @@
+// Float32 convolution on oneDNN (kernels/cpu/conv_dnnl.cc; builds with BATON_HAVE_DNNL only), same
+// contract as the reference in conv_cpu.h. Each returns false, doing nothing, when oneDNN has no
+// implementation for the geometry; the caller then runs the reference.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+#include "kernels/cpu/conv_cpu.h"
+
+namespace baton::kernels::cpu {
+
+// Scratch memory for one call: returns at least `bytes`, valid until the call returns.
+using Workspace = std::function<void*(size_t bytes)>;
+
+bool dnnl_conv2d_forward(const ConvGeometry& g, const float* x, const float* w, float* y, const Workspace& workspace);
+bool dnnl_conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx,
+                               const Workspace& workspace);
+// dw += the filter gradient.
+bool dnnl_conv2d_backward_filter(const ConvGeometry& g, const float* x, const float* dy, float* dw,
+                                 const Workspace& workspace);
+
+}  // namespace baton::kernels::cpu

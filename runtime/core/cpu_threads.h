@@ -1,0 +1,55 @@
+// The CPU thread pool: how many threads a CPU op may use, and the parallel loop baton's own kernels
+// run on. One pool serves everything: OpenMP's, which oneDNN uses too (docs/cpu.md).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace baton {
+
+// Threads this process uses for CPU compute: BATON_NUM_THREADS when set (a whole number from 1 to
+// 4096; anything else throws baton::Error naming the variable), else the cores the process may run
+// on. Read once.
+int cpu_thread_budget();
+
+// Threads a CPU op issued by the calling thread uses: the innermost live CpuThreadsScope of this
+// thread, else cpu_thread_budget().
+int cpu_threads();
+
+// While alive, CPU ops issued by the constructing thread use `threads` threads (at least 1); the
+// pipeline's stage workers split the budget this way. Not movable: it restores on destruction, in
+// the thread that made it.
+class CpuThreadsScope {
+ public:
+  explicit CpuThreadsScope(int threads);
+  ~CpuThreadsScope();
+  CpuThreadsScope(const CpuThreadsScope&) = delete;
+  CpuThreadsScope& operator=(const CpuThreadsScope&) = delete;
+
+ private:
+  int previous_;
+};
+
+// The share of the budget each of `workers` threads issuing CPU ops at once gets (at least 1).
+int cpu_threads_per_worker(int workers);
+
+// Calls chunk(i) for every i in [0, chunks), on up to cpu_threads() threads (OpenMP, static
+// schedule); returns when all are done. The first exception a chunk throws is rethrown. Which chunk
+// runs on which thread is unspecified: chunk(i) must depend on i only, so that results do not depend
+// on the number of threads.
+void parallel_chunks(int64_t chunks, const std::function<void(int64_t)>& chunk);
+
+// Calls body(begin, end) over [0, n) in ranges of `grain` elements (the last may be shorter), in
+// parallel when there is more than one range. The ranges depend on n and grain only.
+template <typename Body>
+void parallel_for(int64_t n, int64_t grain, Body&& body) {
+  if (n <= 0) return;
+  if (n <= grain) {
+    body(int64_t{0}, n);
+    return;
+  }
+  const int64_t chunks = (n + grain - 1) / grain;
+  parallel_chunks(chunks, [&](int64_t i) { body(i * grain, i + 1 == chunks ? n : (i + 1) * grain); });
+}
+
+}  // namespace baton
