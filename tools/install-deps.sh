@@ -8,7 +8,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev
-          libcli11-dev libgtest-dev libgmock-dev)
+          libcli11-dev libgtest-dev libgmock-dev libdnnl-dev)
 with_mpi=1
 for option in "$@"; do
   case "$option" in

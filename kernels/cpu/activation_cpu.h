@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/activation_math.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/scalar.h"
 
 namespace baton::kernels::cpu {
@@ -13,13 +14,13 @@ namespace baton::kernels::cpu {
 // out[i] = f(load(x[i])) rounded to T.
 template <typename T, typename F>
 void map_unary(const T* x, T* out, int64_t n, F f) {
-  for (int64_t i = 0; i < n; ++i) out[i] = store<T>(f(load(x[i])));
+  pointwise_for(n, [&](int64_t i) { out[i] = store<T>(f(load(x[i]))); });
 }
 
 // dx[i] = f(load(saved[i]), load(dy[i])) rounded to T.
 template <typename T, typename F>
 void map_backward(const T* saved, const T* dy, T* dx, int64_t n, F f) {
-  for (int64_t i = 0; i < n; ++i) dx[i] = store<T>(f(load(saved[i]), load(dy[i])));
+  pointwise_for(n, [&](int64_t i) { dx[i] = store<T>(f(load(saved[i]), load(dy[i]))); });
 }
 
 template <typename T>
@@ -39,7 +40,7 @@ template <typename T>
 void activation_backward(Activation activation, const T* saved, const T* dy, T* dx, int64_t n) {
   switch (activation) {
     case Activation::relu6:
-      for (int64_t i = 0; i < n; ++i) dx[i] = relu6_passes(load(saved[i])) ? dy[i] : store<T>(0);
+      pointwise_for(n, [&](int64_t i) { dx[i] = relu6_passes(load(saved[i])) ? dy[i] : store<T>(0); });
       return;
     case Activation::sigmoid:
       return map_backward(saved, dy, dx, n, [](Acc<T> y, Acc<T> g) { return sigmoid_grad(y, g); });

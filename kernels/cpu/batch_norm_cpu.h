@@ -1,11 +1,14 @@
 // CPU reference of the batch-norm ops (kernels/batch_norm.h): per channel, statistics in double
 // (mean, then squared deviations), elementwise results in double rounded once to T (float or
-// double). x is [batch, channels, hw]; a null weight means γ = 1, a null bias β = 0.
+// double). x is [batch, channels, hw]; a null weight means γ = 1, a null bias β = 0. Channels run in
+// parallel and each channel's sums in order, so the bits do not depend on the thread count.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <vector>
+
+#include "kernels/cpu/parallel.h"
 
 namespace baton::kernels::cpu {
 
@@ -22,14 +25,14 @@ void for_each_in_channel(int64_t batch, int64_t channels, int64_t hw, int64_t c,
 template <typename T>
 void batch_norm_normalize(const T* x, const T* weight, const T* bias, int64_t batch, int64_t channels, int64_t hw,
                           const std::vector<double>& mean, const std::vector<double>& invstd, T* y) {
-  for (int64_t c = 0; c < channels; ++c) {
+  rows_for(channels, batch * hw, [&](int64_t c) {
     const auto k = static_cast<size_t>(c);
     const double scale = invstd[k] * (weight != nullptr ? static_cast<double>(weight[c]) : 1.0);
     const double shift = bias != nullptr ? static_cast<double>(bias[c]) : 0.0;
     for_each_in_channel(batch, channels, hw, c, [&](int64_t i) {
       y[i] = static_cast<T>((static_cast<double>(x[i]) - mean[k]) * scale + shift);
     });
-  }
+  });
 }
 
 // Batch statistics (biased variance), the normalised output, and the running statistics updated
@@ -40,7 +43,7 @@ void batch_norm_forward_train(const T* x, const T* weight, const T* bias, int64_
                               T* running_var) {
   const double count = static_cast<double>(batch * hw);
   std::vector<double> mean(static_cast<size_t>(channels)), invstd(static_cast<size_t>(channels));
-  for (int64_t c = 0; c < channels; ++c) {
+  rows_for(channels, batch * hw, [&](int64_t c) {
     const auto k = static_cast<size_t>(c);
     double sum = 0.0;
     for_each_in_channel(batch, channels, hw, c, [&](int64_t i) { sum += static_cast<double>(x[i]); });
@@ -59,7 +62,7 @@ void batch_norm_forward_train(const T* x, const T* weight, const T* bias, int64_
       running_var[c] = static_cast<T>((1.0 - momentum) * static_cast<double>(running_var[c]) +
                                       momentum * var * count / (count - 1.0));
     }
-  }
+  });
   batch_norm_normalize(x, weight, bias, batch, channels, hw, mean, invstd, y);
 }
 
@@ -71,7 +74,7 @@ void batch_norm_backward(const T* x, const T* dy, const T* weight, int64_t batch
                          const std::vector<double>& mean, const std::vector<double>& invstd, bool batch_stats, T* dx,
                          T* weight_grad, T* bias_grad) {
   const double count = static_cast<double>(batch * hw);
-  for (int64_t c = 0; c < channels; ++c) {
+  rows_for(channels, batch * hw, [&](int64_t c) {
     const auto k = static_cast<size_t>(c);
     double sum_dy = 0.0, sum_dy_xhat = 0.0;
     for_each_in_channel(batch, channels, hw, c, [&](int64_t i) {
@@ -81,7 +84,7 @@ void batch_norm_backward(const T* x, const T* dy, const T* weight, int64_t batch
     });
     if (weight_grad != nullptr) weight_grad[c] = static_cast<T>(static_cast<double>(weight_grad[c]) + sum_dy_xhat);
     if (bias_grad != nullptr) bias_grad[c] = static_cast<T>(static_cast<double>(bias_grad[c]) + sum_dy);
-    if (dx == nullptr) continue;
+    if (dx == nullptr) return;
     const double scale = invstd[k] * (weight != nullptr ? static_cast<double>(weight[c]) : 1.0);
     const double mean_dy = batch_stats ? sum_dy / count : 0.0;
     const double mean_dy_xhat = batch_stats ? sum_dy_xhat / count : 0.0;
@@ -89,7 +92,7 @@ void batch_norm_backward(const T* x, const T* dy, const T* weight, int64_t batch
       const double xhat = (static_cast<double>(x[i]) - mean[k]) * invstd[k];
       dx[i] = static_cast<T>(scale * (static_cast<double>(dy[i]) - mean_dy - xhat * mean_dy_xhat));
     });
-  }
+  });
 }
 
 }  // namespace baton::kernels::cpu

@@ -108,18 +108,39 @@ void DnnlCall::run(std::span<void* const> data, void* workspace) const {
   }
 }
 
+namespace {
+
+struct CallCache {
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<const DnnlCall>> calls;
+};
+
+CallCache& call_cache() {
+  static CallCache cache;
+  return cache;
+}
+
+}  // namespace
+
 std::shared_ptr<const DnnlCall> cached_dnnl_call(const std::string& key,
                                                  const std::function<std::shared_ptr<const DnnlCall>()>& make) {
-  static std::mutex mutex;
-  static std::unordered_map<std::string, std::shared_ptr<const DnnlCall>> calls;
+  CallCache& cache = call_cache();
   {
-    std::lock_guard lock(mutex);
-    if (const auto it = calls.find(key); it != calls.end()) return it->second;
+    std::lock_guard lock(cache.mutex);
+    if (const auto it = cache.calls.find(key); it != cache.calls.end()) return it->second;
   }
   // Made outside the lock (primitive creation takes milliseconds); a race makes it twice, keeps one.
   std::shared_ptr<const DnnlCall> call = make();
-  std::lock_guard lock(mutex);
-  return calls.emplace(key, std::move(call)).first->second;
+  std::lock_guard lock(cache.mutex);
+  return cache.calls.emplace(key, std::move(call)).first->second;
+}
+
+DnnlCacheStats dnnl_call_cache_stats() {
+  CallCache& cache = call_cache();
+  std::lock_guard lock(cache.mutex);
+  DnnlCacheStats stats;
+  for (const auto& [key, call] : cache.calls) ++(call ? stats.calls : stats.unimplemented);
+  return stats;
 }
 
 }  // namespace baton::kernels::cpu

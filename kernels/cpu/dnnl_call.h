@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <dnnl.hpp>
 #include <functional>
 #include <memory>
@@ -57,6 +58,12 @@ class DnnlCall {
 // Thread-safe.
 std::shared_ptr<const DnnlCall> cached_dnnl_call(const std::string& key,
                                                  const std::function<std::shared_ptr<const DnnlCall>()>& make);
+
+struct DnnlCacheStats {
+  int64_t calls = 0;          // cached calls
+  int64_t unimplemented = 0;  // keys oneDNN had no implementation for
+};
+DnnlCacheStats dnnl_call_cache_stats();
 
 // A plain row-major float32 memory descriptor of these dimensions.
 dnnl::memory::desc dnnl_plain_f32(const dnnl::memory::dims& dims);

@@ -7,51 +7,52 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/scalar.h"
 
 namespace baton::kernels::cpu {
 
 template <typename T>
 void add(const T* a, const T* b, T* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = store<T>(load(a[i]) + load(b[i]));
+  pointwise_for(n, [&](int64_t i) { out[i] = store<T>(load(a[i]) + load(b[i])); });
 }
 
 template <typename T>
 void sub(const T* a, const T* b, T* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = store<T>(load(a[i]) - load(b[i]));
+  pointwise_for(n, [&](int64_t i) { out[i] = store<T>(load(a[i]) - load(b[i])); });
 }
 
 template <typename T>
 void mul(const T* a, const T* b, T* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = store<T>(load(a[i]) * load(b[i]));
+  pointwise_for(n, [&](int64_t i) { out[i] = store<T>(load(a[i]) * load(b[i])); });
 }
 
 template <typename T>
 void scale(const T* x, double alpha, T* out, int64_t n) {
   const auto a = static_cast<Acc<T>>(alpha);
-  for (int64_t i = 0; i < n; ++i) out[i] = store<T>(a * load(x[i]));
+  pointwise_for(n, [&](int64_t i) { out[i] = store<T>(a * load(x[i])); });
 }
 
 // out = alpha·x + beta·y; axpy is axpby with beta = 1 and out = y (1·y is exact).
 template <typename T>
 void axpby(double alpha, const T* x, double beta, const T* y, T* out, int64_t n) {
   const auto a = static_cast<Acc<T>>(alpha), b = static_cast<Acc<T>>(beta);
-  for (int64_t i = 0; i < n; ++i) out[i] = store<T>(a * load(x[i]) + b * load(y[i]));
+  pointwise_for(n, [&](int64_t i) { out[i] = store<T>(a * load(x[i]) + b * load(y[i])); });
 }
 
 // x where x > 0 or x is NaN (bit for bit), else +0.
 template <typename T>
 void relu_forward(const T* x, T* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
+  pointwise_for(n, [&](int64_t i) {
     const Acc<T> v = load(x[i]);
     out[i] = v > 0 || std::isnan(v) ? x[i] : store<T>(0);
-  }
+  });
 }
 
 // dy (bit for bit) where y > 0, else +0.
 template <typename T>
 void relu_backward(const T* y, const T* dy, T* dx, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dx[i] = load(y[i]) > 0 ? dy[i] : store<T>(0);
+  pointwise_for(n, [&](int64_t i) { dx[i] = load(y[i]) > 0 ? dy[i] : store<T>(0); });
 }
 
 // f64 -> f32 rounding to odd: exact values unchanged, others the neighbour with an odd last
@@ -83,7 +84,7 @@ D convert(S v) {
 
 template <typename S, typename D>
 void cast(const S* src, D* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = convert<D>(src[i]);
+  pointwise_for(n, [&](int64_t i) { out[i] = convert<D>(src[i]); });
 }
 
 }  // namespace baton::kernels::cpu

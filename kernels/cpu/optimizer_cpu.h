@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/parallel.h"
 #include "kernels/optimizer_math.h"
 
 namespace baton::kernels::cpu {
@@ -13,14 +14,14 @@ namespace baton::kernels::cpu {
 template <typename T, int kBuffers, typename Update>
 void fused_update(T* const (&buffers)[kBuffers], int64_t n, const Update& update) {
   static_assert(kBuffers <= Update::kSlots);
-  for (int64_t i = 0; i < n; ++i) {
+  pointwise_for(n, [&](int64_t i) {
     T v[Update::kSlots] = {};
     for (int b = 0; b < kBuffers; ++b) v[b] = buffers[b][i];
     update(v);
     for (int b = 0; b < kBuffers; ++b) {
       if (b != kGradBuffer) buffers[b][i] = v[b];
     }
-  }
+  });
 }
 
 }  // namespace baton::kernels::cpu

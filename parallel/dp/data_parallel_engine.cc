@@ -16,6 +16,7 @@
 #include "parallel/pipeline/micro_batches.h"
 #include "parallel/pipeline/pipeline_trace.h"
 #include "parallel/pipeline/transfer.h"
+#include "runtime/core/cpu_threads.h"
 #include "runtime/core/error.h"
 #include "runtime/train/graph_contract.h"
 
@@ -152,8 +153,18 @@ void DataParallelEngine::on_replicas(const std::function<void(Replica&)>& fn) {
     }
   };
   std::vector<std::thread> threads;
-  for (size_t r = 1; r < replicas_.size(); ++r) threads.emplace_back(run, r);
-  run(0);
+  // The replicas share this thread's CPU threads (runtime/core/cpu_threads.h).
+  const int cpu_threads = cpu_threads_per_worker(static_cast<int>(replicas_.size()));
+  for (size_t r = 1; r < replicas_.size(); ++r) {
+    threads.emplace_back([&run, r, cpu_threads] {
+      const CpuThreadsScope scope(cpu_threads);
+      run(r);
+    });
+  }
+  {
+    const CpuThreadsScope scope(cpu_threads);
+    run(0);
+  }
   for (std::thread& t : threads) t.join();
   for (size_t r = 0; r < errors.size(); ++r) {
     if (!errors[r]) continue;

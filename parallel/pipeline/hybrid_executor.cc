@@ -10,6 +10,7 @@
 #include "parallel/comm/inproc_communicator.h"
 #include "parallel/comm/nccl_communicator.h"
 #include "parallel/pipeline/micro_batches.h"
+#include "runtime/core/cpu_threads.h"
 #include "runtime/core/error.h"
 
 namespace baton::parallel {
@@ -189,7 +190,14 @@ void HybridExecutor::on_groups(const std::function<void(int)>& fn) {
   };
   {
     std::vector<std::jthread> threads;
-    for (int g = 1; g < groups(); ++g) threads.emplace_back(run, g);
+    const int cpu_threads = cpu_threads_per_worker(groups());  // the groups share this thread's CPU threads
+    for (int g = 1; g < groups(); ++g) {
+      threads.emplace_back([&run, g, cpu_threads] {
+        const CpuThreadsScope scope(cpu_threads);
+        run(g);
+      });
+    }
+    const CpuThreadsScope scope(cpu_threads);
     run(0);
   }  // joins
   if (!first) return;

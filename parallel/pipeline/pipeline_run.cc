@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "parallel/pipeline/transfer.h"
+#include "runtime/core/cpu_threads.h"
 #include "runtime/core/error.h"
 #include "runtime/train/optimizer.h"
 
@@ -77,9 +78,14 @@ void PipelineRun::execute(const Schedule& schedule) {
     }
   } else {
     std::vector<std::jthread> workers;
+    // Stages on CPU devices share this thread's CPU threads (runtime/core/cpu_threads.h).
+    const int threads = cpu_threads_per_worker(static_cast<int>(schedule.programs.size()));
     try {
       for (size_t p = 0; p < schedule.programs.size(); ++p) {
-        workers.emplace_back([this, &schedule, p] { run_position(schedule.programs[p], static_cast<int>(p)); });
+        workers.emplace_back([this, &schedule, p, threads] {
+          const CpuThreadsScope scope(threads);
+          run_position(schedule.programs[p], static_cast<int>(p));
+        });
       }
     } catch (...) {
       record_error(std::current_exception());

@@ -35,13 +35,7 @@ int process_cores() {
 int read_budget() {
   const char* text = std::getenv("BATON_NUM_THREADS");
   if (text == nullptr || *text == '\0') return process_cores();
-  const std::string_view value(text);
-  int threads = 0;
-  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), threads);
-  BATON_CHECK(error == std::errc() && end == value.data() + value.size() && threads >= 1 && threads <= kMaxThreads,
-              "environment variable BATON_NUM_THREADS is '", value, "', expected a whole number from 1 to ",
-              kMaxThreads, " (the threads CPU kernels use)");
-  return threads;
+  return parse_thread_count(text);
 }
 
 // OpenMP's count for parallel regions the calling thread starts (oneDNN's and parallel_chunks').
@@ -52,6 +46,15 @@ void set_openmp_threads([[maybe_unused]] int threads) {
 }
 
 }  // namespace
+
+int parse_thread_count(std::string_view value) {
+  int threads = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), threads);
+  BATON_CHECK(error == std::errc() && end == value.data() + value.size() && threads >= 1 && threads <= kMaxThreads,
+              "environment variable BATON_NUM_THREADS is '", value, "', expected a whole number from 1 to ",
+              kMaxThreads, " (the threads CPU kernels use)");
+  return threads;
+}
 
 int cpu_thread_budget() {
   static const int budget = read_budget();
@@ -79,7 +82,7 @@ CpuThreadsScope::~CpuThreadsScope() {
   set_openmp_threads(previous_ > 0 ? previous_ : cpu_thread_budget());
 }
 
-int cpu_threads_per_worker(int workers) { return std::max(1, cpu_thread_budget() / std::max(1, workers)); }
+int cpu_threads_per_worker(int workers) { return std::max(1, cpu_threads() / std::max(1, workers)); }
 
 void parallel_chunks(int64_t chunks, const std::function<void(int64_t)>& chunk) {
   const int threads = static_cast<int>(std::min<int64_t>(cpu_threads(), chunks));

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string_view>
 
 namespace baton {
 
@@ -11,6 +12,10 @@ namespace baton {
 // 4096; anything else throws baton::Error naming the variable), else the cores the process may run
 // on. Read once.
 int cpu_thread_budget();
+
+// BATON_NUM_THREADS's value as a thread count: a whole number from 1 to 4096, else baton::Error
+// naming the variable and the value.
+int parse_thread_count(std::string_view value);
 
 // Threads a CPU op issued by the calling thread uses: the innermost live CpuThreadsScope of this
 // thread, else cpu_thread_budget().
@@ -30,7 +35,9 @@ class CpuThreadsScope {
   int previous_;
 };
 
-// The share of the budget each of `workers` threads issuing CPU ops at once gets (at least 1).
+// The share of the calling thread's cpu_threads() each of `workers` threads it starts to issue CPU
+// ops at once should get (at least 1): pipeline stages, data-parallel replicas and hybrid groups
+// split their caller's threads, so nested splits compose.
 int cpu_threads_per_worker(int workers);
 
 // Calls chunk(i) for every i in [0, chunks), on up to cpu_threads() threads (OpenMP, static

@@ -1,8 +1,11 @@
-// The Dataset base and open_dataset's spec dispatch.
+// The Dataset base (its normalisation) and open_dataset's spec dispatch.
 #include "runtime/data/dataset.h"
+
+#include <utility>
 
 #include "runtime/core/error.h"
 #include "runtime/data/cifar.h"
+#include "runtime/data/normalization.h"
 #include "runtime/data/shapes.h"
 #include "runtime/data/synthetic.h"
 
@@ -20,7 +23,23 @@ void Dataset::check_index(int64_t index) const {
               size() - 1);
 }
 
-std::unique_ptr<Dataset> open_dataset(const std::string& spec, Split split, uint64_t seed) {
+const Normalization& Dataset::normalization() const {
+  std::call_once(normalization_once_, [this] { normalization_ = measure_normalization(*this); });
+  return normalization_;
+}
+
+void Dataset::set_normalization(Normalization normalization) {
+  bool set = false;
+  std::call_once(normalization_once_, [&] {
+    normalization_ = std::move(normalization);
+    set = true;
+  });
+  BATON_CHECK(set, name(), ": the normalisation is already fixed (set_normalization after its first use)");
+}
+
+namespace {
+
+std::unique_ptr<Dataset> open_split(const std::string& spec, Split split, uint64_t seed) {
   const std::string kind = spec.substr(0, spec.find(':'));
   const std::string argument = spec.find(':') == std::string::npos ? std::string() : spec.substr(spec.find(':') + 1);
   if (spec == "shapes") return std::make_unique<ShapesDataset>(split, seed);
@@ -31,6 +50,14 @@ std::unique_ptr<Dataset> open_dataset(const std::string& spec, Split split, uint
                                           split);
   }
   BATON_FAIL("unknown dataset '", spec, "': expected one of ", kDatasetSpecForms);
+}
+
+}  // namespace
+
+std::unique_ptr<Dataset> open_dataset(const std::string& spec, Split split, uint64_t seed) {
+  std::unique_ptr<Dataset> dataset = open_split(spec, split, seed);
+  if (split != Split::train) dataset->set_normalization(open_split(spec, Split::train, seed)->normalization());
+  return dataset;
 }
 
 }  // namespace baton::data

@@ -1,5 +1,6 @@
 // DatasetShard: shard k of n of a dataset — its samples [k size / n, (k + 1) size / n) — so that
-// ranks evaluating their shards together see every sample exactly once.
+// ranks evaluating their shards together see every sample exactly once. Its normalisation is the
+// whole dataset's.
 #pragma once
 
 #include "runtime/data/dataset.h"

@@ -12,15 +12,6 @@
 
 namespace baton {
 
-data::Normalization normalization_for(const data::Dataset& d) {
-  const std::string name = d.name();
-  if (name.rfind("cifar", 0) == 0) {
-    return {{0.4914f, 0.4822f, 0.4465f}, {0.2470f, 0.2435f, 0.2616f}};
-  }
-  const auto channels = static_cast<size_t>(d.image_shape()[0]);
-  return {std::vector<float>(channels, 0.5f), std::vector<float>(channels, 0.5f)};
-}
-
 EvalResult evaluate_batches(Context& input_ctx, const data::Dataset& test, int64_t batch_size, int workers,
                             bool classification,
                             const std::function<std::vector<EvalPiece>(const data::Batch&)>& forward) {
@@ -29,7 +20,7 @@ EvalResult evaluate_batches(Context& input_ctx, const data::Dataset& test, int64
   options.shuffle = false;
   options.drop_last = false;
   options.workers = workers;
-  options.normalization = normalization_for(test);
+  options.normalization = test.normalization();
   data::DataLoader loader(test, options, input_ctx.device());
   EvalResult r;
   double loss_sum = 0;

@@ -36,7 +36,5 @@ EvalResult evaluate_batches(Context& input_ctx, const data::Dataset& test, int64
 EvalResult evaluate_model(const Graph& graph, Executor& executor, Context& ctx, const data::Dataset& test,
                           int64_t batch_size, int workers);
 
-// The per-channel normalisation the trainer applies to a dataset (CIFAR's statistics, else 0.5 / 0.5).
-data::Normalization normalization_for(const data::Dataset& dataset);
 
 }  // namespace baton

@@ -42,7 +42,7 @@ data::LoaderOptions training_loader_options(const TrainConfig& config, const dat
   options.drop_last = true;
   options.seed = config.seed;
   options.workers = config.workers;
-  options.normalization = normalization_for(train_set);
+  options.normalization = train_set.normalization();
   const Shape image = train_set.image_shape();
   if (config.augment && image[1] == 32 && image[2] == 32) {
     options.augmentation.crop_padding = 4;

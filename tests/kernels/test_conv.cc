@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/conv.h"
+#include "kernels/cpu_engine.h"
 #include "tests/kernels/conv_reference.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
@@ -82,6 +83,21 @@ TEST_F(ConvCpu, AllPassesMatchTheReference) {
       EXPECT_TRUE(testing::all_close(values(db), expected_db, tol, tol)) << "backward bias (accumulated)";
     }
   }
+}
+
+TEST_F(ConvCpu, Float32RunsOnOneDnnInEveryCaseWhenBuiltWithIt) {
+  if (!cpu_engine_info().dnnl) GTEST_SKIP() << "built without oneDNN (BATON_DNNL): the reference serves float32";
+  const int64_t before = cpu_engine_info().dnnl_calls;
+  for (const ConvCase& c : testing::conv_cases()) {
+    const Shape ys = conv2d_output_shape(c.x, c.w, c.params);
+    const Tensor x = random(c.x, DType::f32, 1), w = random(c.w, DType::f32, 2), dy = random(ys, DType::f32, 3);
+    conv2d_forward(ctx, x, w, Tensor(), c.params, poisoned(ys, DType::f32));
+    conv2d_backward_data(ctx, dy, w, c.params, poisoned(c.x, DType::f32));
+    conv2d_backward_filter(ctx, x, dy, c.params, random(c.w, DType::f32, 4));
+  }
+  const CpuEngineInfo after = cpu_engine_info();
+  EXPECT_EQ(after.reference_fallbacks, 0) << "a case oneDNN has no implementation for";
+  EXPECT_EQ(after.dnnl_calls - before, 3 * static_cast<int64_t>(testing::conv_cases().size()));
 }
 
 TEST_F(ConvCpu, FilterGradientAccumulatesOverCalls) {

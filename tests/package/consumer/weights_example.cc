@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
     baton::data::LoaderOptions options;
     options.batch_size = 16;
     options.workers = 1;
-    options.normalization = baton::normalization_for(*data);
+    options.normalization = data->normalization();
     baton::data::DataLoader loader(*data, options, ctx.device());
     const std::optional<baton::data::Batch> batch = loader.next(ctx.stream());
 

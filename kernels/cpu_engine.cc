@@ -1,0 +1,58 @@
+// The CPU engine's description: oneDNN's version and run-time instruction set, and its call cache.
+#include "kernels/cpu_engine.h"
+
+#include "runtime/core/build_config.h"  // first: BATON_HAVE_DNNL
+
+#if BATON_HAVE_DNNL
+#include <dnnl.hpp>
+
+#include "kernels/cpu/dnnl_call.h"
+#endif
+
+namespace baton::kernels {
+namespace {
+
+#if BATON_HAVE_DNNL
+const char* isa_name(dnnl::cpu_isa isa) {
+  switch (isa) {
+    case dnnl::cpu_isa::sse41:
+      return "sse41";
+    case dnnl::cpu_isa::avx:
+      return "avx";
+    case dnnl::cpu_isa::avx2:
+      return "avx2";
+    case dnnl::cpu_isa::avx2_vnni:
+      return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core:
+      return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    default:
+      return "baseline";
+  }
+}
+#endif
+
+}  // namespace
+
+CpuEngineInfo cpu_engine_info() {
+  CpuEngineInfo info;
+#if BATON_HAVE_DNNL
+  const dnnl_version_t* v = dnnl_version();
+  info.name = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
+              " (" + isa_name(dnnl::get_effective_cpu_isa()) + ")";
+  info.dnnl = true;
+  const cpu::DnnlCacheStats stats = cpu::dnnl_call_cache_stats();
+  info.dnnl_calls = stats.calls;
+  info.reference_fallbacks = stats.unimplemented;
+#else
+  info.name = "reference (im2col + Eigen)";
+#endif
+  return info;
+}
+
+}  // namespace baton::kernels

@@ -1,0 +1,100 @@
+// The CPU kernels that run on several threads: on tensors large enough to be split into many
+// ranges, every result is the same bits whatever the thread count (1, 2, 3), and the split loops
+// still compute what the reference does.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/batch_norm.h"
+#include "kernels/bias.h"
+#include "kernels/elementwise.h"
+#include "kernels/optimizer.h"
+#include "runtime/core/cpu_threads.h"
+#include "tests/support/test_support.h"
+
+namespace baton::kernels {
+namespace {
+
+// [8, 16, 48, 48]: 294,912 elements, 9 ranges of elementwise work, 2 channels a BatchNorm range.
+const Shape kShape{8, 16, 48, 48};
+
+class CpuParallel : public ::testing::Test {
+ protected:
+  Tensor random(const Shape& shape, uint64_t seed, double low = -1.0, double high = 1.0) {
+    return testing::random_tensor(shape, DType::f32, ctx.stream(), seed, low, high);
+  }
+  std::vector<double> values(const Tensor& t) { return testing::to_doubles(t, ctx.stream()); }
+
+  // The values of every tensor `run` returns, computed under 1, 2 and 3 threads: all the same bits.
+  void expect_same_bits_for_any_thread_count(const std::string& op, const std::function<std::vector<Tensor>()>& run) {
+    std::vector<std::vector<double>> serial;
+    {
+      const CpuThreadsScope scope(1);
+      for (const Tensor& t : run()) serial.push_back(values(t));
+    }
+    for (const int threads : {2, 3}) {
+      const CpuThreadsScope scope(threads);
+      const std::vector<Tensor> results = run();
+      ASSERT_EQ(results.size(), serial.size());
+      for (size_t i = 0; i < results.size(); ++i) {
+        EXPECT_TRUE(testing::identical_values(values(results[i]), serial[i]))
+            << op << ", result " << i << ", " << threads << " threads";
+      }
+    }
+  }
+
+  Context ctx{Device::cpu()};
+};
+
+TEST_F(CpuParallel, ElementwiseOpsSplitIntoRangesMatchTheReferenceAndAnyThreadCount) {
+  const Tensor a = random(kShape, 1), b = random(kShape, 2);
+  const Tensor sum = Tensor::empty(kShape, DType::f32, ctx);
+  {
+    const CpuThreadsScope scope(3);
+    add(ctx, a, b, sum);
+  }
+  const std::vector<double> av = values(a), bv = values(b), got = values(sum);
+  std::vector<double> expected(av.size());
+  for (size_t i = 0; i < av.size(); ++i) expected[i] = static_cast<float>(av[i] + bv[i]);
+  EXPECT_TRUE(testing::identical_values(got, expected));
+
+  expect_same_bits_for_any_thread_count("add, relu, relu_backward, axpby", [&] {
+    const Tensor out = Tensor::empty(kShape, DType::f32, ctx), y = Tensor::empty(kShape, DType::f32, ctx);
+    const Tensor dx = Tensor::empty(kShape, DType::f32, ctx), mix = Tensor::empty(kShape, DType::f32, ctx);
+    add(ctx, a, b, out);
+    relu_forward(ctx, out, y);
+    relu_backward(ctx, y, b, dx);
+    axpby(ctx, 0.3, a, -1.7, b, mix);
+    return std::vector<Tensor>{out, y, dx, mix};
+  });
+}
+
+TEST_F(CpuParallel, BatchNormAndBiasGiveTheSameBitsForAnyThreadCount) {
+  const Tensor x = random(kShape, 3), dy = random(kShape, 4);
+  const Tensor weight = random(Shape{16}, 5), bias = random(Shape{16}, 6);
+  expect_same_bits_for_any_thread_count("batch norm", [&] {
+    const Tensor y = Tensor::empty(kShape, DType::f32, ctx), dx = Tensor::empty(kShape, DType::f32, ctx);
+    const Tensor mean = Tensor::empty(Shape{16}, DType::f32, ctx), invstd = Tensor::empty(Shape{16}, DType::f32, ctx);
+    const Tensor running_mean = random(Shape{16}, 7), running_var = random(Shape{16}, 8, 0.5, 1.5);
+    const Tensor weight_grad = random(Shape{16}, 9), bias_grad = random(Shape{16}, 10);
+    batch_norm_forward_train(ctx, x, weight, bias, 1e-5, 0.1, y, mean, invstd, running_mean, running_var, Tensor());
+    batch_norm_backward_train(ctx, x, dy, weight, mean, invstd, 1e-5, dx, weight_grad, bias_grad);
+    const Tensor biased = random(kShape, 11);
+    bias_add(ctx, bias, biased);
+    return std::vector<Tensor>{y, mean, invstd, running_mean, running_var, dx, weight_grad, bias_grad, biased};
+  });
+}
+
+TEST_F(CpuParallel, TheOptimizerStepGivesTheSameBitsForAnyThreadCount) {
+  const Tensor grads = random(Shape{kShape.numel()}, 12);
+  expect_same_bits_for_any_thread_count("sgd", [&] {
+    const Tensor params = random(Shape{kShape.numel()}, 13), momentum = random(Shape{kShape.numel()}, 14);
+    sgd_step(ctx, params, grads, momentum, {.lr = 0.1, .momentum = 0.9, .weight_decay = 5e-4});
+    return std::vector<Tensor>{params, momentum};
+  });
+}
+
+}  // namespace
+}  // namespace baton::kernels
