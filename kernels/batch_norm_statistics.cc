@@ -45,19 +45,12 @@ void batch_norm_statistics(Context& ctx, const Tensor& x, const Tensor& mean, co
       [&] {
         dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
           const T* p = x.data<T>();
-          const double count = static_cast<double>(batch * hw);
-          for (int64_t c = 0; c < channels; ++c) {
-            double sum = 0.0;
-            cpu::for_each_in_channel(batch, channels, hw, c, [&](int64_t i) { sum += static_cast<double>(p[i]); });
-            const double mu = sum / count;
-            double squares = 0.0;
-            cpu::for_each_in_channel(batch, channels, hw, c, [&](int64_t i) {
-              const double d = static_cast<double>(p[i]) - mu;
-              squares += d * d;
-            });
+          // The sums of cpu::batch_norm_forward_train: one micro-batch gives its bits.
+          cpu::rows_for(channels, batch * hw, [&](int64_t c) {
+            const auto [mu, variance] = cpu::channel_mean_var(p, batch, channels, hw, c);
             mean.data<T>()[c] = static_cast<T>(mu);
-            var.data<T>()[c] = static_cast<T>(squares / count);
-          }
+            var.data<T>()[c] = static_cast<T>(variance);
+          });
         });
       },
       [&](auto& cuda_ctx) {

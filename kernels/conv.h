@@ -5,9 +5,10 @@
 //   P = (H + 2·padding[0] - dilation[0]·(R - 1) - 1) / stride[0] + 1 (Q likewise with index 1).
 // dtypes: f32 and f64 (all tensors of a call the same).
 //
-// CPU: im2col + GEMM (Eigen) per sample and group, col2im for the data gradient; a 1×1 convolution
-// with stride 1 and no padding multiplies the input directly. Column buffers come from
-// ctx.workspace().
+// CPU: f32 on oneDNN where the build has it (primitives cached per pass and shape; reordered copies
+// and scratchpad from ctx.workspace(); docs/cpu.md). Otherwise, and for f64, the reference: im2col +
+// GEMM (Eigen) per sample and group, col2im for the data gradient; a 1×1 convolution with stride 1
+// and no padding multiplies the input directly. Column buffers come from ctx.workspace().
 // CUDA: cuDNN, NCHW. For each pass the algorithm is chosen by measurement (cudnnFind*AlgorithmEx
 // with a temporary workspace from the pool, freed after the search, so cuDNN allocates nothing and
 // ctx.workspace() grows only to what the chosen algorithm needs) the first time a problem is

@@ -25,6 +25,7 @@
 #include "layers/linear.h"
 #include "models/distinct_layers.h"
 #include "models/model_registry.h"
+#include "tools/bench_ceilings.h"
 #include "tools/bench_timer.h"
 #include "tools/commands.h"
 
@@ -268,8 +269,8 @@ std::string format_overhead(double ms, std::optional<double> direct) {
 nlohmann::json optional_json(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
 void print_header(const char* unit) {
-  std::printf("%-22s %-22s %3s | %10s %8s %10s %8s | %10s %8s %10s %8s\n", "layer", "shape", "n", "fwd ms", unit,
-              "direct ms", "overhead", "bwd ms", unit, "direct ms", "overhead");
+  std::printf("%-22s %-22s %3s | %10s %8s %10s %8s | %10s %8s %10s %8s | %6s %6s\n", "layer", "shape", "n", "fwd ms",
+              unit, "direct ms", "overhead", "bwd ms", unit, "direct ms", "overhead", "fwd %", "bwd %");
 }
 
 void run_bench(const BenchOptions& options) {
@@ -286,6 +287,12 @@ void run_bench(const BenchOptions& options) {
 
   std::printf("%s, batch %lld, f32%s\n", device_display_name(device).c_str(), static_cast<long long>(batch),
               options.tf32 ? " (TF32 allowed)" : " (exact float32)");
+  // The columns "fwd %" and "bwd %": each rate as a percentage of these, measured now.
+  const Ceiling sgemm = measure_sgemm(ctx, timing), copy = measure_copy(ctx, timing);
+  std::printf("ceilings: %s %.1f GFLOP/s; %s %.1f GB/s\n", sgemm.what.c_str(), sgemm.rate, copy.what.c_str(),
+              copy.rate);
+  report["ceilings"] = {{"sgemm", {{"what", sgemm.what}, {"median_ms", sgemm.median_ms}, {"gflops", sgemm.rate}}},
+                        {"copy", {{"what", copy.what}, {"median_ms", copy.median_ms}, {"gbps", copy.rate}}}};
   std::string unit;  // of the rows printed last: a new header when it changes
   for (Workload& w : make_workloads(batch)) {
     prepare(ctx, w);
@@ -308,10 +315,14 @@ void run_bench(const BenchOptions& options) {
     const double forward_rate = work.rate(work.forward, forward_ms);
     const double backward_rate = work.rate(work.backward, backward_ms);
     const int precision = w.kind == WorkloadKind::batch_norm ? 1 : 3;
-    std::printf("%-22s %-22s %3d | %10.4f %8.*f %10s %8s | %10.4f %8.*f %10s %8s\n", w.name.c_str(), w.detail.c_str(),
-                w.count, forward_ms, precision, forward_rate, format_ms(direct_forward).c_str(),
+    // TFLOP/s against SGEMM's GFLOP/s, GB/s against the copy's.
+    const double ceiling = work.per_ms == 1e9 ? sgemm.rate / 1000.0 : copy.rate;
+    const double forward_percent = 100.0 * forward_rate / ceiling, backward_percent = 100.0 * backward_rate / ceiling;
+    std::printf("%-22s %-22s %3d | %10.4f %8.*f %10s %8s | %10.4f %8.*f %10s %8s | %6.1f %6.1f\n", w.name.c_str(),
+                w.detail.c_str(), w.count, forward_ms, precision, forward_rate, format_ms(direct_forward).c_str(),
                 format_overhead(forward_ms, direct_forward).c_str(), backward_ms, precision, backward_rate,
-                format_ms(direct_backward).c_str(), format_overhead(backward_ms, direct_backward).c_str());
+                format_ms(direct_backward).c_str(), format_overhead(backward_ms, direct_backward).c_str(),
+                forward_percent, backward_percent);
     const std::string amount = work.key, rate = work.rate_key;
     nlohmann::json row = {{"layer", w.name},
                           {"detail", w.detail},
@@ -327,7 +338,9 @@ void run_bench(const BenchOptions& options) {
                           {"direct_forward_ms", optional_json(direct_forward)},
                           {"backward_ms", backward_ms},
                           {"backward_" + rate, backward_rate},
-                          {"direct_backward_ms", optional_json(direct_backward)}};
+                          {"direct_backward_ms", optional_json(direct_backward)},
+                          {"forward_percent_of_ceiling", forward_percent},
+                          {"backward_percent_of_ceiling", backward_percent}};
     if (!w.note.empty()) row["note"] = w.note;
     if (const auto* conv = dynamic_cast<const layers::Conv2d*>(w.layer.get()); conv != nullptr) {
       using kernels::Conv2dPass;
@@ -347,8 +360,10 @@ void run_bench(const BenchOptions& options) {
     }
     report["results"].push_back(row);
   }
-  std::printf("fc: %s\nBatchNorm2d: training mode; GB/s counts the bytes each pass must move (x, y / dy, dx once)\n",
-              kLinearNote);
+  std::printf(
+      "fc: %s\nBatchNorm2d: training mode; GB/s counts the bytes each pass must move (x, y / dy, dx once)\n"
+      "fwd %% / bwd %%: the rate as a percentage of the SGEMM ceiling (TFLOP/s rows) or the copy (GB/s rows)\n",
+      kLinearNote);
   if (!device.is_cuda()) std::printf("direct library calls: n/a on %s\n", device.str().c_str());
   write_bench_json(options.json_path, report);
 }

@@ -4,6 +4,7 @@
 // parallel and each channel's sums in order, so the bits do not depend on the thread count.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -19,6 +20,49 @@ void for_each_in_channel(int64_t batch, int64_t channels, int64_t hw, int64_t c,
     const int64_t row = (b * channels + c) * hw;
     for (int64_t i = row; i < row + hw; ++i) fn(i);
   }
+}
+
+// Σ of term(i) over channel c's elements, for K sums at once (term returns std::array<double, K>).
+// Each sum is kept in 8 interleaved partial sums (independent chains the processor overlaps, instead
+// of one addition waiting for the last) added in a fixed order: the bits depend on the shape only.
+template <int K, typename Term>
+std::array<double, K> channel_sums(int64_t batch, int64_t channels, int64_t hw, int64_t c, const Term& term) {
+  constexpr int64_t kLanes = 8;
+  double lanes[K][kLanes] = {};
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t row = (b * channels + c) * hw;
+    int64_t j = 0;
+    for (; j + kLanes <= hw; j += kLanes) {
+      for (int64_t l = 0; l < kLanes; ++l) {
+        const std::array<double, K> t = term(row + j + l);
+        for (int k = 0; k < K; ++k) lanes[k][l] += t[static_cast<size_t>(k)];
+      }
+    }
+    for (; j < hw; ++j) {
+      const std::array<double, K> t = term(row + j);
+      for (int k = 0; k < K; ++k) lanes[k][j % kLanes] += t[static_cast<size_t>(k)];
+    }
+  }
+  std::array<double, K> sums{};
+  for (int k = 0; k < K; ++k) {
+    const double* v = lanes[k];
+    sums[static_cast<size_t>(k)] = ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+  }
+  return sums;
+}
+
+// The mean and biased variance of channel c (two passes: the mean, then squared deviations).
+template <typename T>
+std::array<double, 2> channel_mean_var(const T* x, int64_t batch, int64_t channels, int64_t hw, int64_t c) {
+  const double count = static_cast<double>(batch * hw);
+  const double mean =
+      channel_sums<1>(batch, channels, hw, c, [&](int64_t i) { return std::array{static_cast<double>(x[i])}; })[0] /
+      count;
+  const double squares = channel_sums<1>(batch, channels, hw, c, [&](int64_t i) {
+    const double d = static_cast<double>(x[i]) - mean;
+    return std::array{d * d};
+  })[0];
+  return {mean, squares / count};
 }
 
 // y = (x − mean[c])·invstd[c]·γ[c] + β[c] for every channel.
@@ -45,15 +89,8 @@ void batch_norm_forward_train(const T* x, const T* weight, const T* bias, int64_
   std::vector<double> mean(static_cast<size_t>(channels)), invstd(static_cast<size_t>(channels));
   rows_for(channels, batch * hw, [&](int64_t c) {
     const auto k = static_cast<size_t>(c);
-    double sum = 0.0;
-    for_each_in_channel(batch, channels, hw, c, [&](int64_t i) { sum += static_cast<double>(x[i]); });
-    mean[k] = sum / count;
-    double squares = 0.0;
-    for_each_in_channel(batch, channels, hw, c, [&](int64_t i) {
-      const double d = static_cast<double>(x[i]) - mean[k];
-      squares += d * d;
-    });
-    const double var = squares / count;
+    const auto [channel_mean, var] = channel_mean_var(x, batch, channels, hw, c);
+    mean[k] = channel_mean;
     invstd[k] = 1.0 / std::sqrt(var + eps);
     save_mean[c] = static_cast<T>(mean[k]);
     save_invstd[c] = static_cast<T>(invstd[k]);
@@ -76,11 +113,9 @@ void batch_norm_backward(const T* x, const T* dy, const T* weight, int64_t batch
   const double count = static_cast<double>(batch * hw);
   rows_for(channels, batch * hw, [&](int64_t c) {
     const auto k = static_cast<size_t>(c);
-    double sum_dy = 0.0, sum_dy_xhat = 0.0;
-    for_each_in_channel(batch, channels, hw, c, [&](int64_t i) {
+    const auto [sum_dy, sum_dy_xhat] = channel_sums<2>(batch, channels, hw, c, [&](int64_t i) {
       const double g = static_cast<double>(dy[i]);
-      sum_dy += g;
-      sum_dy_xhat += g * (static_cast<double>(x[i]) - mean[k]) * invstd[k];
+      return std::array{g, g * (static_cast<double>(x[i]) - mean[k]) * invstd[k]};
     });
     if (weight_grad != nullptr) weight_grad[c] = static_cast<T>(static_cast<double>(weight_grad[c]) + sum_dy_xhat);
     if (bias_grad != nullptr) bias_grad[c] = static_cast<T>(static_cast<double>(bias_grad[c]) + sum_dy);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/scalar.h"
 #include "kernels/pool_math.h"
 
@@ -15,26 +16,28 @@ T store_double(double v) {
   return store<T>(static_cast<Acc<T>>(v));
 }
 
-// Calls fn(plane, oh, ow, o) for every output element o of [planes, out_h, out_w], in order.
+// Calls fn(plane, oh, ow, o) for every output element o of [planes, out_h, out_w]: planes in
+// parallel, each plane's elements in order.
 template <typename Fn>
 void for_each_output(int64_t planes, const PoolPlane& p, const Fn& fn) {
-  int64_t o = 0;
-  for (int64_t plane = 0; plane < planes; ++plane) {
+  rows_for(planes, p.in_h * p.in_w, [&](int64_t plane) {
+    int64_t o = plane * p.out_h * p.out_w;
     for (int64_t oh = 0; oh < p.out_h; ++oh) {
       for (int64_t ow = 0; ow < p.out_w; ++ow) fn(plane, oh, ow, o++);
     }
-  }
+  });
 }
 
-// Calls fn(plane, h, w, i) for every input element i of [planes, in_h, in_w], in order.
+// Calls fn(plane, h, w, i) for every input element i of [planes, in_h, in_w]: planes in parallel,
+// each plane's elements in order.
 template <typename Fn>
 void for_each_input(int64_t planes, const PoolPlane& p, const Fn& fn) {
-  int64_t i = 0;
-  for (int64_t plane = 0; plane < planes; ++plane) {
+  rows_for(planes, p.in_h * p.in_w, [&](int64_t plane) {
+    int64_t i = plane * p.in_h * p.in_w;
     for (int64_t h = 0; h < p.in_h; ++h) {
       for (int64_t w = 0; w < p.in_w; ++w) fn(plane, h, w, i++);
     }
-  }
+  });
 }
 
 // Element i of `data` as a double.
@@ -98,20 +101,20 @@ void adaptive_avg_pool2d_backward(const T* dy, int64_t planes, const PoolPlane& 
 // y[plane] = the mean of x[plane, 0 .. hw), hw >= 1.
 template <typename T>
 void global_avg_pool2d_forward(const T* x, int64_t planes, int64_t hw, T* y) {
-  for (int64_t plane = 0; plane < planes; ++plane) {
+  rows_for(planes, hw, [&](int64_t plane) {
     double sum = 0.0;
     for (int64_t i = plane * hw; i < (plane + 1) * hw; ++i) sum += static_cast<double>(load(x[i]));
     y[plane] = store_double<T>(sum / static_cast<double>(hw));
-  }
+  });
 }
 
 // dx[plane, i] = dy[plane] / hw, divided in Acc<T> as the CUDA kernel does.
 template <typename T>
 void global_avg_pool2d_backward(const T* dy, int64_t planes, int64_t hw, T* dx) {
-  for (int64_t plane = 0; plane < planes; ++plane) {
+  rows_for(planes, hw, [&](int64_t plane) {
     const T g = store<T>(load(dy[plane]) / static_cast<Acc<T>>(hw));
     for (int64_t i = plane * hw; i < (plane + 1) * hw; ++i) dx[i] = g;
-  }
+  });
 }
 
 }  // namespace baton::kernels::cpu

@@ -11,6 +11,7 @@
 #include "kernels/bias.h"
 #include "kernels/elementwise.h"
 #include "kernels/optimizer.h"
+#include "kernels/pool.h"
 #include "runtime/core/cpu_threads.h"
 #include "tests/support/test_support.h"
 
@@ -84,6 +85,25 @@ TEST_F(CpuParallel, BatchNormAndBiasGiveTheSameBitsForAnyThreadCount) {
     const Tensor biased = random(kShape, 11);
     bias_add(ctx, bias, biased);
     return std::vector<Tensor>{y, mean, invstd, running_mean, running_var, dx, weight_grad, bias_grad, biased};
+  });
+}
+
+TEST_F(CpuParallel, PoolingGivesTheSameBitsForAnyThreadCount) {
+  const Tensor x = random(kShape, 15);
+  const Pool2dGeometry window{.kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}};
+  const Shape pooled = pool2d_output_shape("test", kShape, window);
+  const Tensor dy = random(pooled, 16), dy_global = random(Shape{8, 16, 1, 1}, 17);
+  expect_same_bits_for_any_thread_count("pooling", [&] {
+    const Tensor y = Tensor::empty(pooled, DType::f32, ctx), indices = Tensor::empty(pooled, DType::i64, ctx);
+    const Tensor dx = Tensor::empty(kShape, DType::f32, ctx), average = Tensor::empty(pooled, DType::f32, ctx);
+    const Tensor global = Tensor::empty(Shape{8, 16, 1, 1}, DType::f32, ctx);
+    const Tensor global_dx = Tensor::empty(kShape, DType::f32, ctx);
+    max_pool2d_forward(ctx, x, window, y, indices);
+    max_pool2d_backward(ctx, dy, indices, window, dx);
+    avg_pool2d_forward(ctx, x, window, true, average);
+    global_avg_pool2d_forward(ctx, x, global);
+    global_avg_pool2d_backward(ctx, dy_global, global_dx);
+    return std::vector<Tensor>{y, indices, dx, average, global, global_dx};
   });
 }
 

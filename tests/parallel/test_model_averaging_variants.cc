@@ -155,7 +155,8 @@ Graph shapes_mlp(int64_t batch) {
 
 TEST(ModelAveragingVariants, BmufAndEasgdFitShapesImagesFarAboveChance) {
   // 64 shapes images, fitted in 160 steps and evaluated on the same images (chance: 10%): an
-  // averaging rule that pulled the replicas the wrong way would not fit them.
+  // averaging rule that pulled the replicas the wrong way would not fit them. The learning rate suits
+  // inputs of unit deviation (measured normalisation): 0.01 lets BMUF's block momentum overshoot.
   const Graph graph = shapes_mlp(16);
   const data::ShapesDataset images(data::Split::train, 3, 64);
   TrainConfig config;
@@ -167,7 +168,7 @@ TEST(ModelAveragingVariants, BmufAndEasgdFitShapesImagesFarAboveChance) {
   config.eval_every = 0;
   config.log_every = 1000;
   config.optimizer = {{"type", "sgd"}, {"momentum", 0.9}};
-  config.lr_schedule = {{"type", "constant"}, {"base_lr", 0.01}};
+  config.lr_schedule = {{"type", "constant"}, {"base_lr", 0.005}};
   for (const char* variant : {"bmuf", "easgd"}) {
     ParallelConfig parallel;
     parallel.data_parallel = 2;
@@ -179,7 +180,7 @@ TEST(ModelAveragingVariants, BmufAndEasgdFitShapesImagesFarAboveChance) {
     EXPECT_EQ(e->averaging_meetings(), 40);
     const EvalResult eval = e->evaluate(images, 16, 1);
     EXPECT_GT(eval.top1, 0.6) << variant;
-    EXPECT_LT(eval.loss, 0.5) << variant;  // fitted, not diverging
+    EXPECT_LT(eval.loss, 0.5) << variant << " top-1 " << eval.top1;  // fitted, not diverging
   }
 }
 
