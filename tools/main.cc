@@ -1,8 +1,11 @@
 // `baton`: the command line. Every error — a bad flag or value as much as a baton::Error — becomes
 // one line on stderr and exit code 1.
+#include <malloc.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <regex>
 #include <string>
 
@@ -39,6 +42,11 @@ std::string command_of(const CLI::App& app) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Tensors freed by a training step stay in the heap for the next one instead of going back to the
+  // kernel and being faulted in again (a few percent of a ResNet-50 CPU step; docs/cpu.md): blocks
+  // up to glibc's largest mmap threshold come from the heap, and the heap is not trimmed.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
   CLI::App app{"baton: a C++20/CUDA deep-learning training runtime"};
   app.set_version_flag("--version", "baton " BATON_VERSION_STRING);
   app.require_subcommand(1);

@@ -36,5 +36,4 @@ EvalResult evaluate_batches(Context& input_ctx, const data::Dataset& test, int64
 EvalResult evaluate_model(const Graph& graph, Executor& executor, Context& ctx, const data::Dataset& test,
                           int64_t batch_size, int workers);
 
-
 }  // namespace baton
