@@ -34,6 +34,9 @@ if(NOT BATON_SANITIZE STREQUAL "")
   # UBSan findings end the program (a test fails) instead of printing and going on. Reports need
   # line numbers, not full debug information (-g1 compiles much faster), unless the build type asks.
   add_compile_options(-fsanitize=${BATON_SANITIZE} -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  # -O1, as the sanitizers' documentation suggests, instead of Release's -O3: it compiles about a fifth
+  # faster, and the instrumented tests are checked, not timed.
+  add_compile_options($<$<CONFIG:Release,RelWithDebInfo>:-O1>)
   if(NOT CMAKE_BUILD_TYPE MATCHES "^(Debug|RelWithDebInfo)$")
     add_compile_options(-g1)
   endif()

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/cpu/lane_sums.h"
 #include "kernels/cpu/parallel.h"
 
 namespace baton::kernels::cpu {
@@ -20,35 +21,6 @@ void for_each_in_channel(int64_t batch, int64_t channels, int64_t hw, int64_t c,
     const int64_t row = (b * channels + c) * hw;
     for (int64_t i = row; i < row + hw; ++i) fn(i);
   }
-}
-
-// Σ of term(i) over channel c's elements, for K sums at once (term returns std::array<double, K>).
-// Each sum is kept in 8 interleaved partial sums (independent chains the processor overlaps, instead
-// of one addition waiting for the last) added in a fixed order: the bits depend on the shape only.
-template <int K, typename Term>
-std::array<double, K> channel_sums(int64_t batch, int64_t channels, int64_t hw, int64_t c, const Term& term) {
-  constexpr int64_t kLanes = 8;
-  double lanes[K][kLanes] = {};
-  for (int64_t b = 0; b < batch; ++b) {
-    const int64_t row = (b * channels + c) * hw;
-    int64_t j = 0;
-    for (; j + kLanes <= hw; j += kLanes) {
-      for (int64_t l = 0; l < kLanes; ++l) {
-        const std::array<double, K> t = term(row + j + l);
-        for (int k = 0; k < K; ++k) lanes[k][l] += t[static_cast<size_t>(k)];
-      }
-    }
-    for (; j < hw; ++j) {
-      const std::array<double, K> t = term(row + j);
-      for (int k = 0; k < K; ++k) lanes[k][j % kLanes] += t[static_cast<size_t>(k)];
-    }
-  }
-  std::array<double, K> sums{};
-  for (int k = 0; k < K; ++k) {
-    const double* v = lanes[k];
-    sums[static_cast<size_t>(k)] = ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
-  }
-  return sums;
 }
 
 // The mean and biased variance of channel c (two passes: the mean, then squared deviations).

@@ -1,11 +1,14 @@
 // CPU reference for the loss ops (kernels/loss.h): row-wise softmax cross-entropy and top-k counts.
-// Element arithmetic in Acc<T> (float, double for f64); sums over classes and rows in double.
+// Element arithmetic in Acc<T> (float, double for f64); sums over classes and rows in double. Rows
+// run in parallel (kernels/cpu/parallel.h).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/scalar.h"
 #include "kernels/loss_math.h"
 
@@ -27,13 +30,14 @@ int64_t count_bad_labels(const L* labels, int64_t rows, int64_t classes, int64_t
 }
 
 // Writes softmax(logits) to probs and returns the mean smoothed cross-entropy over the rows
-// (kernels/loss_math.h), with z = x - max(x) and s = sum_c exp(z_c) per row.
+// (kernels/loss_math.h), with z = x - max(x) and s = sum_c exp(z_c) per row. Rows run in parallel;
+// their losses are added in row order, so the bits do not depend on the thread count.
 template <typename T, typename L>
 double softmax_cross_entropy_forward(const T* logits, const L* labels, int64_t rows, int64_t classes, double smoothing,
                                      T* probs) {
   using A = Acc<T>;
-  double total = 0.0;
-  for (int64_t r = 0; r < rows; ++r) {
+  std::vector<double> row_loss(static_cast<size_t>(rows));
+  rows_for(rows, 3 * classes, [&](int64_t r) {
     const T* x = logits + r * classes;
     T* p = probs + r * classes;
     A max = -std::numeric_limits<A>::infinity();
@@ -50,9 +54,11 @@ double softmax_cross_entropy_forward(const T* logits, const L* labels, int64_t r
     const A denominator = static_cast<A>(sum_exp);
     for (int64_t c = 0; c < classes; ++c) p[c] = store<T>(std::exp(load(x[c]) - max) / denominator);
     const double z_label = static_cast<double>(load(x[static_cast<int64_t>(labels[r])]) - max);
-    total += smoothed_cross_entropy(std::log(sum_exp), z_label, sum_z, 1.0 - smoothing,
-                                    smoothing / static_cast<double>(classes));
-  }
+    row_loss[static_cast<size_t>(r)] = smoothed_cross_entropy(std::log(sum_exp), z_label, sum_z, 1.0 - smoothing,
+                                                              smoothing / static_cast<double>(classes));
+  });
+  double total = 0.0;
+  for (const double loss : row_loss) total += loss;
   return total / static_cast<double>(rows);
 }
 
@@ -64,13 +70,13 @@ void softmax_cross_entropy_backward(const T* probs, const L* labels, int64_t row
   const A scale = static_cast<A>(grad_scale / static_cast<double>(rows));
   const A q_other = static_cast<A>(smoothing / static_cast<double>(classes));
   const A q_label = static_cast<A>(1.0 - smoothing + smoothing / static_cast<double>(classes));
-  for (int64_t r = 0; r < rows; ++r) {
+  rows_for(rows, classes, [&](int64_t r) {
     const int64_t label = static_cast<int64_t>(labels[r]);
     for (int64_t c = 0; c < classes; ++c) {
       const int64_t i = r * classes + c;
       dlogits[i] = store<T>(scale * (load(probs[i]) - (c == label ? q_label : q_other)));
     }
-  }
+  });
 }
 
 // Rows where fewer than k logits are strictly greater than the label's (which is not NaN).

@@ -1,57 +1,67 @@
-// CPU reference of the reduce family: accumulation in double, in index order.
+// CPU reference of the reduce family: accumulation in double, 8 interleaved partial sums per range
+// of kRangeElements, ranges in parallel and their totals added in index order (kernels/cpu/lane_sums.h):
+// the bits depend on the sizes only, not on the thread count.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
+#include "kernels/cpu/lane_sums.h"
 #include "kernels/cpu/scalar.h"
 
 namespace baton::kernels::cpu {
 
 template <typename T>
 double sum(const T* x, int64_t n) {
-  double acc = 0.0;
-  for (int64_t i = 0; i < n; ++i) acc += static_cast<double>(load(x[i]));
-  return acc;
+  return parallel_sums<1>(n, [&](int64_t i) { return std::array{static_cast<double>(load(x[i]))}; })[0];
 }
 
 template <typename T>
 double sum_squares(const T* x, int64_t n) {
-  double acc = 0.0;
-  for (int64_t i = 0; i < n; ++i) {
+  return parallel_sums<1>(n, [&](int64_t i) {
     const double v = static_cast<double>(load(x[i]));
-    acc += v * v;
-  }
-  return acc;
+    return std::array{v * v};
+  })[0];
 }
 
-// The largest of n > 0 elements; NaN if any element is NaN.
+// The largest of n > 0 elements; NaN if any element is NaN. Ranges in parallel, then the largest of
+// their results (exact: the order does not matter).
 template <typename T>
 double max(const T* x, int64_t n) {
-  double best = static_cast<double>(load(x[0]));
-  for (int64_t i = 1; i < n; ++i) {
-    const double v = static_cast<double>(load(x[i]));
-    if (v > best || std::isnan(v)) best = v;
-    if (std::isnan(best)) break;
+  const int64_t ranges = (n + kRangeElements - 1) / kRangeElements;
+  std::vector<double> best(static_cast<size_t>(ranges));
+  parallel_for(n, kRangeElements, [&](int64_t begin, int64_t end) {
+    double b = static_cast<double>(load(x[begin]));
+    for (int64_t i = begin + 1; i < end && !std::isnan(b); ++i) {
+      const double v = static_cast<double>(load(x[i]));
+      if (v > b || std::isnan(v)) b = v;
+    }
+    best[static_cast<size_t>(begin / kRangeElements)] = b;
+  });
+  double result = best[0];
+  for (const double b : best) {
+    if (b > result || std::isnan(b)) result = b;
+    if (std::isnan(result)) break;
   }
-  return best;
+  return result;
 }
 
 // x is [batch, channels, hw] (NCHW with hw = H·W); out[c] = Σ over b, i of x[b, c, i] · y[b, c, i],
-// or of x[b, c, i] alone when y is null.
+// or of x[b, c, i] alone when y is null. Channels in parallel, each in channel_sums' order.
 template <typename T>
 void channel_dot(const T* x, const T* y, int64_t batch, int64_t channels, int64_t hw, Acc<T>* out) {
-  for (int64_t c = 0; c < channels; ++c) {
-    double acc = 0.0;
-    for (int64_t b = 0; b < batch; ++b) {
-      const int64_t row = (b * channels + c) * hw;
-      for (int64_t i = row; i < row + hw; ++i) {
-        const double v = static_cast<double>(load(x[i]));
-        acc += y == nullptr ? v : v * static_cast<double>(load(y[i]));
-      }
-    }
-    out[c] = static_cast<Acc<T>>(acc);
-  }
+  rows_for(channels, batch * hw, [&](int64_t c) {
+    const double total =
+        y == nullptr ? channel_sums<1>(batch, channels, hw, c,
+                                       [&](int64_t i) { return std::array{static_cast<double>(load(x[i]))}; })[0]
+                     : channel_sums<1>(batch, channels, hw, c, [&](int64_t i) {
+                         return std::array{static_cast<double>(load(x[i])) * static_cast<double>(load(y[i]))};
+                       })[0];
+    out[c] = static_cast<Acc<T>>(total);
+  });
 }
 
 }  // namespace baton::kernels::cpu

@@ -1,4 +1,4 @@
-// DType names and sizes; float <-> binary16 / bfloat16 conversion with round-to-nearest-even.
+// DType names and sizes; float <-> binary16 conversion with round-to-nearest-even.
 #include "runtime/core/dtype.h"
 
 #include <bit>
@@ -105,16 +105,5 @@ float half_to_float(Half value) {
   }
   return std::bit_cast<float>(bits);
 }
-
-BFloat16 float_to_bfloat16(float value) {
-  const uint32_t x = std::bit_cast<uint32_t>(value);
-  if ((x & 0x7fffffffu) > 0x7f800000u) {  // NaN: keep it a quiet NaN
-    return BFloat16{static_cast<uint16_t>((x >> 16) | 0x0040u)};
-  }
-  const uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
-  return BFloat16{static_cast<uint16_t>((x + rounding) >> 16)};
-}
-
-float bfloat16_to_float(BFloat16 value) { return std::bit_cast<float>(static_cast<uint32_t>(value.bits) << 16); }
 
 }  // namespace baton

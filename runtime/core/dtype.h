@@ -1,6 +1,7 @@
 // DType: the element types a tensor can hold, with names, sizes and host-side 16-bit floats.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -31,8 +32,15 @@ struct BFloat16 {
 
 Half float_to_half(float value);
 float half_to_float(Half value);
-BFloat16 float_to_bfloat16(float value);
-float bfloat16_to_float(BFloat16 value);
+
+// Inline and branch-free, so that the CPU kernels' loops of conversions vectorise. NaN stays a quiet NaN.
+inline BFloat16 float_to_bfloat16(float value) {
+  const uint32_t x = std::bit_cast<uint32_t>(value);
+  const uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+  const uint32_t quiet_nan = (x >> 16) | 0x0040u;
+  return BFloat16{static_cast<uint16_t>((x & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded)};
+}
+inline float bfloat16_to_float(BFloat16 value) { return std::bit_cast<float>(static_cast<uint32_t>(value.bits) << 16); }
 
 // Maps a C++ element type to its DType (for typed accessors and CPU kernels).
 template <typename T>

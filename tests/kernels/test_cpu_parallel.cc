@@ -3,6 +3,7 @@
 // still compute what the reference does.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -10,8 +11,10 @@
 #include "kernels/batch_norm.h"
 #include "kernels/bias.h"
 #include "kernels/elementwise.h"
+#include "kernels/loss.h"
 #include "kernels/optimizer.h"
 #include "kernels/pool.h"
+#include "kernels/reduce.h"
 #include "runtime/core/cpu_threads.h"
 #include "tests/support/test_support.h"
 
@@ -113,6 +116,58 @@ TEST_F(CpuParallel, TheOptimizerStepGivesTheSameBitsForAnyThreadCount) {
     const Tensor params = random(Shape{kShape.numel()}, 13), momentum = random(Shape{kShape.numel()}, 14);
     sgd_step(ctx, params, grads, momentum, {.lr = 0.1, .momentum = 0.9, .weight_decay = 5e-4});
     return std::vector<Tensor>{params, momentum};
+  });
+  expect_same_bits_for_any_thread_count("adamw", [&] {
+    const Tensor params = random(Shape{kShape.numel()}, 13), exp_avg = random(Shape{kShape.numel()}, 14);
+    const Tensor exp_avg_sq = random(Shape{kShape.numel()}, 15, 0.0, 1.0);
+    adamw_step(ctx, params, grads, exp_avg, exp_avg_sq, {.lr = 0.01, .step = 3});
+    return std::vector<Tensor>{params, exp_avg, exp_avg_sq};
+  });
+}
+
+TEST_F(CpuParallel, ReductionsSplitIntoRangesMatchTheReferenceAndAnyThreadCount) {
+  const Tensor x = random(kShape, 18), y = random(kShape, 19);
+  const Tensor total = Tensor::empty(Shape{}, DType::f32, ctx);
+  {
+    const CpuThreadsScope scope(3);
+    sum(ctx, x, total);
+  }
+  double expected = 0.0;
+  for (const double v : values(x)) expected += v;
+  EXPECT_NEAR(values(total)[0], expected, 1e-6 * std::abs(expected) + 1e-6);
+
+  expect_same_bits_for_any_thread_count("sum, mean, max, sum_squares, l2_norm, channel_sum, channel_dot", [&] {
+    std::vector<Tensor> out;
+    for (void (*op)(Context&, const Tensor&, const Tensor&) : {&sum, &mean, &max, &sum_squares, &l2_norm}) {
+      out.push_back(Tensor::empty(Shape{}, DType::f32, ctx));
+      op(ctx, x, out.back());
+    }
+    out.push_back(Tensor::empty(Shape{16}, DType::f32, ctx));
+    channel_sum(ctx, x, out.back());
+    out.push_back(Tensor::empty(Shape{16}, DType::f32, ctx));
+    channel_dot(ctx, x, y, out.back());
+    return out;
+  });
+}
+
+TEST_F(CpuParallel, LossAndCastsGiveTheSameBitsForAnyThreadCount) {
+  const Shape logits_shape{3000, 100};  // 300,000 elements, rows in 28 ranges
+  const Tensor logits = random(logits_shape, 20, -4.0, 4.0);
+  std::vector<double> label_values(3000);
+  for (size_t r = 0; r < label_values.size(); ++r) label_values[r] = static_cast<double>(r * 37 % 100);
+  const Tensor int_labels = testing::from_doubles(label_values, Shape{3000}, DType::i64, ctx.stream());
+  const Tensor x = random(kShape, 23, -1e3, 1e3);
+  expect_same_bits_for_any_thread_count("softmax cross-entropy, top-k, casts", [&] {
+    const Tensor loss = Tensor::empty(Shape{}, DType::f32, ctx), probs = Tensor::empty(logits_shape, DType::f32, ctx);
+    const Tensor dlogits = Tensor::empty(logits_shape, DType::f32, ctx),
+                 correct = Tensor::empty(Shape{}, DType::i64, ctx);
+    softmax_cross_entropy_forward(ctx, logits, int_labels, 0.1, loss, probs);
+    softmax_cross_entropy_backward(ctx, probs, int_labels, 0.1, 1.0, dlogits);
+    topk_correct(ctx, logits, int_labels, 5, correct);
+    const Tensor bf16 = Tensor::empty(kShape, DType::bf16, ctx), f16 = Tensor::empty(kShape, DType::f16, ctx);
+    cast(ctx, x, bf16);
+    cast(ctx, x, f16);
+    return std::vector<Tensor>{loss, probs, dlogits, correct, bf16, f16};
   });
 }
 

@@ -45,11 +45,14 @@ void expect_equivalent_on_gpu(const Graph& graph, const Plan& plan, ScheduleKind
 TEST(PipelineExecutorGpu, StreamsOfOneGpuEqualTheSingleDeviceStep) {
   BATON_REQUIRE_GPU();
   const Graph graph = mlp(DType::f32);
+  // Micro-batch counts of 1, 2 (as many as or fewer than the stages) and 8 (more): every count runs
+  // on the CPU in tests/parallel/test_pipeline_executor.cc; here the streams and events are checked.
   for (int stages : {2, 3, 4}) {
-    for (int micro_batches : {1, 2, 4, 8}) {
+    for (int micro_batches : {1, 2, 8}) {
       for (bool recompute : {false, true}) {
-        // Recomputation with fewer and with more micro-batches than stages (every count on the CPU).
-        if (recompute && micro_batches != 2 && micro_batches != 8) continue;
+        // Without recomputation: one micro-batch and more than the stages; with it: fewer and more.
+        if (micro_batches == 1 && recompute) continue;
+        if (micro_batches == 2 && !recompute) continue;
         for (ScheduleKind kind : {ScheduleKind::gpipe, ScheduleKind::one_f_one_b, ScheduleKind::interleaved}) {
           const bool interleaved = kind == ScheduleKind::interleaved;
           if (interleaved && stages % 2 != 0) continue;
