@@ -1,6 +1,8 @@
-// The CPU engine's description: oneDNN's version and run-time instruction set, and its call cache.
+// The CPU engine's description: oneDNN's version and run-time instruction set, its call cache, and
+// the instruction set of baton's own cloned loops.
 #include "kernels/cpu_engine.h"
 
+#include "kernels/cpu/batch_norm_isa.h"
 #include "runtime/core/build_config.h"  // first: BATON_HAVE_DNNL
 
 #if BATON_HAVE_DNNL
@@ -52,6 +54,7 @@ CpuEngineInfo cpu_engine_info() {
 #else
   info.name = "reference (im2col + Eigen)";
 #endif
+  info.loops_isa = cpu::isa::batch_norm_isa();
   return info;
 }
 

@@ -15,6 +15,9 @@ struct CpuEngineInfo {
   // implementation for, which the reference kernels ran instead.
   int64_t dnnl_calls = 0;
   int64_t reference_fallbacks = 0;
+  // The instruction set baton's own cloned loops run with here (kernels/cpu/batch_norm_isa.h):
+  // "avx512f", "avx2" or "x86-64".
+  std::string loops_isa;
 };
 
 CpuEngineInfo cpu_engine_info();

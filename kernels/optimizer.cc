@@ -56,10 +56,10 @@ void sgd_step(Context& ctx, const Tensor& params, const Tensor& grads, const Ten
           const SgdUpdate<T> update = make_sgd_update<T>(p);
           if (has_momentum) {
             T* const buffers[] = {params.data<T>(), grads.data<T>(), momentum_buf.data<T>()};
-            cpu::fused_update(buffers, n, update);
+            cpu::sgd_update(buffers, n, update);
           } else {
             T* const buffers[] = {params.data<T>(), grads.data<T>()};
-            cpu::fused_update(buffers, n, update);
+            cpu::sgd_update(buffers, n, update);
           }
         });
       },

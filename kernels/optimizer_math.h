@@ -32,18 +32,26 @@ struct SgdUpdate {
   bool has_momentum, nesterov, decoupled, first_step;
 
   BATON_HOST_DEVICE void operator()(A* v) const {
+    apply(v, weight_decay != A(0), decoupled, has_momentum, nesterov, first_step);
+  }
+
+  // The update with its flags given as bools or as std::bool_constant: the CPU passes constants, so
+  // that each combination is a loop without branches, which vectorises (kernels/cpu/optimizer_cpu.h).
+  template <typename Decay, typename Decoupled, typename Momentum, typename Nesterov, typename First>
+  BATON_HOST_DEVICE void apply(A* v, Decay with_decay, Decoupled decoupled_decay, Momentum with_momentum,
+                               Nesterov with_nesterov, First at_first_step) const {
     A g = v[1];
-    if (weight_decay != A(0)) {
-      if (decoupled) {
+    if (with_decay) {
+      if (decoupled_decay) {
         v[0] = v[0] * decay;
       } else {
         g = g + weight_decay * v[0];
       }
     }
-    if (has_momentum) {
-      const A buf = first_step ? g : momentum * v[2] + keep_grad * g;
+    if (with_momentum) {
+      const A buf = at_first_step ? g : momentum * v[2] + keep_grad * g;
       v[2] = buf;
-      g = nesterov ? g + momentum * buf : buf;
+      g = with_nesterov ? g + momentum * buf : buf;
     }
     v[0] = v[0] - lr * g;
   }

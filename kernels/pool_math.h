@@ -22,27 +22,45 @@ struct PoolPlane {
 BATON_HOST_DEVICE int64_t pool_min(int64_t a, int64_t b) { return a < b ? a : b; }
 BATON_HOST_DEVICE int64_t pool_max(int64_t a, int64_t b) { return a > b ? a : b; }
 
+// The taps [first, end) of a window that starts at `start` (negative inside the leading padding),
+// `kernel` taps `dilation` apart, that fall inside [0, size): the others are padding.
+struct TapRange {
+  int64_t first, end;
+};
+BATON_HOST_DEVICE TapRange taps_inside(int64_t start, int64_t kernel, int64_t dilation, int64_t size) {
+  const int64_t first = start < 0 ? (-start + dilation - 1) / dilation : 0;
+  const int64_t end = start >= size ? 0 : pool_min(kernel, (size - 1 - start) / dilation + 1);
+  return {first, pool_max(first, end)};
+}
+
 // The maximum of window (oh, ow) and, in `index`, h·in_w + w of the element chosen: NaN wins (the
 // last one), ties keep the first. -inf and index -1 when no tap lies inside the input.
 template <typename A, typename Load>
 BATON_HOST_DEVICE A max_pool_window(const PoolPlane& p, int64_t oh, int64_t ow, const Load& load, int64_t& index) {
   const int64_t h0 = oh * p.stride_h - p.pad_h, w0 = ow * p.stride_w - p.pad_w;
+  const TapRange rows = taps_inside(h0, p.kernel_h, p.dilation_h, p.in_h);
+  const TapRange cols = taps_inside(w0, p.kernel_w, p.dilation_w, p.in_w);
   A best = -static_cast<A>(INFINITY);
   index = -1;
-  for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
-    const int64_t h = h0 + kh * p.dilation_h;
-    if (h < 0 || h >= p.in_h) continue;
-    for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
-      const int64_t w = w0 + kw * p.dilation_w;
-      if (w < 0 || w >= p.in_w) continue;
-      const A v = load(h * p.in_w + w);
+  for (int64_t kh = rows.first; kh < rows.end; ++kh) {
+    const int64_t row = (h0 + kh * p.dilation_h) * p.in_w;
+    for (int64_t kw = cols.first; kw < cols.end; ++kw) {
+      const int64_t i = row + w0 + kw * p.dilation_w;
+      const A v = load(i);
       if (index < 0 || v > best || v != v) {  // v != v: NaN
         best = v;
-        index = h * p.in_w + w;
+        index = i;
       }
     }
   }
   return best;
+}
+
+// Whether input element i = h·in_w + w is a tap of window (oh, ow).
+BATON_HOST_DEVICE bool is_tap_of_window(const PoolPlane& p, int64_t oh, int64_t ow, int64_t i) {
+  const int64_t dh = i / p.in_w - (oh * p.stride_h - p.pad_h), dw = i % p.in_w - (ow * p.stride_w - p.pad_w);
+  return dh >= 0 && dw >= 0 && dh % p.dilation_h == 0 && dw % p.dilation_w == 0 && dh / p.dilation_h < p.kernel_h &&
+         dw / p.dilation_w < p.kernel_w;
 }
 
 // Calls visit(o) for every output o = oh·out_w + ow whose window has a tap on input (h, w), in a

@@ -18,8 +18,9 @@ void print_devices() {
   const SystemInfo info = query_system_info();
   std::printf("CPU      cpu:0  %s, %d logical cores, %.1f GiB memory\n", info.cpu.model.c_str(), info.cpu.logical_cores,
               gib(info.cpu.memory_bytes));
-  std::printf("CPU      float32 engine %s, %d threads (BATON_NUM_THREADS)\n", kernels::cpu_engine_info().name.c_str(),
-              cpu_thread_budget());
+  const kernels::CpuEngineInfo engine = kernels::cpu_engine_info();
+  std::printf("CPU      float32 engine %s, batch norm loops %s, %d threads (BATON_NUM_THREADS)\n", engine.name.c_str(),
+              engine.loops_isa.c_str(), cpu_thread_budget());
   if (!info.built_with_cuda) {
     std::printf("CUDA     not available: %s\n", info.cuda_unavailable_reason.c_str());
     return;

@@ -1,7 +1,8 @@
 // CPU reference of the batch-norm ops (kernels/batch_norm.h): per channel, statistics in double
 // (mean, then squared deviations), elementwise results in double rounded once to T (float or
 // double). x is [batch, channels, hw]; a null weight means γ = 1, a null bias β = 0. Channels run in
-// parallel and each channel's sums in order, so the bits do not depend on the thread count.
+// parallel, each through the per-channel loops of kernels/cpu/batch_norm_isa.h (vectorised for the
+// processor), and each channel's sums in order, so the bits do not depend on the thread count.
 #pragma once
 
 #include <array>
@@ -9,32 +10,15 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/cpu/lane_sums.h"
+#include "kernels/cpu/batch_norm_isa.h"
 #include "kernels/cpu/parallel.h"
 
 namespace baton::kernels::cpu {
 
-// Calls fn(index) for the elements of channel c, in memory order.
-template <typename Fn>
-void for_each_in_channel(int64_t batch, int64_t channels, int64_t hw, int64_t c, const Fn& fn) {
-  for (int64_t b = 0; b < batch; ++b) {
-    const int64_t row = (b * channels + c) * hw;
-    for (int64_t i = row; i < row + hw; ++i) fn(i);
-  }
-}
-
-// The mean and biased variance of channel c (two passes: the mean, then squared deviations).
+// The mean and biased variance of channel c.
 template <typename T>
 std::array<double, 2> channel_mean_var(const T* x, int64_t batch, int64_t channels, int64_t hw, int64_t c) {
-  const double count = static_cast<double>(batch * hw);
-  const double mean =
-      channel_sums<1>(batch, channels, hw, c, [&](int64_t i) { return std::array{static_cast<double>(x[i])}; })[0] /
-      count;
-  const double squares = channel_sums<1>(batch, channels, hw, c, [&](int64_t i) {
-    const double d = static_cast<double>(x[i]) - mean;
-    return std::array{d * d};
-  })[0];
-  return {mean, squares / count};
+  return isa::channel_mean_var(x, ChannelOf{batch, channels, hw, c});
 }
 
 // y = (x − mean[c])·invstd[c]·γ[c] + β[c] for every channel.
@@ -45,9 +29,7 @@ void batch_norm_normalize(const T* x, const T* weight, const T* bias, int64_t ba
     const auto k = static_cast<size_t>(c);
     const double scale = invstd[k] * (weight != nullptr ? static_cast<double>(weight[c]) : 1.0);
     const double shift = bias != nullptr ? static_cast<double>(bias[c]) : 0.0;
-    for_each_in_channel(batch, channels, hw, c, [&](int64_t i) {
-      y[i] = static_cast<T>((static_cast<double>(x[i]) - mean[k]) * scale + shift);
-    });
+    isa::normalize_channel(x, ChannelOf{batch, channels, hw, c}, mean[k], scale, shift, y);
   });
 }
 
@@ -85,20 +67,15 @@ void batch_norm_backward(const T* x, const T* dy, const T* weight, int64_t batch
   const double count = static_cast<double>(batch * hw);
   rows_for(channels, batch * hw, [&](int64_t c) {
     const auto k = static_cast<size_t>(c);
-    const auto [sum_dy, sum_dy_xhat] = channel_sums<2>(batch, channels, hw, c, [&](int64_t i) {
-      const double g = static_cast<double>(dy[i]);
-      return std::array{g, g * (static_cast<double>(x[i]) - mean[k]) * invstd[k]};
-    });
+    const ChannelOf at{batch, channels, hw, c};
+    const auto [sum_dy, sum_dy_xhat] = isa::backward_sums(x, dy, at, mean[k], invstd[k]);
     if (weight_grad != nullptr) weight_grad[c] = static_cast<T>(static_cast<double>(weight_grad[c]) + sum_dy_xhat);
     if (bias_grad != nullptr) bias_grad[c] = static_cast<T>(static_cast<double>(bias_grad[c]) + sum_dy);
     if (dx == nullptr) return;
     const double scale = invstd[k] * (weight != nullptr ? static_cast<double>(weight[c]) : 1.0);
     const double mean_dy = batch_stats ? sum_dy / count : 0.0;
     const double mean_dy_xhat = batch_stats ? sum_dy_xhat / count : 0.0;
-    for_each_in_channel(batch, channels, hw, c, [&](int64_t i) {
-      const double xhat = (static_cast<double>(x[i]) - mean[k]) * invstd[k];
-      dx[i] = static_cast<T>(scale * (static_cast<double>(dy[i]) - mean_dy - xhat * mean_dy_xhat));
-    });
+    isa::backward_dx(x, dy, at, mean[k], invstd[k], scale, mean_dy, mean_dy_xhat, dx);
   });
 }
 

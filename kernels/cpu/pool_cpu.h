@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/scalar.h"
@@ -46,23 +47,37 @@ auto double_loader(const T* data) {
   return [data](int64_t i) { return static_cast<double>(load(data[i])); };
 }
 
-// x [planes, in_h, in_w] -> y, indices [planes, out_h, out_w]; I is int32_t or int64_t.
+// x [planes, in_h, in_w] -> y, indices [planes, out_h, out_w]; I is int32_t or int64_t. Compared in
+// Acc<T>, which holds every T exactly: the maximum is the same as in double.
 template <typename T, typename I>
 void max_pool2d_forward(const T* x, int64_t planes, const PoolPlane& p, T* y, I* indices) {
   for_each_output(planes, p, [&](int64_t plane, int64_t oh, int64_t ow, int64_t o) {
+    const T* in = x + plane * p.in_h * p.in_w;
     int64_t index = -1;
-    y[o] = store_double<T>(max_pool_window<double>(p, oh, ow, double_loader(x + plane * p.in_h * p.in_w), index));
+    y[o] = store<T>(max_pool_window<Acc<T>>(
+        p, oh, ow, [in](int64_t i) { return load(in[i]); }, index));
     indices[o] = static_cast<I>(index);
   });
 }
 
+// dx[plane] = the sum, over the outputs o whose window chose input i (indices[o] == i, i a tap of
+// window o), of dy[o]. Scattered per plane into doubles in decreasing o, which is the order
+// max_pool_input_grad gathers them in: the same bits, without searching every input's windows.
 template <typename T, typename I>
 void max_pool2d_backward(const T* dy, const I* indices, int64_t planes, const PoolPlane& p, T* dx) {
-  for_each_input(planes, p, [&](int64_t plane, int64_t h, int64_t w, int64_t i) {
-    const I* plane_indices = indices + plane * p.out_h * p.out_w;
-    const auto load_index = [plane_indices](int64_t o) { return static_cast<int64_t>(plane_indices[o]); };
-    dx[i] = store_double<T>(
-        max_pool_input_grad<double>(p, h, w, double_loader(dy + plane * p.out_h * p.out_w), load_index));
+  const int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
+  rows_for(planes, in_plane + 2 * out_plane, [&](int64_t plane) {
+    thread_local std::vector<double> grad;
+    grad.assign(static_cast<size_t>(in_plane), 0.0);
+    const T* g = dy + plane * out_plane;
+    const I* chosen = indices + plane * out_plane;
+    for (int64_t o = out_plane - 1; o >= 0; --o) {
+      const int64_t i = static_cast<int64_t>(chosen[o]);
+      if (i < 0 || i >= in_plane || !is_tap_of_window(p, o / p.out_w, o % p.out_w, i)) continue;
+      grad[static_cast<size_t>(i)] += static_cast<double>(load(g[o]));
+    }
+    T* out = dx + plane * in_plane;
+    for (int64_t i = 0; i < in_plane; ++i) out[i] = store_double<T>(grad[static_cast<size_t>(i)]);
   });
 }
 
