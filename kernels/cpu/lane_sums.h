@@ -50,13 +50,12 @@ struct LaneSums {
 // then the ranges' totals added in index order.
 template <int K, typename Term>
 std::array<double, K> parallel_sums(int64_t n, const Term& term) {
-  const int64_t ranges = (n + kRangeElements - 1) / kRangeElements;
-  std::vector<std::array<double, K>> totals(static_cast<size_t>(ranges));
-  parallel_for(n, kRangeElements, [&](int64_t begin, int64_t end) {
-    LaneSums<K> sums;
-    sums.add(begin, end, term);
-    totals[static_cast<size_t>(begin / kRangeElements)] = sums.fold();
-  });
+  const std::vector<std::array<double, K>> totals =
+      range_results<std::array<double, K>>(n, [&](int64_t begin, int64_t end) {
+        LaneSums<K> sums;
+        sums.add(begin, end, term);
+        return sums.fold();
+      });
   std::array<double, K> total{};
   for (const std::array<double, K>& t : totals) {
     for (int k = 0; k < K; ++k) total[static_cast<size_t>(k)] += t[static_cast<size_t>(k)];

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "runtime/core/cpu_threads.h"
 
@@ -28,6 +29,17 @@ void rows_for(int64_t rows, int64_t row_elements, const Fn& fn) {
   parallel_for(rows, per_range, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) fn(row);
   });
+}
+
+// fn(begin, end) -> R for each range of kRangeElements of [0, n), in parallel; the results in range
+// order, for the caller to combine in a fixed order (the same bits whatever the thread count).
+template <typename R, typename Fn>
+std::vector<R> range_results(int64_t n, const Fn& fn) {
+  std::vector<R> results(static_cast<size_t>((n + kRangeElements - 1) / kRangeElements));
+  parallel_for(n, kRangeElements, [&](int64_t begin, int64_t end) {
+    results[static_cast<size_t>(begin / kRangeElements)] = fn(begin, end);
+  });
+  return results;
 }
 
 }  // namespace baton::kernels::cpu

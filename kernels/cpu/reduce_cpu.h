@@ -3,7 +3,6 @@
 // the bits depend on the sizes only, not on the thread count.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -31,21 +30,15 @@ double sum_squares(const T* x, int64_t n) {
 // their results (exact: the order does not matter).
 template <typename T>
 double max(const T* x, int64_t n) {
-  const int64_t ranges = (n + kRangeElements - 1) / kRangeElements;
-  std::vector<double> best(static_cast<size_t>(ranges));
-  parallel_for(n, kRangeElements, [&](int64_t begin, int64_t end) {
+  // The larger of best and v; NaN wins and stays.
+  const auto larger = [](double best, double v) { return v > best || std::isnan(v) ? v : best; };
+  const std::vector<double> best = range_results<double>(n, [&](int64_t begin, int64_t end) {
     double b = static_cast<double>(load(x[begin]));
-    for (int64_t i = begin + 1; i < end && !std::isnan(b); ++i) {
-      const double v = static_cast<double>(load(x[i]));
-      if (v > b || std::isnan(v)) b = v;
-    }
-    best[static_cast<size_t>(begin / kRangeElements)] = b;
+    for (int64_t i = begin + 1; i < end && !std::isnan(b); ++i) b = larger(b, static_cast<double>(load(x[i])));
+    return b;
   });
   double result = best[0];
-  for (const double b : best) {
-    if (b > result || std::isnan(b)) result = b;
-    if (std::isnan(result)) break;
-  }
+  for (size_t r = 1; r < best.size() && !std::isnan(result); ++r) result = larger(result, best[r]);
   return result;
 }
 
