@@ -24,9 +24,37 @@ if(NOT BATON_SANITIZE STREQUAL "")
   _baton_cpu_sanitizer_off(BATON_OPENMP "the OpenMP runtime is not instrumented")
 endif()
 
+# Debian's oneDNN is built with an OpenCL GPU runtime, and its CMake package then requires OpenCL's
+# headers and loader (ocl-icd-opencl-dev, which tools/install-deps.sh installs): without them,
+# find_package(dnnl) stops the configuration even when asked QUIET. Check first and say what is missing.
+function(_baton_dnnl_needs_missing_opencl result)
+  set(${result} OFF PARENT_SCOPE)
+  find_file(_baton_dnnl_config NAMES dnnl-config.cmake
+            PATH_SUFFIXES lib/${CMAKE_LIBRARY_ARCHITECTURE}/cmake/dnnl lib/cmake/dnnl lib64/cmake/dnnl)
+  if(NOT _baton_dnnl_config)
+    return()
+  endif()
+  file(STRINGS "${_baton_dnnl_config}" _baton_ocl REGEX "set\\(DNNL_GPU_RUNTIME \"OCL\"\\)")
+  unset(_baton_dnnl_config CACHE)
+  if(_baton_ocl)
+    find_package(OpenCL QUIET)
+    if(NOT OpenCL_FOUND)
+      set(${result} ON PARENT_SCOPE)
+    endif()
+  endif()
+endfunction()
+
 set(BATON_HAVE_DNNL OFF)
 if(NOT BATON_DNNL STREQUAL "OFF")
-  if(BATON_DNNL STREQUAL "ON")
+  _baton_dnnl_needs_missing_opencl(_baton_dnnl_opencl_missing)
+  string(CONCAT _baton_dnnl_opencl_why "the installed oneDNN's CMake package requires OpenCL, whose headers or "
+                "loader are missing (apt-get install ocl-icd-opencl-dev, or run tools/install-deps.sh)")
+  if(_baton_dnnl_opencl_missing AND BATON_DNNL STREQUAL "ON")
+    message(FATAL_ERROR "BATON_DNNL=ON: ${_baton_dnnl_opencl_why}")
+  elseif(_baton_dnnl_opencl_missing)
+    message(STATUS "baton: oneDNN not used: ${_baton_dnnl_opencl_why}; float32 CPU kernels use the reference "
+                   "implementations, several times slower")
+  elseif(BATON_DNNL STREQUAL "ON")
     find_package(dnnl REQUIRED)
   else()
     find_package(dnnl QUIET)
@@ -34,7 +62,7 @@ if(NOT BATON_DNNL STREQUAL "OFF")
   if(dnnl_FOUND)
     set(BATON_HAVE_DNNL ON)
     message(STATUS "baton: oneDNN ${dnnl_VERSION} is the float32 CPU engine")
-  else()
+  elseif(NOT _baton_dnnl_opencl_missing)
     message(STATUS "baton: oneDNN not found (install libdnnl-dev): float32 CPU kernels use the reference "
                    "implementations, several times slower")
   endif()

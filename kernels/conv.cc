@@ -21,12 +21,11 @@
 namespace baton::kernels {
 namespace {
 
-std::string pair_str(const std::array<int64_t, 2>& v) { return detail::concat("[", v[0], ", ", v[1], "]"); }
-
 void check_params(std::string_view op, const Conv2dParams& p) {
-  BATON_CHECK(p.stride[0] >= 1 && p.stride[1] >= 1, op, ": stride ", pair_str(p.stride), " must be at least 1");
-  BATON_CHECK(p.padding[0] >= 0 && p.padding[1] >= 0, op, ": padding ", pair_str(p.padding), " must not be negative");
-  BATON_CHECK(p.dilation[0] >= 1 && p.dilation[1] >= 1, op, ": dilation ", pair_str(p.dilation), " must be at least 1");
+  BATON_CHECK(p.stride[0] >= 1 && p.stride[1] >= 1, op, ": stride ", pair_text(p.stride), " must be at least 1");
+  BATON_CHECK(p.padding[0] >= 0 && p.padding[1] >= 0, op, ": padding ", pair_text(p.padding), " must not be negative");
+  BATON_CHECK(p.dilation[0] >= 1 && p.dilation[1] >= 1, op, ": dilation ", pair_text(p.dilation),
+              " must be at least 1");
   BATON_CHECK(p.groups >= 1, op, ": groups ", p.groups, " must be at least 1");
 }
 
@@ -63,8 +62,8 @@ void check_conv(std::string_view op, const Context& ctx, const NamedTensor& x, c
   const Shape expected = output_shape(op, x.tensor.shape(), w.tensor.shape(), p);
   BATON_CHECK(y.tensor.shape() == expected, op, ": argument '", y.name, "' has shape ", y.tensor.shape().str(),
               ", expected ", expected.str(), " (from '", x.name, "' ", x.tensor.shape().str(), ", '", w.name, "' ",
-              w.tensor.shape().str(), ", stride ", pair_str(p.stride), ", padding ", pair_str(p.padding), ", dilation ",
-              pair_str(p.dilation), ", groups ", p.groups, ")");
+              w.tensor.shape().str(), ", stride ", pair_text(p.stride), ", padding ", pair_text(p.padding),
+              ", dilation ", pair_text(p.dilation), ", groups ", p.groups, ")");
   if (ctx.device().is_cuda()) {
     for (const Shape* s : {&x.tensor.shape(), &w.tensor.shape(), &y.tensor.shape()}) {
       BATON_CHECK(s->numel() <= INT_MAX, op, ": shape ", s->str(), " has more than ", INT_MAX,

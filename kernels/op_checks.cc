@@ -5,6 +5,8 @@
 
 namespace baton::kernels {
 
+std::string pair_text(const std::array<int64_t, 2>& pair) { return detail::concat("[", pair[0], ", ", pair[1], "]"); }
+
 void check_on_context(std::string_view op, const Context& ctx, std::initializer_list<NamedTensor> tensors) {
   for (const NamedTensor& t : tensors) {
     BATON_CHECK(t.tensor.defined(), op, ": argument '", t.name, "' is an undefined tensor");

@@ -2,7 +2,10 @@
 // overlap between outputs and inputs. Each failure is a baton::Error naming the op, the argument and what was expected.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <initializer_list>
+#include <string>
 #include <string_view>
 
 #include "runtime/core/context.h"
@@ -27,6 +30,9 @@ void check_dtype_in(std::string_view op, const NamedTensor& t, std::initializer_
 void check_rank(std::string_view op, const NamedTensor& t, int rank);
 // The tensor's dtype is a floating one: f32, f64, f16 or bf16.
 void check_floating(std::string_view op, const NamedTensor& t);
+
+// "[a, b]": a stride, padding, dilation or window pair in an error message.
+std::string pair_text(const std::array<int64_t, 2>& pair);
 
 // Which overlap between an output and an input an op accepts.
 enum class Overlap {

@@ -19,8 +19,6 @@ namespace {
 
 constexpr std::initializer_list<DType> kFloating = {DType::f32, DType::f64, DType::f16, DType::bf16};
 
-std::string pair_str(const std::array<int64_t, 2>& v) { return detail::concat("[", v[0], ", ", v[1], "]"); }
-
 // The geometry resolved for input planes [in_h, in_w] and output planes [out_h, out_w].
 PoolPlane make_plane(const Pool2dGeometry& g, int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w) {
   PoolPlane p;
@@ -61,7 +59,7 @@ void check_indices(std::string_view op, const Tensor& indices, const Shape& outp
 }
 
 void check_no_dilation(std::string_view op, const Pool2dGeometry& g) {
-  BATON_CHECK(g.dilation[0] == 1 && g.dilation[1] == 1, op, ": dilation ", pair_str(g.dilation),
+  BATON_CHECK(g.dilation[0] == 1 && g.dilation[1] == 1, op, ": dilation ", pair_text(g.dilation),
               " is not supported (average pooling has no dilation; expected [1, 1])");
 }
 
@@ -78,14 +76,15 @@ void dispatch_index(DType dtype, Fn&& fn) {
 
 void check_pool_geometry(std::string_view what, const Pool2dGeometry& g) {
   const auto check_positive = [&](const std::array<int64_t, 2>& v, std::string_view field) {
-    BATON_CHECK(v[0] >= 1 && v[1] >= 1, what, ": ", field, " ", pair_str(v), " must be at least 1");
+    BATON_CHECK(v[0] >= 1 && v[1] >= 1, what, ": ", field, " ", pair_text(v), " must be at least 1");
   };
   check_positive(g.kernel, "kernel_size");
   check_positive(g.stride, "stride");
   check_positive(g.dilation, "dilation");
-  BATON_CHECK(g.padding[0] >= 0 && g.padding[1] >= 0, what, ": padding ", pair_str(g.padding), " must not be negative");
+  BATON_CHECK(g.padding[0] >= 0 && g.padding[1] >= 0, what, ": padding ", pair_text(g.padding),
+              " must not be negative");
   BATON_CHECK(g.padding[0] <= g.kernel[0] / 2 && g.padding[1] <= g.kernel[1] / 2, what, ": padding ",
-              pair_str(g.padding), " must be at most half the kernel_size ", pair_str(g.kernel), " (as in PyTorch)");
+              pair_text(g.padding), " must be at most half the kernel_size ", pair_text(g.kernel), " (as in PyTorch)");
 }
 
 int64_t pool_output_size(int64_t input, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation,
@@ -104,8 +103,8 @@ Shape pool2d_output_shape(std::string_view what, const Shape& input, const Pool2
   const int64_t out_h = pool_output_size(input[2], g.kernel[0], g.stride[0], g.padding[0], g.dilation[0], g.ceil_mode);
   const int64_t out_w = pool_output_size(input[3], g.kernel[1], g.stride[1], g.padding[1], g.dilation[1], g.ceil_mode);
   BATON_CHECK(out_h >= 1 && out_w >= 1, what, ": input of shape ", input.str(), " is too small for kernel_size ",
-              pair_str(g.kernel), ", stride ", pair_str(g.stride), ", padding ", pair_str(g.padding), ", dilation ",
-              pair_str(g.dilation), ": the output would be ", out_h, " x ", out_w);
+              pair_text(g.kernel), ", stride ", pair_text(g.stride), ", padding ", pair_text(g.padding), ", dilation ",
+              pair_text(g.dilation), ": the output would be ", out_h, " x ", out_w);
   return Shape{input[0], input[1], out_h, out_w};
 }
 

@@ -11,8 +11,6 @@ namespace {
 
 std::string pair_str(const std::array<int64_t, 2>& v) { return detail::concat("[", v[0], ", ", v[1], "]"); }
 
-nlohmann::json pair_json(const std::array<int64_t, 2>& v) { return nlohmann::json::array({v[0], v[1]}); }
-
 }  // namespace
 
 Conv2d::Conv2d(const Conv2dOptions& options) : options_(options) {

@@ -18,8 +18,6 @@ namespace {
 
 using Size2 = std::array<int64_t, 2>;
 
-nlohmann::json pair_json(const Size2& v) { return nlohmann::json::array({v[0], v[1]}); }
-
 Tensor shape_token(const Tensor& x, const Context& ctx) {
   return Tensor::empty(x.shape().with_dim0(0), x.dtype(), ctx);
 }

@@ -2,6 +2,7 @@
 // partitioner built on it (coarsening, ordered splits, FM refinement); see docs/planner.md.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -51,6 +52,11 @@ bool is_ordered_partition(const Hypergraph& graph, const std::vector<int>& part,
 // side by side; ties (and, without heavy_chain, every choice) go to the smallest key in `keys`
 // (empty: vertex index).
 std::vector<int> topological_order(const Hypergraph& graph, bool heavy_chain, const std::vector<uint32_t>& keys);
+
+// Whether a part's `load` fits `bound`, allowing for rounding in sums of weights.
+inline bool within_bound(double load, double bound) { return load <= bound + 1e-12 * (1.0 + std::abs(bound)); }
+// n random keys: tie-breakers for the randomised orders of coarsening and partitioning.
+std::vector<uint32_t> random_keys(int n, std::mt19937& rng);
 
 // One coarsening level: `graph` is the coarse graph, `fine_to_coarse` maps the finer level's vertices.
 struct CoarseLevel {

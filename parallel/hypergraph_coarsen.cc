@@ -7,17 +7,11 @@
 #include "runtime/core/error.h"
 
 namespace baton::parallel {
-namespace {
-
-bool within(double load, double bound) { return load <= bound + 1e-12 * (1.0 + std::abs(bound)); }
-
 std::vector<uint32_t> random_keys(int n, std::mt19937& rng) {
   std::vector<uint32_t> keys(n);
   for (auto& key : keys) key = static_cast<uint32_t>(rng());
   return keys;
 }
-
-}  // namespace
 
 std::vector<CoarseLevel> coarsen(const Hypergraph& graph, int min_vertices, double max_cluster_weight,
                                  std::mt19937& rng) {
@@ -136,7 +130,7 @@ std::optional<std::vector<int>> best_ordered_split(const Hypergraph& graph, cons
     for (int j = i + 1; j <= n; ++j) {
       cost += entering[j];
       const double load = prefix[j] - prefix[i];
-      if (!within(load, bound)) break;
+      if (!within_bound(load, bound)) break;
       for (int p = 0; p < k; ++p) {
         const Cell& prev = dp[p][i];
         if (prev.cost == kInf) continue;

@@ -9,8 +9,6 @@
 namespace baton::parallel {
 namespace {
 
-bool within(double load, double bound) { return load <= bound + 1e-12 * (1.0 + std::abs(bound)); }
-
 struct Move {
   double gain = 0;
   int target = -1;
@@ -56,7 +54,7 @@ class Refiner {
     double best_load = 0;
     for (int b = lo; b <= hi; ++b) {
       if (b == a) continue;
-      if (!within(loads_[b] + w, bound_)) {
+      if (!within_bound(loads_[b] + w, bound_)) {
         best.blocked = true;
         continue;
       }
@@ -175,7 +173,7 @@ double refine_partition(const Hypergraph& graph, std::vector<int>& part, int k, 
       cumulative += m.gain;
       const double max_load = state.max_load();
       const double eps = 1e-9 * (1.0 + std::abs(cumulative));
-      const bool balanced = within(max_load, bound);
+      const bool balanced = within_bound(max_load, bound);
       if (balanced && (cumulative > best_gain + eps || (cumulative >= best_gain - eps && max_load < best_max_load))) {
         best_gain = cumulative;
         best_max_load = max_load;

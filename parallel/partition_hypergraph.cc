@@ -46,12 +46,6 @@ Candidate evaluate(const Hypergraph& graph, std::vector<int> part, int k) {
   return c;
 }
 
-std::vector<uint32_t> random_keys(int n, std::mt19937& rng) {
-  std::vector<uint32_t> keys(n);
-  for (auto& key : keys) key = static_cast<uint32_t>(rng());
-  return keys;
-}
-
 // Orders of a graph to split: index order (a topological order for profiles and coarse graphs),
 // the heavy-chain order, heavy-chain orders with random tie-breaking and random topological orders.
 std::vector<std::vector<int>> split_orders(const Hypergraph& graph, int heavy, int plain, std::mt19937& rng) {

@@ -22,7 +22,7 @@
 namespace baton::cli {
 namespace {
 
-struct Flags {
+struct CommBenchFlags {
   std::string backend;  // empty: mpi under a launcher with several processes, else inproc
   int ranks = -1;       // not given: 2 threads for inproc, the job's size for mpi
   std::string min_bytes = "4K", max_bytes = "256M";
@@ -56,7 +56,7 @@ double gbps(int64_t bytes, double seconds) { return static_cast<double>(bytes) /
 // nccl-tests' bus bandwidth of all-reduce: algbw x 2(n - 1)/n, what each link carries.
 double bus_gbps(int64_t bytes, double seconds, int ranks) { return gbps(bytes, seconds) * 2.0 * (ranks - 1) / ranks; }
 
-void print_and_write(const Flags& f, const CommBenchSettings& s, const std::string& backend,
+void print_and_write(const CommBenchFlags& f, const CommBenchSettings& s, const std::string& backend,
                      const std::string& baseline, const std::vector<CommBenchRow>& rows) {
   const int n = s.ranks;
   std::printf("%12s %6s | %10s %10s %10s | %10s %10s | %9s\n", "size", "calls", "time us", "algbw GB/s", "busbw GB/s",
@@ -107,7 +107,7 @@ void print_and_write(const Flags& f, const CommBenchSettings& s, const std::stri
   write_bench_json(f.json_path, report);
 }
 
-CommBenchSettings settings_from(const Flags& f, int ranks) {
+CommBenchSettings settings_from(const CommBenchFlags& f, int ranks) {
   CommBenchSettings s;
   BATON_CHECK(f.warmup >= 0 && f.repeats >= 1, "--warmup must be >= 0 and --repeats >= 1 (got ", f.warmup, " and ",
               f.repeats, ")");
@@ -121,7 +121,7 @@ CommBenchSettings settings_from(const Flags& f, int ranks) {
 }
 
 // --backend nccl: the GPUs of this process, one rank each.
-void run_nccl(const Flags& f, const comm::LaunchEnvironment& launch) {
+void run_nccl(const CommBenchFlags& f, const comm::LaunchEnvironment& launch) {
   BATON_CHECK(launch.size == 1, "--backend nccl runs its ranks as the GPUs of one process, but ", launch.launcher,
               " started ", launch.size, " processes: run it without the launcher");
   BATON_CHECK(f.ranks == -1 || f.ranks >= 2, "--ranks ", f.ranks,
@@ -156,7 +156,7 @@ void run_nccl(const Flags& f, const comm::LaunchEnvironment& launch) {
   print_and_write(f, s, "nccl", "ncclAllReduce", bench_comm_nccl(s));
 }
 
-void run_bench(const Flags& f) {
+void run_comm_bench(const CommBenchFlags& f) {
   const comm::LaunchEnvironment launch = comm::launch_environment();
   const std::string backend = !f.backend.empty() ? f.backend : launch.size > 1 ? "mpi" : "inproc";
   BATON_CHECK(backend == "inproc" || backend == "mpi" || backend == "nccl", "--backend '", backend,
@@ -213,7 +213,7 @@ void run_bench(const Flags& f) {
 }  // namespace
 
 void add_bench_comm_command(CLI::App& bench) {
-  auto f = std::make_shared<Flags>();
+  auto f = std::make_shared<CommBenchFlags>();
   CLI::App* cmd = bench.add_subcommand(
       "comm", "All-reduce (sum, f32) by size: time, algorithm and bus bandwidth, baton beside a baseline");
   cmd->add_option("--backend", f->backend,
@@ -228,7 +228,7 @@ void add_bench_comm_command(CLI::App& bench) {
   cmd->add_option("--mpi-reduction", f->mpi_reduction,
                   "mpi backend: native (MPI_Allreduce, the default) or rank-order (bitwise the inproc result)");
   cmd->add_option("--json", f->json_path, "Also write every figure as JSON to this file (atomically; rank 0)");
-  cmd->callback([f] { run_bench(*f); });
+  cmd->callback([f] { run_comm_bench(*f); });
 }
 
 }  // namespace baton::cli

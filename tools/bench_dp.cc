@@ -107,7 +107,7 @@ DpPredicted predict(const DpBenchSetup& s) {
   return p;
 }
 
-void run_bench(const DpBenchFlags& f) {
+void run_dp_bench(const DpBenchFlags& f) {
   const comm::LaunchEnvironment launch = comm::launch_environment();
   DpBenchSetup s;
   s.f = f;
@@ -176,7 +176,7 @@ void add_bench_dp_command(CLI::App& bench) {
   cmd->add_option("--replicas", f->replicas,
                   "Replicas N (default 2 threads; under mpirun one per process, the job's size)");
   cmd->add_option("--json", f->json_path, "Also write every figure as JSON to this file (atomically; rank 0)");
-  cmd->callback([f] { run_bench(*f); });
+  cmd->callback([f] { run_dp_bench(*f); });
 }
 
 }  // namespace baton::cli

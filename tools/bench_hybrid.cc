@@ -145,7 +145,7 @@ std::vector<Layout> process_layouts(const Flags& f, bool given, int processes) {
   return out;
 }
 
-void run_bench(const Flags& f, bool layouts_given) {
+void run_hybrid_bench(const Flags& f, bool layouts_given) {
   const comm::LaunchEnvironment launch = comm::launch_environment();
   const bool processes = launch.size > 1;
   const std::vector<Layout> layouts =
@@ -243,7 +243,7 @@ void add_bench_hybrid_command(CLI::App& bench) {
   cmd->add_option("--steps", f->steps, "Timed steps, the median kept (default 5)");
   cmd->add_option("--warmup", f->warmup, "Untimed steps first (default 1)");
   cmd->add_option("--json", f->json_path, "Also write every figure as JSON to this file (atomically)");
-  cmd->callback([f, layouts] { run_bench(*f, layouts->count() > 0); });
+  cmd->callback([f, layouts] { run_hybrid_bench(*f, layouts->count() > 0); });
 }
 
 }  // namespace baton::cli

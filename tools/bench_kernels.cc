@@ -20,7 +20,7 @@
 namespace baton::cli {
 namespace {
 
-struct BenchOptions {
+struct KernelBenchOptions {
   std::string device;  // empty: cuda:0 when a GPU is present, else cpu
   std::string json_path;
   bool quick = false;
@@ -42,8 +42,8 @@ struct OpResult {
 };
 
 // The ops of the table over tensors of `n` f32 elements (filled with non-zero data).
-struct Workload {
-  Workload(Context& ctx, int64_t n)
+struct KernelWorkload {
+  KernelWorkload(Context& ctx, int64_t n)
       : a(Tensor::empty(Shape{n}, DType::f32, ctx)),
         b(Tensor::empty(Shape{n}, DType::f32, ctx)),
         c(Tensor::empty(Shape{n}, DType::f32, ctx)),
@@ -58,7 +58,7 @@ struct Workload {
   Tensor a, b, c, d, half, scalar;
 };
 
-std::vector<BenchOp> make_ops(Context& ctx, Workload& w) {
+std::vector<BenchOp> make_ops(Context& ctx, KernelWorkload& w) {
   using namespace kernels;
   const kernels::SgdParams sgd{.lr = 1e-3, .momentum = 0.9};
   const kernels::SgdParams nesterov{.lr = 1e-3, .momentum = 0.9, .nesterov = true, .weight_decay = 1e-4};
@@ -83,7 +83,7 @@ std::vector<BenchOp> make_ops(Context& ctx, Workload& w) {
   };
 }
 
-void run_bench(const BenchOptions& options) {
+void run_kernel_bench(const KernelBenchOptions& options) {
   const Device device = choose_bench_device(options.device);
   Context ctx(device);
   const int64_t large_bytes = options.quick ? (int64_t{16} << 20) : (int64_t{256} << 20);
@@ -95,7 +95,7 @@ void run_bench(const BenchOptions& options) {
   std::printf("%-22s %10s %12s %10s %10s\n", "op", "size", "median ms", "GB/s", "% of copy");
   for (const int64_t tensor_bytes : {large_bytes, small_bytes}) {
     const int64_t n = tensor_bytes / 4;
-    Workload w(ctx, n);
+    KernelWorkload w(ctx, n);
     // The ceiling: a plain copy of one tensor (read n + write n elements).
     Tensor copy_src = w.a, copy_dst = w.c;
     const double copy_ms = time_median_ms(ctx, timing, [&] { copy_dst.copy_from(copy_src, ctx.stream()); });
@@ -130,12 +130,12 @@ void run_bench(const BenchOptions& options) {
 }  // namespace
 
 void add_bench_kernels_command(CLI::App& bench) {
-  auto options = std::make_shared<BenchOptions>();
+  auto options = std::make_shared<KernelBenchOptions>();
   CLI::App* cmd = bench.add_subcommand("kernels", "Memory-bound kernels: median time, GB/s, % of copy bandwidth");
   cmd->add_option("--device", options->device, "cpu, cpu:N or cuda:N (default: cuda:0 if present, else cpu)");
   cmd->add_option("--json", options->json_path, "Also write the results as JSON to this file (atomically)");
   cmd->add_flag("--quick", options->quick, "16 MiB instead of 256 MiB tensors and fewer repeats (a smoke run)");
-  cmd->callback([options] { run_bench(*options); });
+  cmd->callback([options] { run_kernel_bench(*options); });
 }
 
 }  // namespace baton::cli

@@ -35,7 +35,7 @@ namespace {
 
 constexpr const char* kLinearNote = "baton adds the bias and its gradient; the direct column is the GEMMs alone";
 
-struct BenchOptions {
+struct LayerBenchOptions {
   std::string device;  // empty: cuda:0 when a GPU is present, else cpu
   int64_t batch = 0;   // 0: 32 on a GPU, 2 on the CPU
   std::string json_path;
@@ -172,7 +172,7 @@ void print_header(const char* unit) {
               unit, "direct ms", "overhead", "bwd ms", unit, "direct ms", "overhead", "fwd %", "bwd %");
 }
 
-void run_bench(const BenchOptions& options) {
+void run_layer_bench(const LayerBenchOptions& options) {
   const Device device = choose_bench_device(options.device);
   const int64_t batch = options.batch > 0 ? options.batch : device.is_cuda() ? 32 : 2;
   Context ctx(device);
@@ -270,7 +270,7 @@ void run_bench(const BenchOptions& options) {
 }  // namespace
 
 void add_bench_layers_command(CLI::App& bench) {
-  auto options = std::make_shared<BenchOptions>();
+  auto options = std::make_shared<LayerBenchOptions>();
   CLI::App* cmd = bench.add_subcommand(
       "layers",
       "ResNet-50's convolutions, classifier and BatchNorms: forward/backward medians, TFLOP/s or GB/s, overhead over "
@@ -280,7 +280,7 @@ void add_bench_layers_command(CLI::App& bench) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--json", options->json_path, "Also write the results as JSON to this file (atomically)");
   cmd->add_flag("--tf32", options->tf32, "Allow TF32 tensor cores for the f32 convolutions and GEMMs");
-  cmd->callback([options] { run_bench(*options); });
+  cmd->callback([options] { run_layer_bench(*options); });
 }
 
 }  // namespace baton::cli

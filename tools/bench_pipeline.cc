@@ -18,7 +18,7 @@
 namespace baton::cli {
 namespace {
 
-struct Flags {
+struct PipelineBenchFlags {
   std::string device;     // empty: cuda:0 when a GPU is present, else cpu
   std::string devices;    // several GPUs, one per stage
   int stages = 0;         // 0: 2 on the CPU, 4 on a GPU
@@ -30,7 +30,7 @@ struct Flags {
   std::string json_path;
 };
 
-PipelineBenchSettings settings_from(const Flags& f) {
+PipelineBenchSettings settings_from(const PipelineBenchFlags& f) {
   PipelineBenchSettings s;
   s.device = choose_bench_device(f.device);
   const bool gpu = s.device.is_cuda();
@@ -57,7 +57,7 @@ PipelineBenchSettings settings_from(const Flags& f) {
   return s;
 }
 
-void run_bench(const Flags& f) {
+void run_pipeline_bench(const PipelineBenchFlags& f) {
   const PipelineBenchSettings s = settings_from(f);
   const unsigned cores = std::thread::hardware_concurrency();
   std::string devices;
@@ -104,7 +104,7 @@ std::vector<Device> pipeline_stage_devices(Device device, const std::string& dev
 }
 
 void add_bench_pipeline_command(CLI::App& bench) {
-  auto f = std::make_shared<Flags>();
+  auto f = std::make_shared<PipelineBenchFlags>();
   CLI::App* cmd = bench.add_subcommand(
       "pipeline",
       "Pipeline executor: host overhead per micro-batch per stage, throughput of 1 vs S stages, simulator error");
@@ -124,7 +124,7 @@ void add_bench_pipeline_command(CLI::App& bench) {
       ->check(CLI::Range(8, 4096));
   cmd->add_flag("--quick", f->quick, "A smoke run: batch 8 on the CPU, few repeats (figures are rough)");
   cmd->add_option("--json", f->json_path, "Also write every figure as JSON to this file (atomically)");
-  cmd->callback([f] { run_bench(*f); });
+  cmd->callback([f] { run_pipeline_bench(*f); });
 }
 
 }  // namespace baton::cli

@@ -21,7 +21,7 @@ namespace {
 
 using namespace baton::parallel;  // NOLINT
 
-struct Flags {
+struct ResearchBenchFlags {
   std::string models = "resnet50,vgg16";
   std::string clusters;
   int gpus = 8;
@@ -101,7 +101,7 @@ std::string percent_text(const nlohmann::json& ratio) {
   return text;
 }
 
-nlohmann::json compare(const std::string& model, const std::string& cluster_name, const Flags& f) {
+nlohmann::json compare(const std::string& model, const std::string& cluster_name, const ResearchBenchFlags& f) {
   const Cluster cluster = load_cluster(cluster_name);
   BATON_CHECK(f.gpus <= cluster.num_devices(), "--gpus ", f.gpus, ": cluster '", cluster.name(), "' has ",
               cluster.num_devices(), " devices");
@@ -189,7 +189,7 @@ nlohmann::json compare(const std::string& model, const std::string& cluster_name
           {"rows", rows}};
 }
 
-void run_research(const Flags& f) {
+void run_research(const ResearchBenchFlags& f) {
   BATON_CHECK(!f.clusters.empty(), "--clusters: give one or more cluster names or JSON files (e.g. ",
               "tools/clusters/v100-nvlink-8.json,tools/clusters/v100-pcie-8.json)");
   BATON_CHECK(f.gpus >= 4, "--gpus ", f.gpus, ": the hybrid needs G, S >= 2 with G x S = --gpus (at least 4)");
@@ -209,7 +209,7 @@ void run_research(const Flags& f) {
 }  // namespace
 
 void add_bench_research_command(CLI::App& bench) {
-  auto f = std::make_shared<Flags>();
+  auto f = std::make_shared<ResearchBenchFlags>();
   CLI::App* cmd = bench.add_subcommand(
       "research", "Predicted (simulator): data parallel vs GPipe pipeline vs best hybrid per model and cluster");
   cmd->add_option("--models", f->models, "Comma-separated reference models (default resnet50,vgg16)");

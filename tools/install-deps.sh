@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages baton needs to build and test; safe to run again (idempotent).
+# oneDNN's CMake package (libdnnl-dev) requires OpenCL's headers and loader (ocl-icd-opencl-dev).
 # Open MPI (libopenmpi-dev, openmpi-bin) is installed by default so that the mpi backend is built
 # and its tests run; --without-mpi leaves it out (--with-mpi, the former opt-in, is still accepted).
 # --with-format adds clang-format (make format); --with-clang adds clang and its sanitizer and libFuzzer
@@ -8,7 +9,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev
-          libcli11-dev libgtest-dev libgmock-dev libdnnl-dev)
+          libcli11-dev libgtest-dev libgmock-dev libdnnl-dev ocl-icd-opencl-dev)
 with_mpi=1
 for option in "$@"; do
   case "$option" in

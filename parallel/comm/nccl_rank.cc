@@ -14,8 +14,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string milliseconds(std::chrono::milliseconds ms) { return detail::concat(ms.count(), " ms"); }
-
 }  // namespace
 
 NcclRank::NcclRank(ncclComm_t comm, Device device, int rank, int size, std::chrono::milliseconds timeout)
@@ -55,7 +53,7 @@ NcclRank::~NcclRank() {
   }
   if (pending && !failure()) {
     abort(detail::concat("the communicator was destroyed with operations that did not complete within ",
-                         milliseconds(timeout())));
+                         milliseconds_text(timeout())));
   }
   std::lock_guard<std::mutex> lock(works_mutex_);
   if (comm_released_) return;
@@ -222,7 +220,7 @@ void NcclRank::await_ready(ncclComm_t comm, const std::string& what, std::chrono
       throw Error(detail::concat(what, ": NCCL reported ", ncclGetErrorString(state)));
     }
     if (Clock::now() > deadline) {
-      throw Error(detail::concat(what, " did not complete within ", milliseconds(timeout),
+      throw Error(detail::concat(what, " did not complete within ", milliseconds_text(timeout),
                                  " (a peer failed or did not take part)"));
     }
     std::this_thread::sleep_for(std::chrono::microseconds(200));

@@ -26,6 +26,9 @@ namespace baton::comm {
 
 class NcclRank;
 
+// "<n> ms": a timeout in an error message.
+inline std::string milliseconds_text(std::chrono::milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
+
 // One issued or queued operation, as the rank and its Work see it. Guarded by NcclRank's works mutex.
 struct NcclOperation {
   std::string description;  // "all_reduce #3 on rank 1 of 4 (nccl)"

@@ -7,7 +7,7 @@
 namespace baton::comm {
 namespace {
 
-[[noreturn]] void unavailable() {
+[[noreturn]] void nccl_unavailable() {
   BATON_FAIL(
       "baton was built without CUDA (BATON_HAVE_CUDA is 0), so the nccl communicator is not available: configure "
       "with -DBATON_CUDA=ON on a machine with the CUDA toolkit and NCCL (or -DBATON_CUDA=EMU for the emulated GPU)");
@@ -15,13 +15,13 @@ namespace {
 
 }  // namespace
 
-std::vector<std::unique_ptr<Communicator>> make_nccl_communicators(const std::vector<Device>&) { unavailable(); }
-std::unique_ptr<Communicator> make_nccl_communicator(Communicator&, Device) { unavailable(); }
+std::vector<std::unique_ptr<Communicator>> make_nccl_communicators(const std::vector<Device>&) { nccl_unavailable(); }
+std::unique_ptr<Communicator> make_nccl_communicator(Communicator&, Device) { nccl_unavailable(); }
 
 struct RawNcclAllReduce::State {};
-RawNcclAllReduce::RawNcclAllReduce(const std::vector<Device>&) { unavailable(); }
+RawNcclAllReduce::RawNcclAllReduce(const std::vector<Device>&) { nccl_unavailable(); }
 RawNcclAllReduce::~RawNcclAllReduce() = default;
 int RawNcclAllReduce::size() const { return 0; }
-double RawNcclAllReduce::time_all_reduce(const std::vector<Tensor>&, int) { unavailable(); }
+double RawNcclAllReduce::time_all_reduce(const std::vector<Tensor>&, int) { nccl_unavailable(); }
 
 }  // namespace baton::comm

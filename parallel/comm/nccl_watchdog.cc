@@ -12,8 +12,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kWatchdogPeriod = std::chrono::milliseconds(5);
 
-std::string milliseconds(std::chrono::milliseconds ms) { return detail::concat(ms.count(), " ms"); }
-
 }  // namespace
 
 bool NcclRank::poll(NcclOperation& operation) {
@@ -44,7 +42,7 @@ void NcclRank::wait(const std::shared_ptr<NcclOperation>& operation) {
     if (poll(*operation)) return;
     if (Clock::now() > operation->deadline) {
       const std::string reason =
-          detail::concat(operation->description, " did not complete within ", milliseconds(operation->timeout),
+          detail::concat(operation->description, " did not complete within ", milliseconds_text(operation->timeout),
                          " (a peer failed or did not issue it)");
       abort(reason);
       throw Error(reason + "; the communicator was aborted");
@@ -70,8 +68,9 @@ void NcclRank::watch() {
       if (poll(*operation)) {
         done.push_back(operation.get());
       } else if (!reason && Clock::now() > operation->deadline) {
-        reason = detail::concat(operation->description, " did not complete within ", milliseconds(operation->timeout),
-                                " (a peer failed or did not issue it; found by the watchdog)");
+        reason =
+            detail::concat(operation->description, " did not complete within ", milliseconds_text(operation->timeout),
+                           " (a peer failed or did not issue it; found by the watchdog)");
       }
     }
     {

@@ -75,4 +75,6 @@ uint64_t JsonConfig::get_non_negative(std::string_view field, uint64_t fallback)
   return static_cast<uint64_t>(value);
 }
 
+nlohmann::json pair_json(const std::array<int64_t, 2>& pair) { return nlohmann::json::array({pair[0], pair[1]}); }
+
 }  // namespace baton

@@ -39,6 +39,9 @@ class JsonConfig : public JsonFields {
   std::optional<Initializer> get_initializer(std::string_view field) const;
 };
 
+// [a, b]: a kernel size, stride, padding or dilation pair in a layer config.
+nlohmann::json pair_json(const std::array<int64_t, 2>& pair);
+
 // The JSON form of an initialiser: {"constant": value}, {"uniform": [low, high]} or
 // {"normal": [mean, std]} (layer configs' "weight_init" / "bias_init" overrides).
 nlohmann::json initializer_json(const Initializer& init);

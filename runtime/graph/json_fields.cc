@@ -208,14 +208,14 @@ nlohmann::json parse_json_text(const std::string& text, std::string_view where) 
   std::vector<std::set<std::string>> open;
   std::string problem;
   const auto watch = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    if (event == Event::object_start || event == Event::array_start) {
+    using ParseEvent = nlohmann::json::parse_event_t;
+    if (event == ParseEvent::object_start || event == ParseEvent::array_start) {
       open.emplace_back();
       if (depth >= kMaxJsonDepth && problem.empty())
         problem = "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
-    } else if ((event == Event::object_end || event == Event::array_end) && !open.empty()) {
+    } else if ((event == ParseEvent::object_end || event == ParseEvent::array_end) && !open.empty()) {
       open.pop_back();
-    } else if (event == Event::key && !open.empty() && !open.back().insert(parsed.get<std::string>()).second &&
+    } else if (event == ParseEvent::key && !open.empty() && !open.back().insert(parsed.get<std::string>()).second &&
                problem.empty()) {
       problem = "the key '" + parsed.get<std::string>() + "' appears twice in one object";
     }

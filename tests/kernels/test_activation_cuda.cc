@@ -24,11 +24,12 @@ namespace {
 using testing::copy_to;
 using testing::kFloatingDTypes;
 
-constexpr int64_t kSizes[] = {1, 7, 1023, (int64_t{1} << 20) + 3};
+constexpr int64_t kActivationSizes[] = {1, 7, 1023, (int64_t{1} << 20) + 3};
 
 // Where tensors start: all 16-byte aligned, the inputs one element in, or the output one element in.
-enum class Layout { aligned, inputs_offset, output_offset };
-constexpr Layout kLayouts[] = {Layout::aligned, Layout::inputs_offset, Layout::output_offset};
+enum class ActivationLayout { aligned, inputs_offset, output_offset };
+constexpr ActivationLayout kActivationLayouts[] = {ActivationLayout::aligned, ActivationLayout::inputs_offset,
+                                                   ActivationLayout::output_offset};
 
 // An op under test on (a, b, out); unary ops ignore b.
 using Op = std::function<void(Context&, const Tensor& a, const Tensor& b, const Tensor& out)>;
@@ -57,8 +58,8 @@ class ActivationCuda : public testing::CudaOpTest {
   // then on the GPU in place (out = a). exact: bit for bit.
   void check(const Op& op, Range a_range, Range b_range, bool exact) {
     for (DType dtype : kFloatingDTypes) {
-      for (int64_t n : kSizes) {
-        for (Layout layout : kLayouts) {
+      for (int64_t n : kActivationSizes) {
+        for (ActivationLayout layout : kActivationLayouts) {
           SCOPED_TRACE(::testing::Message()
                        << dtype_name(dtype) << ", n = " << n << ", layout " << static_cast<int>(layout));
           const Tensor a = testing::random_tensor(Shape{n}, dtype, cpu.stream(), 51, a_range.low, a_range.high);
@@ -66,9 +67,9 @@ class ActivationCuda : public testing::CudaOpTest {
           const Tensor expected = Tensor::empty(Shape{n}, dtype, cpu);
           op(cpu, a, b, expected);
 
-          const bool inputs_offset = layout == Layout::inputs_offset;
+          const bool inputs_offset = layout == ActivationLayout::inputs_offset;
           const Tensor ga = copy_to(a, gs(), inputs_offset), gb = copy_to(b, gs(), inputs_offset);
-          const Tensor out = testing::poisoned(Shape{n}, dtype, gs(), layout == Layout::output_offset);
+          const Tensor out = testing::poisoned(Shape{n}, dtype, gs(), layout == ActivationLayout::output_offset);
           op(*gpu, ga, gb, out);
           expect_matches(out, expected, exact);
           op(*gpu, ga, gb, ga);
@@ -155,16 +156,16 @@ TEST_F(ActivationCuda, SpecialValues) {
 TEST_F(ActivationCuda, ScaleByScalarReadsTheScalarOnTheDevice) {
   for (DType dtype : kFloatingDTypes) {
     for (DType scalar_dtype : {DType::f32, DType::f64}) {
-      for (int64_t n : kSizes) {
-        for (Layout layout : kLayouts) {
+      for (int64_t n : kActivationSizes) {
+        for (ActivationLayout layout : kActivationLayouts) {
           SCOPED_TRACE(::testing::Message() << dtype_name(dtype) << " by " << dtype_name(scalar_dtype) << ", n = " << n
                                             << ", layout " << static_cast<int>(layout));
           const Tensor x = testing::random_tensor(Shape{n}, dtype, cpu.stream(), 54);
           const Tensor s = testing::from_doubles({-0.37}, Shape{}, scalar_dtype, cpu.stream());
           const Tensor expected = Tensor::empty(Shape{n}, dtype, cpu);
           scale_by_scalar(cpu, x, s, 1.7, expected);
-          const Tensor gx = copy_to(x, gs(), layout == Layout::inputs_offset);
-          const Tensor out = testing::poisoned(Shape{n}, dtype, gs(), layout == Layout::output_offset);
+          const Tensor gx = copy_to(x, gs(), layout == ActivationLayout::inputs_offset);
+          const Tensor out = testing::poisoned(Shape{n}, dtype, gs(), layout == ActivationLayout::output_offset);
           scale_by_scalar(*gpu, gx, copy_to(s, gs()), 1.7, out);
           expect_matches(out, expected, true);
         }

@@ -93,7 +93,7 @@ Grads eval_backward(const Shape& s, const std::vector<double>& x, const std::vec
   return g;
 }
 
-std::vector<double> plus(std::vector<double> a, const std::vector<double>& b) {
+std::vector<double> batch_norm_plus(std::vector<double> a, const std::vector<double>& b) {
   for (size_t i = 0; i < a.size(); ++i) a[i] += b[i];
   return a;
 }
@@ -114,8 +114,8 @@ class BatchNormCpu : public testing::CpuOpTest {
     const std::vector<double> dw0 = values(dw), db0 = values(db);
     backward(dx, dw, db);
     EXPECT_TRUE(close(dx, ref.dx)) << "dx";
-    EXPECT_TRUE(close(dw, plus(dw0, ref.dw))) << "weight_grad";
-    EXPECT_TRUE(close(db, plus(db0, ref.db))) << "bias_grad";
+    EXPECT_TRUE(close(dw, batch_norm_plus(dw0, ref.dw))) << "weight_grad";
+    EXPECT_TRUE(close(db, batch_norm_plus(db0, ref.db))) << "bias_grad";
 
     const Tensor dx_only = poisoned(s, dtype);
     backward(dx_only, Tensor(), Tensor());
@@ -124,8 +124,8 @@ class BatchNormCpu : public testing::CpuOpTest {
     const Tensor dw_only = random(c, dtype, 19), db_only = random(c, dtype, 20);
     const std::vector<double> dw1 = values(dw_only), db1 = values(db_only);
     backward(Tensor(), dw_only, db_only);
-    EXPECT_TRUE(close(dw_only, plus(dw1, ref.dw))) << "weight_grad alone";
-    EXPECT_TRUE(close(db_only, plus(db1, ref.db))) << "bias_grad alone";
+    EXPECT_TRUE(close(dw_only, batch_norm_plus(dw1, ref.dw))) << "weight_grad alone";
+    EXPECT_TRUE(close(db_only, batch_norm_plus(db1, ref.db))) << "bias_grad alone";
   }
 };
 

@@ -15,7 +15,7 @@
 namespace baton::kernels {
 namespace {
 
-const Shape kShapes[] = {Shape{6, 3, 4, 5}, Shape{7, 2, 1, 1}, Shape{5, 4, 3, 3}};
+const Shape kStatisticsShapes[] = {Shape{6, 3, 4, 5}, Shape{7, 2, 1, 1}, Shape{5, 4, 3, 3}};
 
 // Direct mean and biased variance per channel of an NCHW tensor's values.
 void direct_statistics(const Shape& s, const std::vector<double>& x, std::vector<double>& mean,
@@ -35,7 +35,7 @@ void direct_statistics(const Shape& s, const std::vector<double>& x, std::vector
 class BatchNormStatistics : public testing::CpuOpTest {};
 
 TEST_F(BatchNormStatistics, MeanAndBiasedVariancePerChannel) {
-  for (const Shape& s : kShapes) {
+  for (const Shape& s : kStatisticsShapes) {
     for (DType dtype : {DType::f32, DType::f64}) {
       SCOPED_TRACE(s.str() + " " + std::string(dtype_name(dtype)));
       const Tensor x = random(s, dtype, 3, 2.0, 5.0);  // offset values: a one-pass Σx² would cancel
@@ -52,7 +52,7 @@ TEST_F(BatchNormStatistics, MeanAndBiasedVariancePerChannel) {
 }
 
 TEST_F(BatchNormStatistics, MergingUnevenPartsGivesTheWholeBatch) {
-  for (const Shape& s : kShapes) {
+  for (const Shape& s : kStatisticsShapes) {
     for (DType dtype : {DType::f32, DType::f64}) {
       SCOPED_TRACE(s.str() + " " + std::string(dtype_name(dtype)));
       const Tensor x = random(s, dtype, 9, -1.0, 3.0);

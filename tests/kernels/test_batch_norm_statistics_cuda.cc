@@ -17,13 +17,13 @@ namespace {
 using testing::copy_to;
 
 // Shape{130, 3, 2, 5}: a batch cut into 5 slices of 26 rows (the split of kernels/cuda/channel_split.cuh).
-const Shape kShapes[] = {Shape{2, 3, 1, 2}, Shape{8, 16, 7, 7}, Shape{4, 300, 3, 3}, Shape{130, 3, 2, 5},
-                         Shape{1, 2, 1, (int64_t{1} << 20) + 3}};
+const Shape kStatisticsCudaShapes[] = {Shape{2, 3, 1, 2}, Shape{8, 16, 7, 7}, Shape{4, 300, 3, 3}, Shape{130, 3, 2, 5},
+                                       Shape{1, 2, 1, (int64_t{1} << 20) + 3}};
 
 class BatchNormStatisticsCuda : public testing::CudaOpTest {};
 
 TEST_F(BatchNormStatisticsCuda, StatisticsMergeAndCommitMatchTheCpu) {
-  for (const Shape& s : kShapes) {
+  for (const Shape& s : kStatisticsCudaShapes) {
     for (DType dtype : {DType::f32, DType::f64}) {
       SCOPED_TRACE(s.str() + " " + std::string(dtype_name(dtype)));
       const double m = static_cast<double>(s[0] * s[2] * s[3]);

@@ -16,14 +16,14 @@ namespace {
 using testing::copy_to;
 using testing::kFloatingDTypes;
 
-const Shape kShapes[] = {Shape{1, 1},           Shape{7, 1000},    Shape{3, 5, 7},   Shape{2, 16, 8, 8},
-                         Shape{32, 64, 28, 28}, Shape{4, 3, 1, 1}, Shape{2, 6, 5, 3}};
+const Shape kBiasShapes[] = {Shape{1, 1},           Shape{7, 1000},    Shape{3, 5, 7},   Shape{2, 16, 8, 8},
+                             Shape{32, 64, 28, 28}, Shape{4, 3, 1, 1}, Shape{2, 6, 5, 3}};
 
 class BiasCuda : public testing::CudaOpTest {};
 
 TEST_F(BiasCuda, AddMatchesTheCpuBitForBit) {
   for (DType dtype : kFloatingDTypes) {
-    for (const Shape& shape : kShapes) {
+    for (const Shape& shape : kBiasShapes) {
       for (bool offset : {false, true}) {
         SCOPED_TRACE(std::string(dtype_name(dtype)) + " " + shape.str() + (offset ? " offset" : ""));
         const Tensor out = testing::random_tensor(shape, dtype, cpu.stream(), 1);
@@ -42,7 +42,7 @@ TEST_F(BiasCuda, AddMatchesTheCpuBitForBit) {
 
 TEST_F(BiasCuda, GradientMatchesTheCpu) {
   for (DType dtype : kFloatingDTypes) {
-    for (const Shape& shape : kShapes) {
+    for (const Shape& shape : kBiasShapes) {
       SCOPED_TRACE(std::string(dtype_name(dtype)) + " " + shape.str());
       const Tensor dy = testing::random_tensor(shape, dtype, cpu.stream(), 3);
       const Tensor db = testing::random_tensor(Shape{shape[1]}, dtype, cpu.stream(), 4);

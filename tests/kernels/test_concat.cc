@@ -43,12 +43,12 @@ std::vector<double> naive_concat(const std::vector<std::vector<double>>& inputs,
   return out;
 }
 
-struct Case {
+struct ConcatCase {
   Shape shape;  // of the output, with any channel count in dimension 1
   std::vector<int64_t> channels;
 };
 
-const Case kCases[] = {
+const ConcatCase kConcatCases[] = {
     {Shape{3, 0}, {2, 5}},           // rank 2: [N, C]
     {Shape{1, 0}, {1, 1, 1}},        // one row, one channel each
     {Shape{2, 0, 7}, {3, 1, 4}},     // rank 3, odd inner size
@@ -71,7 +71,7 @@ class ConcatCpu : public ::testing::Test {
 
 TEST_F(ConcatCpu, ConcatSplitAndSliceMatchTheReference) {
   for (DType dtype : kAllDTypes) {
-    for (const Case& c : kCases) {
+    for (const ConcatCase& c : kConcatCases) {
       SCOPED_TRACE(::testing::Message() << dtype_name(dtype) << " " << c.shape.str() << " channels "
                                         << ::testing::PrintToString(c.channels));
       const int64_t batch = c.shape[0], inner = c.shape.stride(1);

@@ -21,12 +21,12 @@ Shape with_channels(const Shape& shape, int64_t channels) {
   return Shape(std::move(dims));
 }
 
-struct Case {
+struct ConcatCudaCase {
   Shape shape;  // with any channel count in dimension 1
   std::vector<int64_t> channels;
 };
 
-const Case kCases[] = {
+const ConcatCudaCase kConcatCudaCases[] = {
     {Shape{4, 0, 8, 8}, {16, 32, 8}},  // 16-byte units for 4-byte elements
     {Shape{3, 0, 2}, {1, 3}},          // 8-byte rows of f32
     {Shape{5, 0}, {1, 2, 3}},          // one element per channel
@@ -38,7 +38,7 @@ class ConcatCuda : public testing::CudaOpTest {};
 
 TEST_F(ConcatCuda, SameBytesAsTheCpu) {
   for (DType dtype : {DType::f32, DType::f64, DType::f16, DType::u8, DType::i64}) {
-    for (const Case& c : kCases) {
+    for (const ConcatCudaCase& c : kConcatCudaCases) {
       for (bool offset : {false, true}) {
         SCOPED_TRACE(::testing::Message() << dtype_name(dtype) << " " << c.shape.str() << " channels "
                                           << ::testing::PrintToString(c.channels) << (offset ? ", off alignment" : ""));

@@ -22,7 +22,7 @@ using testing::ConvCase;
 // hundred terms of magnitude <= 1.
 double tolerance(DType dtype) { return dtype == DType::f64 ? 1e-12 : 2e-5; }
 
-std::vector<double> plus(std::vector<double> a, const std::vector<double>& b) {
+std::vector<double> conv_plus(std::vector<double> a, const std::vector<double>& b) {
   for (size_t i = 0; i < a.size(); ++i) a[i] += b[i];
   return a;
 }
@@ -72,7 +72,7 @@ TEST_F(ConvCpu, AllPassesMatchTheReference) {
       const Tensor dw = random(c.w, dtype, 5);
       const std::vector<double> dw0 = values(dw);
       conv2d_backward_filter(ctx, x, dy, c.params, dw);
-      EXPECT_TRUE(testing::all_close(values(dw), plus(dw0, ref.dw), tol, tol)) << "backward filter (accumulated)";
+      EXPECT_TRUE(testing::all_close(values(dw), conv_plus(dw0, ref.dw), tol, tol)) << "backward filter (accumulated)";
 
       const Tensor db = random(Shape{c.w[0]}, dtype, 6);
       std::vector<double> expected_db = values(db);

@@ -20,7 +20,7 @@ namespace {
 
 using testing::kFloatingDTypes;
 
-constexpr int64_t kSizes[] = {1, 7, 1023, 4099};
+constexpr int64_t kDropoutSizes[] = {1, 7, 1023, 4099};
 constexpr uint64_t kSeed = 0x5eed'0000'1234'abcdull;
 
 bool naive_keeps(uint64_t seed, int64_t i, double p) {
@@ -49,7 +49,7 @@ TEST_F(DropoutCpu, ForwardAndBackwardMatchTheDefinition) {
   // 0.25 and 0.5 are exact multiples of 2^-24, where u == p must keep; 2^-24 drops only u = 0.
   for (double p : {0x1p-24, 0.1, 0.25, 0.5, 0.9}) {
     for (DType dtype : kFloatingDTypes) {
-      for (int64_t n : kSizes) {
+      for (int64_t n : kDropoutSizes) {
         SCOPED_TRACE(::testing::Message() << dtype_name(dtype) << ", n = " << n << ", p = " << p);
         const std::vector<double> xv = testing::random_values(n, dtype, 21);
         const std::vector<double> expected = naive_dropout(xv, p, kSeed);

@@ -16,7 +16,7 @@ namespace {
 using testing::copy_to;
 using testing::kFloatingDTypes;
 
-constexpr int64_t kSizes[] = {1, 7, 1023, (int64_t{1} << 20) + 3};
+constexpr int64_t kDropoutCudaSizes[] = {1, 7, 1023, (int64_t{1} << 20) + 3};
 constexpr uint64_t kSeeds[] = {0, 0x5eed'0000'1234'abcdull, ~uint64_t{0}};
 
 class DropoutCuda : public testing::CudaOpTest {};
@@ -25,7 +25,7 @@ TEST_F(DropoutCuda, SameBitsAsTheCpu) {
   for (double p : {0.0, 0.1, 0.5, 0.9}) {
     for (uint64_t seed : kSeeds) {
       for (DType dtype : kFloatingDTypes) {
-        for (int64_t n : kSizes) {
+        for (int64_t n : kDropoutCudaSizes) {
           for (bool offset : {false, true}) {
             SCOPED_TRACE(::testing::Message() << dtype_name(dtype) << ", n = " << n << ", p = " << p << ", seed "
                                               << seed << (offset ? ", one element off alignment" : ""));

@@ -18,7 +18,7 @@ using testing::bytes_of;
 
 // Read as [N, C, H, W] by nchw_to_nhwc and as [N, H, W, C] by nhwc_to_nchw.
 const Shape
-    kShapes[] =
+    kLayoutShapes[] =
         {
             Shape{1, 1, 1, 1},       Shape{1, 7, 1, 1},  Shape{1, 1, 1, 7},    Shape{3, 11, 31, 1},
             Shape{1, 3, 11, 31},     Shape{2, 35, 6, 7}, Shape{5, 67, 419, 1}, Shape{1, 5, 67, 419},
@@ -40,7 +40,7 @@ class LayoutCuda : public testing::CudaOpTest {};
 
 TEST_F(LayoutCuda, MatchesCpuForEveryDtype) {
   uint64_t seed = 1;
-  for (const Shape& shape : kShapes) {
+  for (const Shape& shape : kLayoutShapes) {
     const std::span<const DType> dtypes = shape.numel() >= kHugeElements ? std::span<const DType>(kOneDType)
                                           : shape.numel() >= kLargeElements
                                               ? std::span<const DType>(kOneDTypePerElementSize)

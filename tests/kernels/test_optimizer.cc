@@ -13,7 +13,7 @@ namespace baton::kernels {
 namespace {
 
 constexpr int kSteps = 5;
-const Shape kShape{3, 5, 7};  // any rank: a flat buffer of 105 elements
+const Shape kOptimizerShape{3, 5, 7};  // any rank: a flat buffer of 105 elements
 
 // torch.optim.SGD for one element, in double.
 void sgd_reference(double& param, double grad, double& buf, const SgdParams& p) {
@@ -63,23 +63,23 @@ TEST(SgdStep, MatchesTorchSgdOverSeveralSteps) {
        {.lr = 0.05, .momentum = 0.9, .nesterov = true, .weight_decay = 0.1, .decoupled_weight_decay = true}},
       {"weight decay without momentum", {.lr = 0.1, .weight_decay = 0.2}},
   };
-  const int64_t n = kShape.numel();
+  const int64_t n = kOptimizerShape.numel();
   for (DType dtype : {DType::f32, DType::f64}) {
     for (const SgdCase& c : cases) {
       SCOPED_TRACE(::testing::Message() << dtype_name(dtype) << " " << c.name);
       std::vector<double> param = testing::random_values(n, dtype, 1, -1.0, 1.0);
       std::vector<double> buf(static_cast<size_t>(n), 0.0);
-      Tensor params = testing::from_doubles(param, kShape, dtype, s);
+      Tensor params = testing::from_doubles(param, kOptimizerShape, dtype, s);
       Tensor momentum_buf;  // undefined without momentum
       if (c.params.momentum != 0) {
-        momentum_buf = Tensor::empty(kShape, dtype, ctx);
+        momentum_buf = Tensor::empty(kOptimizerShape, dtype, ctx);
         testing::poison(momentum_buf, s);  // the first step must not read it
       }
       for (int step = 0; step < kSteps; ++step) {
         const std::vector<double> grad = testing::random_values(n, dtype, 100 + static_cast<uint64_t>(step));
         SgdParams p = c.params;
         p.first_step = step == 0;
-        sgd_step(ctx, params, testing::from_doubles(grad, kShape, dtype, s), momentum_buf, p);
+        sgd_step(ctx, params, testing::from_doubles(grad, kOptimizerShape, dtype, s), momentum_buf, p);
         for (int64_t i = 0; i < n; ++i) sgd_reference(param[i], grad[i], buf[i], p);
       }
       const double tol = step_tolerance(dtype);
@@ -100,21 +100,21 @@ TEST(AdamWStep, MatchesTorchAdamWOverSeveralSteps) {
       {.lr = 1e-2, .weight_decay = 0.0, .step = 1},
       {.lr = 1e-2, .beta1 = 0.0, .step = 1},
   };
-  const int64_t n = kShape.numel();
+  const int64_t n = kOptimizerShape.numel();
   for (DType dtype : {DType::f32, DType::f64}) {
     for (const AdamWParams& config : cases) {
       SCOPED_TRACE(::testing::Message() << dtype_name(dtype) << " lr " << config.lr << " betas " << config.beta1 << ", "
                                         << config.beta2 << " eps " << config.eps << " wd " << config.weight_decay);
       std::vector<double> param = testing::random_values(n, dtype, 2, -1.0, 1.0);
       std::vector<double> m(static_cast<size_t>(n), 0.0), v(static_cast<size_t>(n), 0.0);
-      Tensor params = testing::from_doubles(param, kShape, dtype, s);
-      Tensor exp_avg = testing::from_doubles(m, kShape, dtype, s);
-      Tensor exp_avg_sq = testing::from_doubles(v, kShape, dtype, s);
+      Tensor params = testing::from_doubles(param, kOptimizerShape, dtype, s);
+      Tensor exp_avg = testing::from_doubles(m, kOptimizerShape, dtype, s);
+      Tensor exp_avg_sq = testing::from_doubles(v, kOptimizerShape, dtype, s);
       for (int step = 1; step <= kSteps; ++step) {
         const std::vector<double> grad = testing::random_values(n, dtype, 200 + static_cast<uint64_t>(step));
         AdamWParams p = config;
         p.step = step;
-        adamw_step(ctx, params, testing::from_doubles(grad, kShape, dtype, s), exp_avg, exp_avg_sq, p);
+        adamw_step(ctx, params, testing::from_doubles(grad, kOptimizerShape, dtype, s), exp_avg, exp_avg_sq, p);
         for (int64_t i = 0; i < n; ++i) adamw_reference(param[i], grad[i], m[i], v[i], p);
       }
       const double tol = step_tolerance(dtype);
@@ -128,19 +128,20 @@ TEST(AdamWStep, MatchesTorchAdamWOverSeveralSteps) {
 TEST(OptimizerOps, BadInputNamesTheArgument) {
   Context ctx(Device::cpu());
   const Stream& s = ctx.stream();
-  Tensor params = testing::random_tensor(kShape, DType::f32, s, 1);
-  Tensor grads = testing::random_tensor(kShape, DType::f32, s, 2);
-  Tensor buf = testing::random_tensor(kShape, DType::f32, s, 3);
-  Tensor m = testing::random_tensor(kShape, DType::f32, s, 4);
-  Tensor v = testing::random_tensor(kShape, DType::f32, s, 5, 0.0, 1.0);
+  Tensor params = testing::random_tensor(kOptimizerShape, DType::f32, s, 1);
+  Tensor grads = testing::random_tensor(kOptimizerShape, DType::f32, s, 2);
+  Tensor buf = testing::random_tensor(kOptimizerShape, DType::f32, s, 3);
+  Tensor m = testing::random_tensor(kOptimizerShape, DType::f32, s, 4);
+  Tensor v = testing::random_tensor(kOptimizerShape, DType::f32, s, 5, 0.0, 1.0);
   const std::vector<double> before = testing::to_doubles(params, s);
 
   EXPECT_ERROR_MENTIONS("'grads'",
                         sgd_step(ctx, params, testing::random_tensor(Shape{105}, DType::f32, s, 6), buf, {.lr = 1}));
-  EXPECT_ERROR_MENTIONS("'grads'",
-                        sgd_step(ctx, params, testing::random_tensor(kShape, DType::f64, s, 6), buf, {.lr = 1}));
-  EXPECT_ERROR_MENTIONS("'params'", sgd_step(ctx, testing::random_tensor(kShape, DType::f16, s, 6),
-                                             testing::random_tensor(kShape, DType::f16, s, 7), Tensor(), {.lr = 1}));
+  EXPECT_ERROR_MENTIONS(
+      "'grads'", sgd_step(ctx, params, testing::random_tensor(kOptimizerShape, DType::f64, s, 6), buf, {.lr = 1}));
+  EXPECT_ERROR_MENTIONS("'params'",
+                        sgd_step(ctx, testing::random_tensor(kOptimizerShape, DType::f16, s, 6),
+                                 testing::random_tensor(kOptimizerShape, DType::f16, s, 7), Tensor(), {.lr = 1}));
   EXPECT_ERROR_MENTIONS("'momentum_buf'", sgd_step(ctx, params, grads, Tensor(), {.lr = 1, .momentum = 0.9}));
   EXPECT_ERROR_MENTIONS("'momentum_buf'", sgd_step(ctx, params, grads, Tensor::empty(Shape{3}, DType::f32, ctx),
                                                    {.lr = 1, .momentum = 0.9}));
@@ -159,8 +160,9 @@ TEST(OptimizerOps, BadInputNamesTheArgument) {
   EXPECT_ERROR_MENTIONS("'eps'", adamw_step(ctx, params, grads, m, v, {.lr = 1e-3, .eps = -1, .step = 1}));
   EXPECT_ERROR_MENTIONS("'weight_decay'",
                         adamw_step(ctx, params, grads, m, v, {.lr = 1e-3, .weight_decay = -1, .step = 1}));
-  EXPECT_ERROR_MENTIONS("'exp_avg'", adamw_step(ctx, params, grads, testing::random_tensor(kShape, DType::f64, s, 8), v,
-                                                {.lr = 1e-3, .step = 1}));
+  EXPECT_ERROR_MENTIONS("'exp_avg'",
+                        adamw_step(ctx, params, grads, testing::random_tensor(kOptimizerShape, DType::f64, s, 8), v,
+                                   {.lr = 1e-3, .step = 1}));
   EXPECT_ERROR_MENTIONS(
       "'exp_avg_sq'",
       adamw_step(ctx, params, grads, m, Tensor::empty(Shape{3, 5, 6}, DType::f32, ctx), {.lr = 1e-3, .step = 1}));

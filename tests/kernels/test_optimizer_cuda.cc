@@ -12,7 +12,7 @@
 namespace baton::kernels {
 namespace {
 
-constexpr int64_t kSizes[] = {1, 7, 1023, (int64_t{1} << 20) + 3};
+constexpr int64_t kOptimizerSizes[] = {1, 7, 1023, (int64_t{1} << 20) + 3};
 constexpr int kSteps = 3;
 
 enum class Alignment { all_aligned, all_unaligned, grads_unaligned };
@@ -56,7 +56,7 @@ TEST_F(OptimizerCuda, SgdMatchesCpu) {
       {.lr = 0.05, .momentum = 0.9, .dampening = 0.2, .weight_decay = 0.01},
       {.lr = 0.05, .momentum = 0.9, .nesterov = true, .weight_decay = 0.1, .decoupled_weight_decay = true},
   };
-  for (int64_t n : kSizes) {
+  for (int64_t n : kOptimizerSizes) {
     for (DType dtype : {DType::f32, DType::f64}) {
       for (Alignment alignment : kAlignments) {
         for (const SgdParams& config : configs) {
@@ -96,7 +96,7 @@ TEST_F(OptimizerCuda, AdamWMatchesCpu) {
       {.lr = 1e-3, .step = 1},
       {.lr = 3e-2, .beta1 = 0.5, .beta2 = 0.99, .eps = 1e-3, .weight_decay = 0.1, .step = 1},
   };
-  for (int64_t n : kSizes) {
+  for (int64_t n : kOptimizerSizes) {
     for (DType dtype : {DType::f32, DType::f64}) {
       for (Alignment alignment : kAlignments) {
         for (const AdamWParams& config : configs) {

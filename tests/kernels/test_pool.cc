@@ -28,7 +28,7 @@ int64_t reference_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, b
   return out;
 }
 
-struct Case {
+struct PoolCase {
   Shape input;
   Pool2dGeometry g;
 };
@@ -39,8 +39,8 @@ Pool2dGeometry geometry(std::array<int64_t, 2> k, std::array<int64_t, 2> s, std:
 }
 
 // Geometries with and without dilation (average pooling takes the ones without).
-std::vector<Case> cases(bool with_dilation) {
-  std::vector<Case> out = {
+std::vector<PoolCase> cases(bool with_dilation) {
+  std::vector<PoolCase> out = {
       {Shape{2, 3, 6, 8}, geometry({2, 2}, {2, 2}, {0, 0}, {1, 1}, false)},
       {Shape{2, 2, 7, 9}, geometry({3, 3}, {2, 2}, {1, 1}, {1, 1}, false)},  // ResNet's stem pool
       {Shape{1, 3, 7, 9}, geometry({3, 3}, {2, 2}, {1, 1}, {1, 1}, true)},
@@ -57,7 +57,7 @@ std::vector<Case> cases(bool with_dilation) {
   return out;
 }
 
-std::string describe(const Case& c) {
+std::string describe(const PoolCase& c) {
   const Pool2dGeometry& g = c.g;
   return c.input.str() + " k " + std::to_string(g.kernel[0]) + "x" + std::to_string(g.kernel[1]) + " s " +
          std::to_string(g.stride[0]) + "," + std::to_string(g.stride[1]) + " p " + std::to_string(g.padding[0]) + "," +
@@ -65,7 +65,7 @@ std::string describe(const Case& c) {
          (g.ceil_mode ? " ceil" : "");
 }
 
-Shape out_shape(const Case& c) {
+Shape out_shape(const PoolCase& c) {
   const Pool2dGeometry& g = c.g;
   return Shape{c.input[0], c.input[1],
                reference_size(c.input[2], g.kernel[0], g.stride[0], g.padding[0], g.dilation[0], g.ceil_mode),
@@ -75,7 +75,7 @@ Shape out_shape(const Case& c) {
 // Visits every tap of every window: fn(output index, input index or -1 for padding, whether the
 // tap lies in the padded input [−p, in + p)).
 template <typename Fn>
-void for_each_tap(const Case& c, const Fn& fn) {
+void for_each_tap(const PoolCase& c, const Fn& fn) {
   const Shape out = out_shape(c);
   const Pool2dGeometry& g = c.g;
   const int64_t planes = c.input[0] * c.input[1], H = c.input[2], W = c.input[3], OH = out[2], OW = out[3];
@@ -101,7 +101,7 @@ struct MaxReference {
   std::vector<double> y, indices;  // indices within the plane
 };
 
-MaxReference max_reference(const Case& c, const std::vector<double>& x) {
+MaxReference max_reference(const PoolCase& c, const std::vector<double>& x) {
   const int64_t n_out = out_shape(c).numel(), plane_size = c.input[2] * c.input[3];
   MaxReference r{std::vector<double>(static_cast<size_t>(n_out), -INFINITY),
                  std::vector<double>(static_cast<size_t>(n_out), -1.0)};
@@ -120,7 +120,7 @@ MaxReference max_reference(const Case& c, const std::vector<double>& x) {
 }
 
 // dx[i] = Σ dy[o] over the windows o whose maximum is element i (scattered).
-std::vector<double> max_grad_reference(const Case& c, const MaxReference& r, const std::vector<double>& dy) {
+std::vector<double> max_grad_reference(const PoolCase& c, const MaxReference& r, const std::vector<double>& dy) {
   std::vector<double> dx(static_cast<size_t>(c.input.numel()), 0.0);
   const Shape out = out_shape(c);
   const int64_t plane_out = out[2] * out[3], plane_in = c.input[2] * c.input[3];
@@ -136,7 +136,7 @@ struct AvgReference {
   std::vector<double> y, dx;
 };
 
-AvgReference avg_reference(const Case& c, bool count_include_pad, const std::vector<double>& x,
+AvgReference avg_reference(const PoolCase& c, bool count_include_pad, const std::vector<double>& x,
                            const std::vector<double>& dy) {
   const auto n_out = static_cast<size_t>(out_shape(c).numel());
   std::vector<double> sum(n_out, 0.0), inside(n_out, 0.0), padded(n_out, 0.0);
@@ -169,14 +169,14 @@ TEST_F(PoolCpu, OutputSizesFollowPyTorch) {
   EXPECT_EQ(pool_output_size(7, 3, 1, 0, 2, false), 3);
   EXPECT_EQ(pool_output_size(1, 1, 1, 0, 1, false), 1);
   EXPECT_EQ(pool_output_size(2, 3, 1, 0, 1, false), 0);  // too small
-  for (const Case& c : cases(true)) {
+  for (const PoolCase& c : cases(true)) {
     SCOPED_TRACE(describe(c));
     EXPECT_EQ(pool2d_output_shape("test", c.input, c.g), out_shape(c));
   }
 }
 
 TEST_F(PoolCpu, MaxPoolMatchesTheReference) {
-  for (const Case& c : cases(true)) {
+  for (const PoolCase& c : cases(true)) {
     for (DType dtype : kFloatingDTypes) {
       for (DType index_dtype : {DType::i32, DType::i64}) {
         SCOPED_TRACE(describe(c) + " " + std::string(dtype_name(dtype)) + " " + std::string(dtype_name(index_dtype)));
@@ -197,7 +197,7 @@ TEST_F(PoolCpu, MaxPoolMatchesTheReference) {
 }
 
 TEST_F(PoolCpu, MaxPoolNaNWinsAndTiesKeepTheFirst) {
-  const Case c{Shape{1, 1, 4, 4}, geometry({2, 2}, {2, 2}, {0, 0}, {1, 1}, false)};
+  const PoolCase c{Shape{1, 1, 4, 4}, geometry({2, 2}, {2, 2}, {0, 0}, {1, 1}, false)};
   std::vector<double> x(16, 0.5);  // every window a tie
   x[5] = NAN;                      // window (0, 0): NaN at (1, 1), the last tap
   x[2] = NAN;                      // window (0, 1): two NaN, the last one (1, 3) wins
@@ -225,7 +225,7 @@ TEST_F(PoolCpu, MaxPoolNaNWinsAndTiesKeepTheFirst) {
 
 TEST_F(PoolCpu, MaxPoolWindowWhollyInThePadding) {
   // Kernel 2 with dilation 3 and padding 1 over 2 rows: window 0's taps are rows -1 and 2.
-  const Case c{Shape{1, 1, 2, 3}, geometry({2, 1}, {1, 1}, {1, 0}, {3, 1}, false)};
+  const PoolCase c{Shape{1, 1, 2, 3}, geometry({2, 1}, {1, 1}, {1, 0}, {3, 1}, false)};
   ASSERT_EQ(out_shape(c), (Shape{1, 1, 1, 3}));
   const Tensor x = testing::random_tensor(c.input, DType::f64, ctx.stream(), 13);
   const Tensor y = poisoned(Shape{1, 1, 1, 3}, DType::f64), indices = poisoned(Shape{1, 1, 1, 3}, DType::i32);
@@ -238,7 +238,7 @@ TEST_F(PoolCpu, MaxPoolWindowWhollyInThePadding) {
 }
 
 TEST_F(PoolCpu, AvgPoolMatchesTheReference) {
-  for (const Case& c : cases(false)) {
+  for (const PoolCase& c : cases(false)) {
     for (bool count_include_pad : {true, false}) {
       for (DType dtype : kFloatingDTypes) {
         SCOPED_TRACE(describe(c) + (count_include_pad ? " count_include_pad " : " ") + std::string(dtype_name(dtype)));
@@ -260,7 +260,7 @@ TEST_F(PoolCpu, AvgPoolMatchesTheReference) {
 TEST_F(PoolCpu, AvgPoolDivisorsDependOnCountIncludePad) {
   // 3x3 windows, stride 2, padding 1, ceil_mode over 6x6: the corner window holds 4 input elements
   // of 9 taps; the last window reaches row 7, past the padded input (rows -1 .. 6), so it counts 6.
-  const Case c{Shape{1, 1, 6, 6}, geometry({3, 3}, {2, 2}, {1, 1}, {1, 1}, true)};
+  const PoolCase c{Shape{1, 1, 6, 6}, geometry({3, 3}, {2, 2}, {1, 1}, {1, 1}, true)};
   const Tensor x = testing::from_doubles(std::vector<double>(36, 1.0), c.input, DType::f64, ctx.stream());
   for (bool count_include_pad : {true, false}) {
     const Tensor y = poisoned(Shape{1, 1, 4, 4}, DType::f64);

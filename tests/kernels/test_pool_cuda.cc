@@ -18,13 +18,13 @@ namespace {
 using testing::copy_to;
 using testing::kFloatingDTypes;
 
-struct Case {
+struct PoolCudaCase {
   Shape input;
   Pool2dGeometry g;
   bool dilated = false;  // max pooling only
 };
 
-const Case kCases[] = {
+const PoolCudaCase kPoolCudaCases[] = {
     {Shape{1, 1, 1, 1}, Pool2dGeometry{}},
     {Shape{1, 7, 1, 1}, Pool2dGeometry{}},
     {Shape{1, 1, 31, 33}, Pool2dGeometry{{3, 3}, {2, 2}, {1, 1}, {1, 1}, true}},
@@ -36,7 +36,7 @@ const Case kCases[] = {
     {Shape{4, 3, 17, 19}, Pool2dGeometry{{3, 2}, {2, 1}, {1, 1}, {2, 3}, true}, true},
 };
 
-std::string describe(const Case& c, DType dtype, bool offset) {
+std::string describe(const PoolCudaCase& c, DType dtype, bool offset) {
   return c.input.str() + " kernel " + std::to_string(c.g.kernel[0]) + "x" + std::to_string(c.g.kernel[1]) + " " +
          std::string(dtype_name(dtype)) + (offset ? " offset" : "");
 }
@@ -53,7 +53,7 @@ class PoolCuda : public testing::CudaOpTest {
 };
 
 TEST_F(PoolCuda, MaxPoolMatchesCpu) {
-  for (const Case& c : kCases) {
+  for (const PoolCudaCase& c : kPoolCudaCases) {
     for (DType dtype : kFloatingDTypes) {
       for (DType index_dtype : {DType::i32, DType::i64}) {
         for (bool offset : {false, true}) {
@@ -82,7 +82,7 @@ TEST_F(PoolCuda, MaxPoolMatchesCpu) {
 }
 
 TEST_F(PoolCuda, AvgPoolMatchesCpu) {
-  for (const Case& c : kCases) {
+  for (const PoolCudaCase& c : kPoolCudaCases) {
     if (c.dilated) continue;
     for (DType dtype : kFloatingDTypes) {
       for (bool count_include_pad : {true, false}) {
@@ -178,7 +178,7 @@ TEST_F(PoolCuda, AdaptiveAvgPoolMatchesCpu) {
 }
 
 TEST_F(PoolCuda, SameBitsOnEveryRun) {
-  const Case& c = kCases[4];
+  const PoolCudaCase& c = kPoolCudaCases[4];
   const Shape out = pool2d_output_shape("test", c.input, c.g);
   const Tensor x = copy_to(testing::random_tensor(c.input, DType::f32, cpu.stream(), 7), gs());
   const Tensor dy = copy_to(testing::random_tensor(out, DType::f32, cpu.stream(), 8), gs());

@@ -20,7 +20,7 @@ namespace {
 using testing::bytes_of;
 using testing::kFloatingDTypes;
 
-constexpr int64_t kSizes[] = {1, 7, 1023, (int64_t{1} << 20) + 3};
+constexpr int64_t kRandomSizes[] = {1, 7, 1023, (int64_t{1} << 20) + 3};
 constexpr uint64_t kOffsets[] = {0, 1, 2, 3, 6, (uint64_t{1} << 40) + 1};
 
 // The distance in ulps between two finite floating-point values of `size` bytes given as their
@@ -58,7 +58,7 @@ uint64_t ulp_distance(uint64_t a, uint64_t b, size_t size) {
 class RandomCuda : public testing::CudaOpTest {};
 
 TEST_F(RandomCuda, MatchesCpu) {
-  for (int64_t n : kSizes) {
+  for (int64_t n : kRandomSizes) {
     for (uint64_t offset : kOffsets) {
       if (n > 1023 && offset != 0 && offset != 3) continue;  // the largest size at two offsets keeps it quick
       for (DType dtype : kFloatingDTypes) {

@@ -16,7 +16,7 @@ namespace {
 
 using testing::kFloatingDTypes;
 
-constexpr int64_t kSizes[] = {1, 7, 1023, 4099};
+constexpr int64_t kReduceSizes[] = {1, 7, 1023, 4099};
 
 struct Expected {
   double sum = 0, mean = 0, max = -std::numeric_limits<double>::infinity(), sum_squares = 0, l2_norm = 0;
@@ -70,7 +70,7 @@ TEST_F(ReduceCpu, ReductionDtype) {
 
 TEST_F(ReduceCpu, WholeTensorReductionsMatchTheReference) {
   for (DType dtype : kFloatingDTypes) {
-    for (int64_t n : kSizes) {
+    for (int64_t n : kReduceSizes) {
       SCOPED_TRACE(std::string(dtype_name(dtype)) + ", n = " + std::to_string(n));
       const std::vector<double> v = testing::random_values(n, dtype, 21);
       const Tensor x = testing::from_doubles(v, Shape{n}, dtype, ctx.stream());
@@ -88,7 +88,7 @@ TEST_F(ReduceCpu, WholeTensorReductionsMatchTheReference) {
 
 TEST_F(ReduceCpu, MaxFindsTheLargestElementAnywhere) {
   for (DType dtype : kFloatingDTypes) {
-    for (int64_t n : kSizes) {
+    for (int64_t n : kReduceSizes) {
       for (int64_t at : {int64_t{0}, n / 2, n - 1}) {
         SCOPED_TRACE(std::string(dtype_name(dtype)) + ", n = " + std::to_string(n) + ", at " + std::to_string(at));
         std::vector<double> v = testing::random_values(n, dtype, 27, -3.0, -1.0);

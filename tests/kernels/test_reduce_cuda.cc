@@ -22,7 +22,7 @@ namespace {
 using testing::copy_to;
 using testing::kFloatingDTypes;
 
-constexpr int64_t kSizes[] = {1, 7, 1023, (int64_t{1} << 20) + 3};
+constexpr int64_t kReduceCudaSizes[] = {1, 7, 1023, (int64_t{1} << 20) + 3};
 constexpr Reduction kReductions[] = {Reduction::sum, Reduction::mean, Reduction::max, Reduction::sum_squares,
                                      Reduction::l2_norm};
 
@@ -62,7 +62,7 @@ class ReduceCuda : public testing::CudaOpTest {
 
 TEST_F(ReduceCuda, ExactOnIntegerValues) {
   for (DType dtype : kFloatingDTypes) {
-    for (int64_t n : kSizes) {
+    for (int64_t n : kReduceCudaSizes) {
       for (bool offset : {false, true}) {
         SCOPED_TRACE(std::string(dtype_name(dtype)) + ", n = " + std::to_string(n) + (offset ? ", offset" : ""));
         const Tensor x = testing::from_doubles(integer_values(n, 41), Shape{n}, dtype, cpu.stream());
@@ -84,7 +84,7 @@ TEST_F(ReduceCuda, ExactOnIntegerValues) {
 
 TEST_F(ReduceCuda, CloseOnRealValues) {
   for (DType dtype : kFloatingDTypes) {
-    for (int64_t n : kSizes) {
+    for (int64_t n : kReduceCudaSizes) {
       SCOPED_TRACE(std::string(dtype_name(dtype)) + ", n = " + std::to_string(n));
       const Tensor x = testing::random_tensor(Shape{n}, dtype, cpu.stream(), 42);
       const Tensor gx = copy_to(x, gs());

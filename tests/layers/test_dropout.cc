@@ -17,13 +17,13 @@
 namespace baton::layers {
 namespace {
 
-const Shape kShapes[] = {Shape{1}, Shape{7}, Shape{2, 3, 5, 5}};
+const Shape kDropoutShapes[] = {Shape{1}, Shape{7}, Shape{2, 3, 5, 5}};
 
 TEST(Dropout, GradientCheckInTrainAndEvalModes) {
   const Stream s = Stream::create(Device::cpu());
   for (double p : {0.0, 0.2, 0.5, 0.9}) {
     for (Mode mode : {Mode::train, Mode::eval}) {
-      for (const Shape& shape : kShapes) {
+      for (const Shape& shape : kDropoutShapes) {
         SCOPED_TRACE(::testing::Message() << "p " << p << (mode == Mode::train ? " train " : " eval ") << shape.str());
         const Tensor x = testing::random_tensor(shape, DType::f64, s, 11);
         EXPECT_TRUE(testing::check_gradients(Dropout({.p = p}), {x}, {.mode = mode, .seed = 17}));

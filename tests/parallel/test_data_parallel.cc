@@ -23,7 +23,7 @@ using testing::dp_mlp;
 using testing::dp_optimizer;
 using testing::dp_reference;
 
-constexpr double kLr = 0.05;
+constexpr double kDataParallelLr = 0.05;
 constexpr int kSteps = 3;
 
 TrainConfig dp_config() {
@@ -44,13 +44,13 @@ std::vector<double> train(DataParallelEngine& engine, const Graph& graph, int st
   std::vector<double> losses;
   for (int step = 0; step < steps; ++step) {
     const data::Batch batch = dp_batch(graph, engine.input_context().stream(), static_cast<uint64_t>(step));
-    losses.push_back(engine.step(batch, static_cast<uint64_t>(step), kLr).value());
+    losses.push_back(engine.step(batch, static_cast<uint64_t>(step), kDataParallelLr).value());
   }
   return losses;
 }
 
 void expect_equivalent(const Graph& graph, int replicas, double rtol, double atol) {
-  const testing::DpReference ref = dp_reference(graph, replicas, kSteps, 11, kLr);
+  const testing::DpReference ref = dp_reference(graph, replicas, kSteps, 11, kDataParallelLr);
   // Small buckets: several all-reduces per step.
   DataParallelEngine engine(graph, dp_config(), on_cpus(replicas, {256, 512}));
   engine.initialize(11);

@@ -10,7 +10,7 @@
 namespace baton::parallel {
 namespace {
 
-size_t host_syncs() { return baton_emu::host_sync_counts().total(); }
+size_t data_parallel_host_syncs() { return baton_emu::host_sync_counts().total(); }
 
 TEST(DataParallelEmu, AStepOnTwoGpusDoesNotWaitForThem) {
   BATON_REQUIRE_GPU();
@@ -32,11 +32,11 @@ TEST(DataParallelEmu, AStepOnTwoGpusDoesNotWaitForThem) {
   engine.step(batch(0), 0, 0.05).value();  // the first step chooses convolution algorithms, which waits
   for (uint64_t step = 1; step <= 2; ++step) {
     const data::Batch b = batch(step);
-    const size_t before = host_syncs();
+    const size_t before = data_parallel_host_syncs();
     PendingLoss loss = engine.step(b, step, 0.05);
-    EXPECT_EQ(host_syncs() - before, 0u) << "step " << step << " waited for a GPU";
+    EXPECT_EQ(data_parallel_host_syncs() - before, 0u) << "step " << step << " waited for a GPU";
     loss.value();
-    EXPECT_EQ(host_syncs() - before, 2u) << "reading the loss waits for each replica's read-back";
+    EXPECT_EQ(data_parallel_host_syncs() - before, 2u) << "reading the loss waits for each replica's read-back";
   }
 }
 

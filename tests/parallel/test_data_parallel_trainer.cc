@@ -20,13 +20,13 @@ namespace {
 namespace fs = std::filesystem;
 using baton::testing::train_losses;
 
-constexpr int64_t kBatch = 8;
+constexpr int64_t kTrainerBatch = 8;
 
 // x [8, 3, 8, 8] -> flatten -> linear 16 -> relu -> linear 16 -> tanh -> linear 4 -> cross entropy.
 Graph image_mlp() {
   layers::GraphBuilder g;
-  ValueId x = g.flatten(g.input("x", {kBatch, 3, 8, 8}), "flatten");
-  const ValueId labels = g.input("labels", {kBatch}, DType::i64);
+  ValueId x = g.flatten(g.input("x", {kTrainerBatch, 3, 8, 8}), "flatten");
+  const ValueId labels = g.input("labels", {kTrainerBatch}, DType::i64);
   x = g.relu(g.linear(x, 16, "fc1"), "act1");
   x = g.tanh(g.linear(x, 16, "fc2"), "act2");
   const ValueId logits = g.linear(x, 4, "head");
@@ -36,10 +36,10 @@ Graph image_mlp() {
 }
 
 // x [8, 3, 8, 8] -> conv 4 -> batch norm -> relu -> flatten -> linear 4 -> cross entropy.
-Graph bn_cnn() {
+Graph trainer_bn_cnn() {
   layers::GraphBuilder g;
-  ValueId x = g.input("x", {kBatch, 3, 8, 8});
-  const ValueId labels = g.input("labels", {kBatch}, DType::i64);
+  ValueId x = g.input("x", {kTrainerBatch, 3, 8, 8});
+  const ValueId labels = g.input("labels", {kTrainerBatch}, DType::i64);
   x = g.relu(g.batch_norm2d(g.conv2d(x, {.out_channels = 4, .padding = 1, .bias = false}, "conv1"), {}, "bn1"),
              "relu1");
   const ValueId logits = g.linear(g.flatten(x, "flatten"), 4, "head");
@@ -53,7 +53,7 @@ class DataParallelTrainer : public ::testing::Test {
   void SetUp() override {
     config_.data = "synthetic:3x8x8:4:64";
     config_.steps = 6;
-    config_.batch_size = kBatch;
+    config_.batch_size = kTrainerBatch;
     config_.device = "cpu";
     config_.workers = 1;
     config_.eval_every = 1;
@@ -146,7 +146,7 @@ TEST_F(DataParallelTrainer, CheckpointsResumeAcrossReplicaCounts) {
 }
 
 TEST_F(DataParallelTrainer, ResumedRunWithBatchNormEqualsTheUninterruptedOneBitForBit) {
-  const Graph graph = bn_cnn();
+  const Graph graph = trainer_bn_cnn();
   const TrainConfig whole = with_metrics("whole");
   const TrainSummary uninterrupted = train(graph, whole, 2);
   TrainConfig first = with_metrics("resumed");

@@ -21,10 +21,10 @@ using namespace baton::parallel::testing;  // NOLINT
 using baton::testing::error_message;
 using baton::testing::to_doubles;
 
-constexpr double kTol = 1e-12;  // float64: equal to rounding (the summation order differs)
-constexpr int kSteps = 3;
+constexpr double kHybridTol = 1e-12;  // float64: equal to rounding (the summation order differs)
+constexpr int kHybridSteps = 3;
 
-// kSteps steps of the hybrid against the single-device run (a one-stage pipeline on cpu:0) over the
+// kHybridSteps steps of the hybrid against the single-device run (a one-stage pipeline on cpu:0) over the
 // same batches in G x M micro-batches: every step's loss, and after the last every group's weights
 // and gradients. (Running statistics are each group's own, from its share of the batch.)
 void expect_equivalent(const Graph& graph, Layout layout, ScheduleKind kind, GradSyncStrategy strategy,
@@ -44,8 +44,8 @@ void expect_equivalent(const Graph& graph, Layout layout, ScheduleKind kind, Gra
   const auto single =
       make_pipeline(graph, even_plan(graph, 1, layout.groups * micro_batches), ScheduleKind::gpipe, single_options, 11);
   expect_same_losses(
-      graph, *single, kSteps, [&](const std::vector<Tensor>& in, const StepOptions& o) { return hybrid.step(in, o); },
-      kTol);
+      graph, *single, kHybridSteps,
+      [&](const std::vector<Tensor>& in, const StepOptions& o) { return hybrid.step(in, o); }, kHybridTol);
   for (int g = 0; g < hybrid.groups(); ++g) {
     SCOPED_TRACE("group " + std::to_string(g));
     EXPECT_TRUE(same_tensors(tensors_of(hybrid.group(g), false), tensors_of(*single, false)));
@@ -93,8 +93,9 @@ TEST(HybridExecutor, AStageWithoutParametersSynchronisesNothing) {
     const std::vector<Tensor> inputs = batch(DType::f64, host.stream(), 5);
     const Reference ref = reference_step(graph, Device::cpu(), DType::f64, inputs, 11, 99, 4, kSgd, kLr);
     const double loss = hybrid.step(inputs, {.seed = 99, .lr = kLr});
-    EXPECT_NEAR(loss, ref.loss, kTol * std::abs(ref.loss));
-    for (int g = 0; g < 2; ++g) EXPECT_TRUE(matches_reference(hybrid.group(g), ref, kTol, kTol)) << "group " << g;
+    EXPECT_NEAR(loss, ref.loss, kHybridTol * std::abs(ref.loss));
+    for (int g = 0; g < 2; ++g)
+      EXPECT_TRUE(matches_reference(hybrid.group(g), ref, kHybridTol, kHybridTol)) << "group " << g;
   }
 }
 

@@ -23,18 +23,18 @@ using testing::dp_batch;
 using testing::dp_mlp;
 using testing::dp_optimizer;
 
-constexpr double kLr = 0.05;
+constexpr double kVariantsLr = 0.05;
 using Vec = std::vector<double>;
 
 std::unique_ptr<DataParallelEngine> engine(const Graph& graph, ModelAveraging averaging, int replicas = 2) {
   return testing::averaging_engine(graph, std::move(averaging), replicas);
 }
 
-double step(DataParallelEngine& e, const Graph& graph, uint64_t seed) {
-  return testing::averaging_step(e, graph, seed, kLr);
+double variant_step(DataParallelEngine& e, const Graph& graph, uint64_t seed) {
+  return testing::averaging_step(e, graph, seed, kVariantsLr);
 }
 
-Vec params(const DataParallelEngine& e, int replica) {
+Vec replica_params(const DataParallelEngine& e, int replica) {
   return to_doubles(e.params(replica).params_flat(), Stream::create(Device::cpu()));
 }
 
@@ -52,7 +52,7 @@ Vec checkpointed(DataParallelEngine& e, const Graph& graph, const ModelAveraging
   const std::string dir = e.save_checkpoint(manager, {});
   const auto reader = engine(graph, averaging);
   (void)reader->load_checkpoint(dir);
-  return params(*reader, 1);
+  return replica_params(*reader, 1);
 }
 
 TEST(ModelAveragingVariants, PostLocalIsSynchronousForTheFirstKSteps) {
@@ -60,16 +60,17 @@ TEST(ModelAveragingVariants, PostLocalIsSynchronousForTheFirstKSteps) {
   const auto post = engine(graph, {.kind = Averaging::post_local, .every = 2, .local_after = 2});
   const auto sync = engine(graph, {});
   for (uint64_t s = 0; s < 2; ++s) {
-    const double expected = step(*sync, graph, s);
-    EXPECT_NEAR(step(*post, graph, s), expected, 1e-12 * std::abs(expected)) << "step " << s;
+    const double expected = variant_step(*sync, graph, s);
+    EXPECT_NEAR(variant_step(*post, graph, s), expected, 1e-12 * std::abs(expected)) << "step " << s;
     EXPECT_FALSE(post->last_step(0).buckets.empty()) << "step " << s << ": gradients all-reduced";
-    for (int r = 0; r < 2; ++r) EXPECT_TRUE(all_close(params(*post, r), params(*sync, 0), 1e-12, 1e-12)) << s;
+    for (int r = 0; r < 2; ++r)
+      EXPECT_TRUE(all_close(replica_params(*post, r), replica_params(*sync, 0), 1e-12, 1e-12)) << s;
   }
-  step(*post, graph, 2);
+  variant_step(*post, graph, 2);
   EXPECT_TRUE(post->last_step(0).buckets.empty());  // local SGD from step K on
-  EXPECT_NE(params(*post, 0), params(*post, 1));
-  step(*post, graph, 3);
-  EXPECT_EQ(params(*post, 0), params(*post, 1));  // met after K + H steps
+  EXPECT_NE(replica_params(*post, 0), replica_params(*post, 1));
+  variant_step(*post, graph, 3);
+  EXPECT_EQ(replica_params(*post, 0), replica_params(*post, 1));  // met after K + H steps
   EXPECT_EQ(post->averaging_meetings(), 1);
 }
 
@@ -80,20 +81,20 @@ TEST(ModelAveragingVariants, BmufBlockIsTheAverageChangeWithBlockMomentum) {
   ModelAveraging classic = nesterov;
   classic.block_nesterov = false;
   const auto a = engine(graph, nesterov), b = engine(graph, classic);
-  const Vec w0 = params(*a, 0);
+  const Vec w0 = replica_params(*a, 0);
   for (uint64_t s = 0; s < 2; ++s) {
-    for (DataParallelEngine* e : {periodic.get(), a.get(), b.get()}) step(*e, graph, s);
+    for (DataParallelEngine* e : {periodic.get(), a.get(), b.get()}) variant_step(*e, graph, s);
   }
-  const Vec mean = params(*periodic, 0);  // w0 + G: the same local steps, averaged
+  const Vec mean = replica_params(*periodic, 0);  // w0 + G: the same local steps, averaged
   // v = zeta G; w_g = w0 + v; Nesterov-style replicas start from w_g + mu v, classic ones from w_g.
   for (int r = 0; r < 2; ++r) {
-    EXPECT_TRUE(all_close(params(*a, r), towards(w0, mean, 0.7 * 1.5), 1e-12, 1e-12)) << r;
-    EXPECT_TRUE(all_close(params(*b, r), towards(w0, mean, 0.7), 1e-12, 1e-12)) << r;
+    EXPECT_TRUE(all_close(replica_params(*a, r), towards(w0, mean, 0.7 * 1.5), 1e-12, 1e-12)) << r;
+    EXPECT_TRUE(all_close(replica_params(*b, r), towards(w0, mean, 0.7), 1e-12, 1e-12)) << r;
   }
   // The checkpoint holds the global model w_g; the replicas go on from w_g + mu v.
-  const Vec before = params(*a, 0);
+  const Vec before = replica_params(*a, 0);
   EXPECT_TRUE(all_close(checkpointed(*a, graph, nesterov), towards(w0, mean, 0.7), 1e-12, 1e-12));
-  EXPECT_EQ(params(*a, 0), before);
+  EXPECT_EQ(replica_params(*a, 0), before);
 }
 
 TEST(ModelAveragingVariants, BmufWithoutMomentumEveryStepIsSynchronous) {
@@ -101,10 +102,10 @@ TEST(ModelAveragingVariants, BmufWithoutMomentumEveryStepIsSynchronous) {
   const auto bmuf = engine(graph, {.kind = Averaging::bmuf, .every = 1, .block_momentum = 0.0});
   const auto sync = engine(graph, {});
   for (uint64_t s = 0; s < 3; ++s) {
-    const double expected = step(*sync, graph, s);
-    EXPECT_NEAR(step(*bmuf, graph, s), expected, 1e-12 * std::abs(expected)) << "step " << s;
+    const double expected = variant_step(*sync, graph, s);
+    EXPECT_NEAR(variant_step(*bmuf, graph, s), expected, 1e-12 * std::abs(expected)) << "step " << s;
   }
-  EXPECT_TRUE(all_close(params(*bmuf, 1), params(*sync, 0), 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(replica_params(*bmuf, 1), replica_params(*sync, 0), 1e-12, 1e-12));
 }
 
 TEST(ModelAveragingVariants, EasgdPullsReplicasAndCentreTogether) {
@@ -112,20 +113,20 @@ TEST(ModelAveragingVariants, EasgdPullsReplicasAndCentreTogether) {
   const auto apart = engine(graph, {.kind = Averaging::periodic, .every = 1000});  // never meets here
   const ModelAveraging elastic{.kind = Averaging::easgd, .every = 2, .elastic_beta = 0.9};
   const auto easgd = engine(graph, elastic);
-  const Vec w0 = params(*easgd, 0);
+  const Vec w0 = replica_params(*easgd, 0);
   for (uint64_t s = 0; s < 2; ++s) {
-    step(*apart, graph, s);
-    step(*easgd, graph, s);
+    variant_step(*apart, graph, s);
+    variant_step(*easgd, graph, s);
   }
-  const Vec x0 = params(*apart, 0), x1 = params(*apart, 1);
+  const Vec x0 = replica_params(*apart, 0), x1 = replica_params(*apart, 1);
   const double alpha = 0.9 / 2;
   // x_i -= alpha (x_i - centre); centre += alpha sum_i (x_i - centre), from the values before.
-  EXPECT_TRUE(all_close(params(*easgd, 0), towards(x0, w0, alpha), 1e-12, 1e-12));
-  EXPECT_TRUE(all_close(params(*easgd, 1), towards(x1, w0, alpha), 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(replica_params(*easgd, 0), towards(x0, w0, alpha), 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(replica_params(*easgd, 1), towards(x1, w0, alpha), 1e-12, 1e-12));
   const Vec centre = towards(w0, towards(x0, x1, 0.5), 2 * alpha);
-  const Vec before = params(*easgd, 1);
+  const Vec before = replica_params(*easgd, 1);
   EXPECT_TRUE(all_close(checkpointed(*easgd, graph, elastic), centre, 1e-12, 1e-12));
-  EXPECT_EQ(params(*easgd, 1), before);  // the replica goes on from its own parameters
+  EXPECT_EQ(replica_params(*easgd, 1), before);  // the replica goes on from its own parameters
 }
 
 TEST(ModelAveragingVariants, RingAndTreeExchangesTrainTheSame) {
@@ -134,10 +135,11 @@ TEST(ModelAveragingVariants, RingAndTreeExchangesTrainTheSame) {
   const auto tree =
       engine(graph, {.kind = Averaging::bmuf, .every = 2, .exchange = ExchangeKind::tree, .nodes = {0, 0, 1, 1}}, 4);
   for (uint64_t s = 0; s < 4; ++s) {
-    const double expected = step(*ring, graph, s);
-    EXPECT_NEAR(step(*tree, graph, s), expected, 1e-12 * std::abs(expected)) << "step " << s;
+    const double expected = variant_step(*ring, graph, s);
+    EXPECT_NEAR(variant_step(*tree, graph, s), expected, 1e-12 * std::abs(expected)) << "step " << s;
   }
-  for (int r = 0; r < 4; ++r) EXPECT_TRUE(all_close(params(*tree, r), params(*ring, r), 1e-12, 1e-12)) << r;
+  for (int r = 0; r < 4; ++r)
+    EXPECT_TRUE(all_close(replica_params(*tree, r), replica_params(*ring, r), 1e-12, 1e-12)) << r;
   EXPECT_GT(tree->averaging_bytes_sent(0), 0);
 }
 

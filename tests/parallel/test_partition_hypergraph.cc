@@ -23,7 +23,7 @@ namespace {
 
 using testing::DagSpec;
 
-const Cluster& test_cluster() {
+const Cluster& hypergraph_test_cluster() {
   static const Cluster cluster = cluster_by_name("h200-nvlink-8");
   return cluster;
 }
@@ -31,7 +31,7 @@ const Cluster& test_cluster() {
 PartitionRequest request_for(const Profile& profile, int stages, unsigned seed = 1) {
   PartitionRequest r;
   r.profile = &profile;
-  r.cluster = &test_cluster();
+  r.cluster = &hypergraph_test_cluster();
   r.stages = stages;
   r.batch = 32;
   r.micro_batches = 4;

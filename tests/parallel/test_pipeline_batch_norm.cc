@@ -19,7 +19,7 @@ namespace {
 using namespace baton::parallel::testing;  // NOLINT
 using baton::testing::to_doubles;
 
-constexpr double kTol = 1e-12;
+constexpr double kBatchNormTol = 1e-12;
 constexpr int64_t kChannels = 3;
 constexpr double kMomentum1 = 0.1, kMomentum2 = 0.3;  // bn1, bn2
 
@@ -169,11 +169,11 @@ TEST(PipelineBatchNorm, DeferredStatisticsEqualTheWholeBatchForEveryScheduleStag
           SCOPED_TRACE(std::string(schedule_kind_name(kind)) + " S=" + std::to_string(stages) +
                        " M=" + std::to_string(micro_batches) + (recompute ? " recompute" : ""));
           const PipelineRun run = run_pipeline(graph, stages, micro_batches, kind, recompute, true, inputs);
-          EXPECT_NEAR(run.loss, ref.loss, kTol * std::max(1.0, std::abs(ref.loss)));
-          EXPECT_TRUE(matches_reference(*run.pipe, ref, kTol, kTol));
-          EXPECT_TRUE(buffers_match(*run.pipe, reference_buffers(ref), 1, kTol));
+          EXPECT_NEAR(run.loss, ref.loss, kBatchNormTol * std::max(1.0, std::abs(ref.loss)));
+          EXPECT_TRUE(matches_reference(*run.pipe, ref, kBatchNormTol, kBatchNormTol));
+          EXPECT_TRUE(buffers_match(*run.pipe, reference_buffers(ref), 1, kBatchNormTol));
           // Recomputation replays forwards without gathering: still one update of the whole batch.
-          EXPECT_TRUE(buffers_match(*run.pipe, whole_batch, 1, kTol));
+          EXPECT_TRUE(buffers_match(*run.pipe, whole_batch, 1, kBatchNormTol));
           ++runs;
         }
       }
@@ -187,7 +187,7 @@ TEST(PipelineBatchNorm, UnevenMicroBatchesAreWeightedByTheirSize) {
   Context host(Device::cpu());
   const std::vector<Tensor> inputs = images(14, host.stream());  // micro-batches of 4, 4, 3, 3
   const PipelineRun run = run_pipeline(graph, 3, 4, ScheduleKind::one_f_one_b, false, true, inputs);
-  EXPECT_TRUE(buffers_match(*run.pipe, expected_running_stats(graph, inputs, 4), 1, kTol));
+  EXPECT_TRUE(buffers_match(*run.pipe, expected_running_stats(graph, inputs, 4), 1, kBatchNormTol));
 }
 
 TEST(PipelineBatchNorm, OneMicroBatchEqualsThePlainSingleDeviceStepExactly) {
@@ -217,8 +217,8 @@ TEST(PipelineBatchNorm, WithoutDeferringTheStatisticsFollowEachMicroBatch) {
     // As the single-device run over the same micro-batches: one update per micro-batch.
     const Reference per_micro_batch =
         reference_step(graph, Device::cpu(), DType::f64, inputs, kInit, kStepSeed, m, kSgd, kLr);
-    EXPECT_TRUE(matches_reference(*run.pipe, per_micro_batch, kTol, kTol));
-    EXPECT_TRUE(buffers_match(*run.pipe, reference_buffers(per_micro_batch), m, kTol));
+    EXPECT_TRUE(matches_reference(*run.pipe, per_micro_batch, kBatchNormTol, kBatchNormTol));
+    EXPECT_TRUE(buffers_match(*run.pipe, reference_buffers(per_micro_batch), m, kBatchNormTol));
     // ... which is not the whole batch's statistics: the option matters.
     EXPECT_FALSE(buffers_match(*run.pipe, expected_running_stats(graph, inputs, m), m, 1e-6));
   }

@@ -20,12 +20,12 @@ using namespace baton::parallel::testing;  // NOLINT
 using baton::testing::error_message;
 using baton::testing::to_doubles;
 
-constexpr double kTol = 1e-12;
-const nlohmann::json kSgd = {{"type", "sgd"}, {"momentum", 0.9}};
+constexpr double kEvaluateTol = 1e-12;
+const nlohmann::json kEvaluateSgd = {{"type", "sgd"}, {"momentum", 0.9}};
 
 // x [16, 2, 4, 4] -> conv 3 -> bn -> relu -> conv 3 -> bn -> relu -> avg pool -> flatten -> linear 4
 // -> cross entropy; outputs: the loss, then the logits.
-Graph bn_cnn() {
+Graph evaluate_bn_cnn() {
   layers::GraphBuilder g(test_layers());
   ValueId x = g.input("x", {kBatch, 2, 4, 4}, DType::f64);
   const ValueId labels = g.input("labels", {kBatch}, DType::i64);
@@ -51,7 +51,7 @@ std::unique_ptr<PipelineExecutor> trained_pipeline(const Graph& graph, int stage
                                                    bool recompute, const std::vector<Tensor>& train_batch) {
   PipelineOptions options = f64_options(stages, recompute);
   options.deferred_batch_norm = true;
-  options.optimizer = kSgd;
+  options.optimizer = kEvaluateSgd;
   const int chunks = kind == ScheduleKind::interleaved ? 2 : 1;
   auto pipe = make_pipeline(graph, even_plan(graph, stages, micro_batches, chunks), kind, options, 3);
   pipe->step(train_batch, {.seed = 7, .lr = 0.1});  // running statistics and weights moved
@@ -77,14 +77,14 @@ std::map<std::string, std::vector<double>> training_state(PipelineExecutor& pipe
                                              const std::vector<std::vector<double>>& b) {
   if (a.size() != b.size()) return ::testing::AssertionFailure() << a.size() << " outputs vs " << b.size();
   for (size_t o = 0; o < a.size(); ++o) {
-    const auto close = baton::testing::all_close(a[o], b[o], kTol, kTol);
+    const auto close = baton::testing::all_close(a[o], b[o], kEvaluateTol, kEvaluateTol);
     if (!close) return ::testing::AssertionFailure() << "output " << o << ": " << close.message();
   }
   return ::testing::AssertionSuccess();
 }
 
 TEST(PipelineEvaluate, EqualsTheWholeModelInEvalModeForEveryScheduleAndSplit) {
-  const Graph graph = bn_cnn();
+  const Graph graph = evaluate_bn_cnn();
   Context host(Device::cpu());
   const std::vector<Tensor> train_batch = images(kBatch, host.stream(), 1);
   int runs = 0;

@@ -16,14 +16,14 @@ using baton::testing::error_message;
 
 constexpr double kTol = 1e-12;  // float64: equal to rounding (summation order differs)
 
-struct Case {
+struct ExecutorCase {
   ScheduleKind kind;
   int stages;
   int micro_batches;
   bool recompute;
 };
 
-std::string name_of(const Case& c) {
+std::string name_of(const ExecutorCase& c) {
   return std::string(schedule_kind_name(c.kind)) + " S=" + std::to_string(c.stages) +
          " M=" + std::to_string(c.micro_batches) + (c.recompute ? " recompute" : "");
 }
@@ -53,7 +53,7 @@ TEST(PipelineExecutor, EqualsSingleDeviceForEveryScheduleStageAndMicroBatchCount
         for (ScheduleKind kind : {ScheduleKind::gpipe, ScheduleKind::one_f_one_b, ScheduleKind::interleaved}) {
           const bool interleaved = kind == ScheduleKind::interleaved;
           if (interleaved && stages % 2 != 0) continue;  // two chunks per device
-          const Case c{kind, stages, micro_batches, recompute};
+          const ExecutorCase c{kind, stages, micro_batches, recompute};
           SCOPED_TRACE(name_of(c));
           expect_equivalent(graph, even_plan(graph, stages, micro_batches, interleaved ? 2 : 1), kind, recompute);
           ++runs;

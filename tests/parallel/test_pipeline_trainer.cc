@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 constexpr int64_t kBatch = 8;
 
 // x [8, 3, 8, 8] -> 2 x (conv 4, batch norm, relu) -> flatten -> linear 4 -> cross entropy.
-Graph bn_cnn() {
+Graph pipeline_bn_cnn() {
   layers::GraphBuilder g(layers::builtin_layers());
   ValueId x = g.input("x", {kBatch, 3, 8, 8});
   const ValueId labels = g.input("labels", {kBatch}, DType::i64);
@@ -153,7 +153,7 @@ TEST_F(PipelineTrainer, ResumedRunEqualsTheUninterruptedOneBitForBit) {
   // (optimiser state in every stage): a run stopped after 3 of 6 steps and resumed from its
   // checkpoint logs the very same losses as the run never stopped, and evaluates (with the running
   // statistics) to the very same test loss.
-  const Graph graph = bn_cnn();
+  const Graph graph = pipeline_bn_cnn();
   config_.steps = 6;
   TrainConfig whole = config_;
   whole.metrics = (dir_ / "whole.jsonl").string();
@@ -225,7 +225,7 @@ TEST_F(PipelineTrainer, ACheckpointOfAnotherModelIsRefusedNamingTheTensors) {
   c.checkpoint_dir = (dir_ / "ckpt").string();
   train(image_mlp(kBatch, 8, 3, true), c, 0);
   c.resume = true;
-  const std::string message = baton::testing::error_message([&] { train(bn_cnn(), c, 2); });
+  const std::string message = baton::testing::error_message([&] { train(pipeline_bn_cnn(), c, 2); });
   EXPECT_NE(message.find("model.safetensors"), std::string::npos) << message;
   EXPECT_NE(message.find("conv1.weight"), std::string::npos) << message;
 }
@@ -251,7 +251,7 @@ TEST_F(PipelineTrainer, WeightsLoadIntoEveryStage) {
             baton::testing::bytes_of(source.params_flat(), ctx.stream()));
 
   c.weights = (dir_ / "other.safetensors").string();  // a file of another model: nothing is loaded
-  const Graph other = bn_cnn();
+  const Graph other = pipeline_bn_cnn();
   ParamStore other_params(other, other.topological_order(), DType::f32, ctx);
   other_params.initialize(ctx, 1);
   save_weights(c.weights, other_params, ctx);

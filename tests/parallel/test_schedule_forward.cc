@@ -11,7 +11,7 @@
 namespace baton::parallel {
 namespace {
 
-int count_op(const Schedule& s, Op op) {
+int count_forward_op(const Schedule& s, Op op) {
   int n = 0;
   for (const auto& program : s.programs)
     n += static_cast<int>(std::count_if(program.begin(), program.end(), [&](auto& i) { return i.op == op; }));
@@ -28,10 +28,10 @@ TEST(ForwardSchedule, ValidatesForEverySize) {
         EXPECT_EQ(s.stages, devices * chunks);
         const ScheduleCheck check = validate_schedule(s);
         EXPECT_EQ(check.peak_in_flight, std::vector<int>(static_cast<size_t>(devices * chunks), 0));
-        EXPECT_EQ(count_op(s, Op::forward), devices * chunks * mbs);
-        EXPECT_EQ(count_op(s, Op::send_activation), (devices * chunks - 1) * mbs);
+        EXPECT_EQ(count_forward_op(s, Op::forward), devices * chunks * mbs);
+        EXPECT_EQ(count_forward_op(s, Op::send_activation), (devices * chunks - 1) * mbs);
         for (Op op : {Op::backward, Op::send_gradient, Op::recv_gradient, Op::all_reduce, Op::optimizer_step}) {
-          EXPECT_EQ(count_op(s, op), 0) << op_name(op);
+          EXPECT_EQ(count_forward_op(s, op), 0) << op_name(op);
         }
       }
     }

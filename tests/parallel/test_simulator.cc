@@ -19,7 +19,6 @@ namespace {
 using fixtures::chain_plan;
 using fixtures::chain_profile;
 using fixtures::ChainSpec;
-using fixtures::test_cluster;
 
 SimulationOptions free_options() {
   SimulationOptions o;
@@ -50,7 +49,7 @@ TEST(SimulatorTest, GPipeBubbleIsTheFillDrainFormula) {
   // One node per stage, 1 sample per micro-batch: every stage takes f = 1 ms forward, b = 2 ms backward.
   for (int stages = 1; stages <= 8; ++stages) {
     const Profile profile = chain_profile({.nodes = stages});
-    const Cluster cluster = test_cluster(stages);
+    const Cluster cluster = fixtures::test_cluster(stages);
     for (int m = 1; m <= 16; ++m) {
       const Plan plan = chain_plan(profile, stages, m, m);
       const SimulationResult r =
@@ -71,7 +70,7 @@ TEST(SimulatorTest, GPipeBubbleIsTheFillDrainFormula) {
 TEST(SimulatorTest, OneFOneBMatchesGPipeTimeWithFewerMicroBatchesInFlight) {
   const int stages = 4;
   const Profile profile = chain_profile({.nodes = 8});
-  const Cluster cluster = test_cluster(stages);
+  const Cluster cluster = fixtures::test_cluster(stages);
   for (const int m : {2, 4, 8, 12}) {
     const Plan plan = chain_plan(profile, stages, m, m);
     const SimulationResult gpipe =
@@ -100,7 +99,7 @@ TEST(SimulatorTest, SlowLinkAddsTheTransferTimeBothWays) {
   const Profile profile = chain_profile({.nodes = 2, .act_bytes = 1'000'000});
   const double bandwidth_gbs = 2.0;
   const double latency_us = 30.0;
-  const Cluster cluster = test_cluster(2, bandwidth_gbs, latency_us);
+  const Cluster cluster = fixtures::test_cluster(2, bandwidth_gbs, latency_us);
   const Plan plan = chain_plan(profile, 2, 16, 1);
   const Schedule schedule = schedule_for(ScheduleKind::gpipe, plan, profile);
   const SimulationResult free_run = simulate(plan, schedule, profile, cluster, free_options());
@@ -127,7 +126,7 @@ TEST(SimulatorTest, TransfersOnOneLinkQueueInOrder) {
   // Two micro-batches of one sample: stage 0 sends the second activation 1 ms after the first, while
   // the link still carries the first for T = 8 ms, so the second waits for it.
   const Profile profile = chain_profile({.nodes = 2, .act_bytes = 8'000'000});
-  const Cluster cluster = test_cluster(2, 1.0, 0.0);
+  const Cluster cluster = fixtures::test_cluster(2, 1.0, 0.0);
   const Plan plan = chain_plan(profile, 2, 2, 2);
   const SimulationResult r = simulate(plan, schedule_for(ScheduleKind::gpipe, plan, profile), profile, cluster);
   const double t = 8.0;
@@ -145,7 +144,7 @@ TEST(SimulatorTest, TransfersOnOneLinkQueueInOrder) {
 struct DataParallelCase {
   Profile profile = chain_profile(
       {.nodes = 8, .fwd_ms = 0.1, .bwd_ms = 0.2, .param_bytes = 4'000'000, .optimizer_ms_per_param_byte = 1e-8});
-  Cluster cluster = test_cluster(4, 10.0, 10.0);
+  Cluster cluster = fixtures::test_cluster(4, 10.0, 10.0);
   Plan plan = chain_plan(profile, 1, 32, 1, 4);
   Schedule schedule = schedule_for(ScheduleKind::gpipe, plan, profile);
   double fwd = 8 * 8 * 0.1;  // nodes x samples x ms
@@ -176,7 +175,7 @@ TEST(SimulatorTest, DataParallelBucketsOverlapTheAllReduceWithBackward) {
   for (const double bandwidth : {10.0, 1.0}) {
     SCOPED_TRACE(bandwidth);
     DataParallelCase c;
-    c.cluster = test_cluster(4, bandwidth, 10.0);
+    c.cluster = fixtures::test_cluster(4, bandwidth, 10.0);
     const double full = c.cluster.allreduce_ms(32'000'000, c.devices);
     SimulationOptions options;
     options.bucket_bytes = 8'000'000;  // two nodes per bucket
@@ -207,7 +206,7 @@ TEST(SimulatorTest, HybridAllReduceOverlapsTheEarlierStagesBackward) {
   const int stages = 4;
   const int m = 8;
   const Profile profile = chain_profile({.nodes = 8, .param_bytes = 50'000'000, .optimizer_ms_per_param_byte = 1e-9});
-  const Cluster cluster = test_cluster(groups * stages, 50.0, 5.0);
+  const Cluster cluster = fixtures::test_cluster(groups * stages, 50.0, 5.0);
   const Plan plan = chain_plan(profile, stages, groups * m * 2, m, groups);
   const SimulationResult r = simulate(plan, schedule_for(ScheduleKind::one_f_one_b, plan, profile), profile, cluster);
   EXPECT_GT(r.step_ms, 0.0);
@@ -233,7 +232,7 @@ TEST(SimulatorTest, HybridAllReduceOverlapsTheEarlierStagesBackward) {
 
 TEST(SimulatorTest, InterleavingShrinksTheBubble) {
   const Profile profile = chain_profile({.nodes = 8});
-  const Cluster cluster = test_cluster(2);
+  const Cluster cluster = fixtures::test_cluster(2);
   const Plan plain = chain_plan(profile, 2, 4, 4);
   const Plan interleaved = chain_plan(profile, 4, 4, 4, 1, 2);
   const SimulationResult a =
@@ -250,7 +249,7 @@ TEST(SimulatorTest, InterleavingShrinksTheBubble) {
 
 TEST(SimulatorTest, RejectsSchedulesThatDoNotFitThePlan) {
   const Profile profile = chain_profile({.nodes = 4});
-  const Cluster cluster = test_cluster(4);
+  const Cluster cluster = fixtures::test_cluster(4);
   const Plan plan = chain_plan(profile, 2, 4, 2);
   const auto consumers = stage_consumers(plan, profile);
   EXPECT_ERROR_MENTIONS("micro-batches",
@@ -270,7 +269,7 @@ TEST(SimulatorTest, RejectsSchedulesThatDoNotFitThePlan) {
 
 TEST(SimulatorTest, SingleReplicaHasNoAllReduceAndTraceCanBeOff) {
   const Profile profile = chain_profile({.nodes = 4, .optimizer_ms_per_param_byte = 1e-3});
-  const Cluster cluster = test_cluster(2);
+  const Cluster cluster = fixtures::test_cluster(2);
   const Plan plan = chain_plan(profile, 2, 4, 2);
   const Schedule schedule = make_schedule(ScheduleKind::gpipe, 2, 1, 2, stage_consumers(plan, profile), true);
   const SimulationResult r = simulate(plan, schedule, profile, cluster);

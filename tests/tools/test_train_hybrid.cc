@@ -13,12 +13,12 @@ namespace {
 
 class TrainHybrid : public CliTest {};
 
-const std::string kRun =
+const std::string kHybridRun =
     "train --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --steps 2 --workers 1 --eval-every 0 ";
 
 TEST_F(TrainHybrid, TrainsGroupsOfPipelinesInThisProcess) {
   const std::filesystem::path trace = dir_ / "trace.json";
-  const CliResult r = run_baton(kRun + "--groups 2 --stages 2 --grad-sync partition --trace " + trace.string());
+  const CliResult r = run_baton(kHybridRun + "--groups 2 --stages 2 --grad-sync partition --trace " + trace.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("cpu:0,cpu:2"), std::string::npos) << r.out;  // stage 0's replicas
   EXPECT_NE(r.out.find("hybrid: 2 groups of this pipeline"), std::string::npos) << r.out;
@@ -32,26 +32,26 @@ TEST_F(TrainHybrid, TrainsGroupsOfPipelinesInThisProcess) {
 
   const std::filesystem::path file = dir_ / "run.json";
   std::ofstream(file) << R"({"parallel": {"groups": 4, "stages": 1, "grad_sync": "bucket"}})";
-  const CliResult from_file = run_baton(kRun + "--config " + file.string());
+  const CliResult from_file = run_baton(kHybridRun + "--config " + file.string());
   ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
   EXPECT_NE(from_file.out.find("hybrid: 4 groups of this pipeline"), std::string::npos) << from_file.out;
   EXPECT_NE(from_file.out.find("(bucket)"), std::string::npos) << from_file.out;
 }
 
 TEST_F(TrainHybrid, SettingsThatCannotRunAreOneLineErrors) {
-  expect_one_line_error(kRun + "--groups 3 --stages 1", "must split evenly over the 3 groups of --groups");
-  expect_one_line_error(kRun + "--groups 2 --stages 2 --grad-sync sometimes",
+  expect_one_line_error(kHybridRun + "--groups 3 --stages 1", "must split evenly over the 3 groups of --groups");
+  expect_one_line_error(kHybridRun + "--groups 2 --stages 2 --grad-sync sometimes",
                         "unknown gradient synchronisation 'sometimes' (expected bucket or partition)");
-  expect_one_line_error(kRun + "--stages 2 --grad-sync partition", "--grad-sync needs --groups G");
-  expect_one_line_error(kRun + "--groups 2", "give their stages with --stages S");
-  expect_one_line_error(kRun + "--groups 2 --stages 2 --micro-batches 3", "does not divide each group's share");
-  expect_one_line_error(kRun + "--groups 0 --stages 2", "--groups must be at least 1");
+  expect_one_line_error(kHybridRun + "--stages 2 --grad-sync partition", "--grad-sync needs --groups G");
+  expect_one_line_error(kHybridRun + "--groups 2", "give their stages with --stages S");
+  expect_one_line_error(kHybridRun + "--groups 2 --stages 2 --micro-batches 3", "does not divide each group's share");
+  expect_one_line_error(kHybridRun + "--groups 0 --stages 2", "--groups must be at least 1");
   // Under a launcher (its environment faked): one process per group and stage, each on its cpu:0.
-  expect_one_line_error(kRun + "--groups 2 --stages 1",
+  expect_one_line_error(kHybridRun + "--groups 2 --stages 1",
                         "3 processes for --groups 2 --stages 1: the hybrid across processes runs one process per group "
                         "and stage (2 x 1 = 2)",
                         "OMPI_COMM_WORLD_SIZE=3 OMPI_COMM_WORLD_RANK=0");
-  expect_one_line_error(kRun + "--groups 2 --stages 1 --devices cpu:0,cpu:1",
+  expect_one_line_error(kHybridRun + "--groups 2 --stages 1 --devices cpu:0,cpu:1",
                         "--devices with the hybrid across processes: each process runs its stage on cpu:0",
                         "OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0");
 }

@@ -12,11 +12,11 @@ namespace {
 
 thread_local std::string last_error;
 
-std::mutex& handles_lock() {
+std::mutex& cudnn_handles_lock() {
   static std::mutex lock;
   return lock;
 }
-std::set<const cudnnContext*>& live_handles() {
+std::set<const cudnnContext*>& live_cudnn_handles() {
   static std::set<const cudnnContext*> handles;
   return handles;
 }
@@ -38,8 +38,8 @@ cudnnStatus_t cudnn_fail(cudnnStatus_t status, const std::string& message) {
 cudnnStatus_t check_cudnn_handle(cudnnHandle_t handle, const char* api) {
   if (handle == nullptr) return cudnn_fail(CUDNN_STATUS_BAD_PARAM, std::string(api) + ": handle is NULL");
   {
-    std::lock_guard<std::mutex> guard(handles_lock());
-    if (live_handles().count(handle) == 0) {
+    std::lock_guard<std::mutex> guard(cudnn_handles_lock());
+    if (live_cudnn_handles().count(handle) == 0) {
       fatal(std::string(api) + ": the cuDNN handle was destroyed (or never created by cudnnCreate)");
     }
   }
@@ -105,8 +105,8 @@ cudnnStatus_t cudnnCreate(cudnnHandle_t* handle) {
   if (handle == nullptr) return cudnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnCreate: handle is NULL");
   auto* context = new cudnnContext;
   context->device = baton_emu::current_device();
-  std::lock_guard<std::mutex> guard(handles_lock());
-  live_handles().insert(context);
+  std::lock_guard<std::mutex> guard(cudnn_handles_lock());
+  live_cudnn_handles().insert(context);
   *handle = context;
   return CUDNN_STATUS_SUCCESS;
 }
@@ -116,8 +116,8 @@ cudnnStatus_t cudnnDestroy(cudnnHandle_t handle) {
     return s;
   }
   {
-    std::lock_guard<std::mutex> guard(handles_lock());
-    live_handles().erase(handle);
+    std::lock_guard<std::mutex> guard(cudnn_handles_lock());
+    live_cudnn_handles().erase(handle);
   }
   delete handle;
   return CUDNN_STATUS_SUCCESS;

@@ -10,7 +10,7 @@
 namespace baton_emu {
 namespace {
 
-constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+constexpr double kBatchNormNan = std::numeric_limits<double>::quiet_NaN();
 
 TEST(BatchNormReference, TrainingForwardOverTheBatchPerChannel) {
   // n = 2, c = 2 (NCHW storage [x(0,0), x(0,1), x(1,0), x(1,1)]): channel 0 holds {1, 3} (mean 2,
@@ -18,7 +18,7 @@ TEST(BatchNormReference, TrainingForwardOverTheBatchPerChannel) {
   const BatchNormShape shape{.n = 2, .c = 2};
   const std::vector<double> x = {1, 2, 3, 6};
   const std::vector<double> scale = {2, 3}, bias = {0.5, -1};
-  std::vector<double> y(4, kNan), running_mean = {10, 20}, running_var = {1, 1}, save_mean(2), save_inv_std(2);
+  std::vector<double> y(4, kBatchNormNan), running_mean = {10, 20}, running_var = {1, 1}, save_mean(2), save_inv_std(2);
   batch_norm_forward_training_reference<double>(shape, 1.0, 0.0, x.data(), y.data(), scale.data(), bias.data(), 0.5,
                                                 running_mean.data(), running_var.data(), 0.0, save_mean.data(),
                                                 save_inv_std.data());
@@ -44,7 +44,7 @@ TEST(BatchNormReference, EpsilonIsAddedToTheBiasedVarianceAndBetaBlends) {
 TEST(BatchNormReference, InferenceUsesTheGivenStatistics) {
   const BatchNormShape shape{.n = 1, .c = 2};
   const std::vector<double> x = {5, 5}, scale = {1, 2}, bias = {0, 1}, mean = {1, 3}, var = {3, 0};
-  std::vector<double> y(2, kNan);
+  std::vector<double> y(2, kBatchNormNan);
   batch_norm_forward_inference_reference<double>(shape, 2.0, 0.0, x.data(), y.data(), scale.data(), bias.data(),
                                                  mean.data(), var.data(), 1.0);
   // channel 0: (5 - 1) / sqrt(4) = 2, y = 2 * 2; channel 1: 2 * (5 - 3) / 1 + 1 = 5, y = 2 * 5.
@@ -55,7 +55,7 @@ TEST(BatchNormReference, PerActivationNormalisesEachPositionOverTheBatch) {
   // n = 2, c = 1, h = 1, w = 2: position 0 holds {0, 2}, position 1 holds {1, 5}.
   const BatchNormShape shape{.n = 2, .w = 2, .per_activation = true};
   const std::vector<double> x = {0, 1, 2, 5}, scale = {1, 1}, bias = {0, 0};
-  std::vector<double> y(4, kNan), save_mean(2), save_inv_std(2);
+  std::vector<double> y(4, kBatchNormNan), save_mean(2), save_inv_std(2);
   batch_norm_forward_training_reference<double>(shape, 1.0, 0.0, x.data(), y.data(), scale.data(), bias.data(), 1.0,
                                                 nullptr, nullptr, 0.0, save_mean.data(), save_inv_std.data());
   EXPECT_EQ(save_mean, (std::vector<double>{1, 3}));
@@ -68,7 +68,7 @@ TEST(BatchNormReference, BackwardOfASpatial2x2Channel) {
   // dy = [1, 2, 3, 6]: dbias = 12, dscale = 6, dx = 2 / 4 * (4 dy - 12 - 6 xhat) = [-1, 1, -3, 3].
   const BatchNormShape shape{.h = 2, .w = 2};
   const std::vector<double> x = {1, 1, 3, 3}, dy = {1, 2, 3, 6}, scale = {2};
-  std::vector<double> dx(4, kNan), dscale = {kNan}, dbias = {kNan};
+  std::vector<double> dx(4, kBatchNormNan), dscale = {kBatchNormNan}, dbias = {kBatchNormNan};
   batch_norm_backward_reference<double>(shape, 1.0, 0.0, 1.0, 0.0, x.data(), dy.data(), dx.data(), scale.data(),
                                         dscale.data(), dbias.data(), 0.0, nullptr, nullptr);
   EXPECT_EQ(dx, (std::vector<double>{-1, 1, -3, 3}));

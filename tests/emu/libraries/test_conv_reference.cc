@@ -10,7 +10,7 @@
 namespace baton_emu {
 namespace {
 
-constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+constexpr double kConvNan = std::numeric_limits<double>::quiet_NaN();
 
 // x = [[1, 2, 3], [4, 5, 6], [7, 8, 9]], w = [[0, 1, 0], [1, -1, 0], [0, 0, 2]], pad 1, stride 2:
 // a 2 x 2 output whose windows start at rows/columns -1 and 1.
@@ -25,14 +25,14 @@ TEST(ConvReference, PaddedStridedCrossCorrelation) {
   const ConvShape shape = padded_strided(false);
   ASSERT_EQ(shape.out_h(), 2);
   ASSERT_EQ(shape.out_w(), 2);
-  std::vector<double> y(4, kNan);
+  std::vector<double> y(4, kConvNan);
   conv_forward_reference<double>(shape, 1.0, kX.data(), kW.data(), 0.0, y.data(), false);
   // y00 = -1*x00 + 2*x11 = 9; y01 = x01 - x02 = -1; y10 = x10 - x20 = -3; y11 = x12 + x21 - x22 = 5.
   EXPECT_EQ(y, (std::vector<double>{9, -1, -3, 5}));
 }
 
 TEST(ConvReference, ConvolutionModeFlipsTheFilter) {
-  std::vector<double> y(4, kNan);
+  std::vector<double> y(4, kConvNan);
   conv_forward_reference<double>(padded_strided(true), 1.0, kX.data(), kW.data(), 0.0, y.data(), false);
   // Flipped w = [[2, 0, 0], [0, -1, 1], [0, 1, 0]]: y00 = -x00 + x01 + x10 = 5; y01 = -x02 + x12 = 3;
   // y10 = -x20 + x21 = 1; y11 = 2*x11 - x22 = 1.
@@ -41,7 +41,7 @@ TEST(ConvReference, ConvolutionModeFlipsTheFilter) {
 
 TEST(ConvReference, BackwardDataScattersThroughTheFilter) {
   const std::vector<double> dy = {1, 0, 0, 1};
-  std::vector<double> dx(9, kNan);
+  std::vector<double> dx(9, kConvNan);
   conv_backward_data_reference<double>(padded_strided(false), 1.0, kW.data(), dy.data(), 0.0, dx.data(), false);
   // dy00 reaches x00 (w11 = -1) and x11 (w22 = 2); dy11 reaches x12 (w01), x21 (w10), x22 (w11).
   EXPECT_EQ(dx, (std::vector<double>{-1, 0, 0, 0, 2, 1, 0, 1, -1}));

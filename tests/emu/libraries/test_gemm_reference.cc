@@ -11,14 +11,14 @@
 namespace baton_emu {
 namespace {
 
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+constexpr float kGemmNan = std::numeric_limits<float>::quiet_NaN();
 
 // A = [[1, 2, 3], [4, 5, 6]] (2 x 3), B = [[1, 0], [0, 1], [1, 1]] (3 x 2): A * B = [[4, 5], [10, 11]].
 const std::vector<float> kB = {1, 0, 1, 0, 1, 1};  // column-major, ldb = 3
 
 TEST(GemmReference, LeadingDimensionLargerThanRowsSkipsThePadding) {
   // lda = 4 > m = 2: rows 2 and 3 of each stored column are padding, poisoned with NaN.
-  const std::vector<float> a = {1, 4, kNan, kNan, 2, 5, kNan, kNan, 3, 6, kNan, kNan};
+  const std::vector<float> a = {1, 4, kGemmNan, kGemmNan, 2, 5, kGemmNan, kGemmNan, 3, 6, kGemmNan, kGemmNan};
   std::vector<float> c = {1, 1, 1, 1};
   gemm_reference<float>({.m = 2, .n = 2, .k = 3, .lda = 4, .ldb = 3, .ldc = 2}, 2.0, a.data(), kB.data(), 0.5, c.data(),
                         false);
@@ -30,7 +30,7 @@ TEST(GemmReference, TransposedOperandReadsTheStoredMatrixAcross) {
   // A stored as A^T (3 x 2, lda = 3): column-major A^T is A row-major.
   const std::vector<float> a_transposed = {1, 2, 3, 4, 5, 6};
   // ldc = 3: row 2 is padding and must be left alone; beta = 0, so the NaN elsewhere is not read.
-  std::vector<float> c = {kNan, kNan, -7, kNan, kNan, -7};
+  std::vector<float> c = {kGemmNan, kGemmNan, -7, kGemmNan, kGemmNan, -7};
   gemm_reference<float>({.transpose_a = true, .m = 2, .n = 2, .k = 3, .lda = 3, .ldb = 3, .ldc = 3}, 1.0,
                         a_transposed.data(), kB.data(), 0.0, c.data(), false);
   EXPECT_EQ(c[0], 4);
@@ -71,7 +71,7 @@ TEST(GemmReference, AccumulatesInDoubleAndRoundsOnce) {
   // 1e8 + 1 - 1e8 in float steps would give 0; accumulated in double it is 1.
   const std::vector<float> a = {1e8f, 1, -1e8f};
   const std::vector<float> b = {1, 1, 1};
-  float c = kNan;
+  float c = kGemmNan;
   gemm_reference<float>({.m = 1, .n = 1, .k = 3, .lda = 1, .ldb = 3, .ldc = 1}, 1.0, a.data(), b.data(), 0.0, &c,
                         false);
   EXPECT_EQ(c, 1.0f);
