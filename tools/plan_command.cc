@@ -13,6 +13,7 @@
 #include "tools/commands.h"
 #include "tools/flag_checks.h"
 #include "tools/model_flags.h"
+#include "tools/plan_pipedream.h"
 #include "tools/stage_table.h"
 
 namespace baton::cli {
@@ -39,6 +40,9 @@ struct PlanFlags {
   bool search = false;
   bool json = false;
   std::string trace_path;
+  std::string objective = "baton";
+  double bandwidth_gbs = 1;
+  double activation_compression_ratio = 0;  // 0: activation transfers not costed (PipeDream's default)
 };
 
 nlohmann::json predicted_json(const EvaluatedPlan& e, double single_ms) {
@@ -115,25 +119,47 @@ void print_summary(const EvaluatedPlan& e, double single_ms) {
               e.communication_bytes / 1e6);
 }
 
-void run_plan(const PlanFlags& f) {
+// The profile to plan with: --profile (baton's JSON or pipedream:FILE) or the analytic one of --model.
+Profile plan_profile(const PlanFlags& f, const Cluster& cluster) {
   BATON_CHECK(f.profile_path.empty() || f.device_spec.empty(), "give --profile or --device-spec, not both");
-  BATON_CHECK(!(f.gpus > 0 && f.stages > 0), "give --gpus N or --stages S [--groups G], not both");
-  BATON_CHECK(f.batch >= 1, "--batch must be >= 1");
-  const Cluster cluster = load_cluster(f.cluster);
-  Profile profile;
   if (!f.profile_path.empty()) {
     BATON_CHECK(f.model.model.empty() && f.spec_path.empty(),
                 "--profile already names the model; drop --model/--model-spec");
-    profile = load_profile(f.profile_path);
-  } else {
-    const Graph graph = load_model_graph(f.model, f.spec_path, true);
-    const DeviceSpec device = f.device_spec.empty() ? cluster.device(0) : load_device_spec(f.device_spec);
-    AnalyticOptions o;
-    o.batch_sizes.clear();
-    for (int b = 1; b <= f.batch; b *= 2) o.batch_sizes.push_back(b);
-    if (o.batch_sizes.back() != f.batch) o.batch_sizes.push_back(f.batch);
-    profile = analytic_profile(graph, f.model.model.empty() ? f.spec_path : f.model.model, device, o);
+    return load_plan_profile(f.profile_path, f.batch);
   }
+  const Graph graph = load_model_graph(f.model, f.spec_path, true);
+  const DeviceSpec device = f.device_spec.empty() ? cluster.device(0) : load_device_spec(f.device_spec);
+  AnalyticOptions o;
+  o.batch_sizes.clear();
+  for (int b = 1; b <= f.batch; b *= 2) o.batch_sizes.push_back(b);
+  if (o.batch_sizes.back() != f.batch) o.batch_sizes.push_back(f.batch);
+  return analytic_profile(graph, f.model.model.empty() ? f.spec_path : f.model.model, device, o);
+}
+
+// --objective pipedream: PipeDream's optimiser on PipeDream's own profile, or on baton's at --batch.
+void run_pipedream_plan(const PlanFlags& f) {
+  BATON_CHECK(f.stages == 0 && !f.search && f.trace_path.empty() && f.micro_batches == 0,
+              "--objective pipedream takes --gpus N (the workers), --bandwidth-gbs and --activation-compression-ratio; "
+              "--stages, --micro-batches, --search and --trace belong to baton's objective");
+  PipeDreamRequest request;
+  request.graph = is_pipedream_profile(f.profile_path)
+                      ? parallel::read_pipedream_graph(f.profile_path.substr(std::string_view("pipedream:").size()))
+                      : parallel::pipedream_graph_of(plan_profile(f, load_cluster(f.cluster)), f.batch);
+  request.workers = f.gpus;
+  request.bandwidth_gbs = f.bandwidth_gbs;
+  if (f.activation_compression_ratio > 0) request.activation_compression_ratio = f.activation_compression_ratio;
+  request.json = f.json;
+  run_pipedream_objective(request);
+}
+
+void run_plan(const PlanFlags& f) {
+  BATON_CHECK(f.objective == "baton" || f.objective == "pipedream", "--objective: expected baton or pipedream, got '",
+              f.objective, "'");
+  if (f.objective == "pipedream") return run_pipedream_plan(f);
+  BATON_CHECK(!(f.gpus > 0 && f.stages > 0), "give --gpus N or --stages S [--groups G], not both");
+  BATON_CHECK(f.batch >= 1, "--batch must be >= 1");
+  const Cluster cluster = load_cluster(f.cluster);
+  const Profile profile = plan_profile(f, cluster);
   PlanSettings settings;
   settings.batch = f.batch;
   settings.memory_cap_bytes = f.memory_cap_gb * 1e9;
@@ -241,7 +267,16 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--chunks", f->chunks, "Stages per device for --schedule interleaved (default 2)")->check(positive());
   cmd->add_option("--partitioner", f->partitioner, "uniform, block, antichain or hypergraph (default block)");
   cmd->add_option("--schedule", f->schedule, "gpipe, 1f1b or interleaved (default 1f1b)");
-  cmd->add_option("--profile", f->profile_path, "A profile JSON from `baton profile` (instead of an analytic one)");
+  cmd->add_option(
+      "--profile", f->profile_path,
+      "A profile JSON from `baton profile`, or pipedream:FILE (PipeDream's graph.txt, measured at --batch)");
+  cmd->add_option("--objective", f->objective,
+                  "baton (simulated step time, default) or pipedream (PipeDream's optimiser, exactly --gpus workers)");
+  cmd->add_option("--bandwidth-gbs", f->bandwidth_gbs, "--objective pipedream: bandwidth between workers (default 1)")
+      ->check(positive());
+  cmd->add_option("--activation-compression-ratio", f->activation_compression_ratio,
+                  "--objective pipedream: cost activation transfers, divided by this ratio (default: not costed)")
+      ->check(positive());
   cmd->add_option("--device-spec", f->device_spec,
                   "Device description for the analytic profile (default: the cluster's)");
   cmd->add_option("--cluster", f->cluster,

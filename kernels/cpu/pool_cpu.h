@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/cpu/max_pool_rows.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/scalar.h"
 #include "kernels/pool_math.h"
@@ -48,15 +49,13 @@ auto double_loader(const T* data) {
 }
 
 // x [planes, in_h, in_w] -> y, indices [planes, out_h, out_w]; I is int32_t or int64_t. Compared in
-// Acc<T>, which holds every T exactly: the maximum is the same as in double.
+// Acc<T>, which holds every T exactly: the maximum is the same as in double. Planes in parallel, each
+// row's interior columns tap by tap (kernels/cpu/max_pool_rows.h).
 template <typename T, typename I>
 void max_pool2d_forward(const T* x, int64_t planes, const PoolPlane& p, T* y, I* indices) {
-  for_each_output(planes, p, [&](int64_t plane, int64_t oh, int64_t ow, int64_t o) {
-    const T* in = x + plane * p.in_h * p.in_w;
-    int64_t index = -1;
-    y[o] = store<T>(max_pool_window<Acc<T>>(
-        p, oh, ow, [in](int64_t i) { return load(in[i]); }, index));
-    indices[o] = static_cast<I>(index);
+  const int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
+  rows_for(planes, in_plane, [&](int64_t plane) {
+    max_pool_plane_forward(x + plane * in_plane, p, y + plane * out_plane, indices + plane * out_plane);
   });
 }
 

@@ -110,5 +110,34 @@ TEST_F(PlanCommand, BadInputIsOneClearError) {
   EXPECT_NE(r.err.find("bad.json: field 'nodes'"), std::string::npos) << r.err;
 }
 
+// PipeDream's objective on PipeDream's own VGG-16 profile: its optimum (the value PipeDream's optimiser
+// prints, tests/parallel/test_pipedream.cc), every worker used, and the same profile under baton's objective.
+TEST_F(PlanCommand, PipeDreamObjectiveOnPipeDreamsProfile) {
+  const std::string profile =
+      "pipedream:" + std::string(BATON_SOURCE_DIR) + "/tests/data/pipedream-profiles/vgg16/graph.txt";
+  CliResult r = run_baton("plan --profile " + profile +
+                          " --objective pipedream --gpus 8 --activation-compression-ratio 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["objective"], "pipedream");
+  EXPECT_NEAR(j["pipeline_time_s"].get<double>(), 0.10383317028571429, 1e-12);
+  EXPECT_EQ(j["states"], 40);
+  int replicas = 0;
+  for (const nlohmann::json& stage : j["stages"]) replicas += stage["replicas"].get<int>();
+  EXPECT_EQ(replicas, 8);
+  r = run_baton("plan --profile " + profile + " --objective pipedream --gpus 4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("activation transfers not costed; 40 antichain states"), std::string::npos) << r.out;
+  r = run_baton("plan --profile " + profile + " --batch 128 --stages 4 --partitioner antichain");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("predicted step"), std::string::npos) << r.out;
+  r = run_baton("plan --profile " + profile + " --objective pipedream --gpus 4 --stages 2");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("belong to baton's objective"), std::string::npos) << r.err;
+  r = run_baton("plan --model resnet20 --objective fastest");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--objective: expected baton or pipedream, got 'fastest'"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace baton::cli

@@ -1,0 +1,28 @@
+// `baton plan`'s profile sources and its --objective pipedream: PipeDream's optimiser reproduced.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "parallel/pipedream_graph.h"
+#include "parallel/profile.h"
+
+namespace baton::cli {
+
+// --profile FILE (a baton profile JSON) or --profile pipedream:FILE (PipeDream's graph.txt, measured at
+// mini-batch `batch`).
+bool is_pipedream_profile(const std::string& path);
+parallel::Profile load_plan_profile(const std::string& path, int batch);
+
+struct PipeDreamRequest {
+  parallel::PipeDreamGraph graph;
+  int workers = 0;
+  double bandwidth_gbs = 1;  // PipeDream's default: 1 GB/s
+  std::optional<double> activation_compression_ratio;
+  bool json = false;
+};
+
+// Prices the graph as PipeDream's optimiser does and prints the optimum (text or one JSON object).
+void run_pipedream_objective(const PipeDreamRequest& request);
+
+}  // namespace baton::cli
