@@ -38,7 +38,7 @@ data::Batch synthetic_batch(const Graph& graph, int rows) {
   return batch;
 }
 
-DpMeasured measure(DataParallelEngine& engine, const DpBenchSetup& s, int rows) {
+DpMeasured measure_dp(DataParallelEngine& engine, const DpBenchSetup& s, int rows) {
   const data::Batch batch = synthetic_batch(s.graph, rows);
   engine.initialize(1);
   DpMeasured m;
@@ -69,7 +69,7 @@ DpMeasured measure_in_process(const DpBenchSetup& s, int replicas) {
   ParallelConfig parallel;
   parallel.data_parallel = replicas;
   const std::unique_ptr<DataParallelEngine> engine = make_data_parallel_engine(s.graph, s.config, parallel);
-  return measure(*engine, s, s.f.batch);
+  return measure_dp(*engine, s, s.f.batch);
 }
 
 DpPredicted predict(const DpBenchSetup& s) {
@@ -156,7 +156,7 @@ void run_dp_bench(const DpBenchFlags& f) {
     ParallelConfig parallel;
     parallel.data_parallel = s.replicas;
     const std::unique_ptr<DataParallelEngine> engine = make_data_parallel_engine(s.graph, s.config, parallel, runtime);
-    const DpMeasured many = measure(*engine, s, f.batch / s.replicas);
+    const DpMeasured many = measure_dp(*engine, s, f.batch / s.replicas);
     if (launch.rank == 0) report_dp_bench(s, *one, many, p);
   } catch (const std::exception& e) {
     runtime.abort(std::string("error: ") + e.what());

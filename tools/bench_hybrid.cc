@@ -92,8 +92,8 @@ void add_process_steps(comm::Communicator& world, int stages, const std::vector<
   total_us = v[4];
 }
 
-Row measure(const Flags& f, const Graph& graph, const EvaluatedPlan& planned, Layout layout, GradSyncStrategy sync,
-            comm::Communicator* world) {
+Row measure_hybrid(const Flags& f, const Graph& graph, const EvaluatedPlan& planned, Layout layout,
+                   GradSyncStrategy sync, comm::Communicator* world) {
   const std::unique_ptr<HybridExecutor> hybrid = make_hybrid(f, graph, planned, layout, sync, world);
   hybrid->initialize(1);
   PipelineExecutor& traced = hybrid->group(std::max(0, hybrid->local_group()));  // group 0, or this process's
@@ -214,7 +214,7 @@ void run_hybrid_bench(const Flags& f, bool layouts_given) {
       for (GradSyncStrategy sync : syncs) {
         std::printf("running %s %s...\n", l.name().c_str(), l.groups > 1 ? grad_sync_name(sync).data() : "");
         std::fflush(stdout);
-        Row row = measure(f, graph, planned, l, sync, world.get());
+        Row row = measure_hybrid(f, graph, planned, l, sync, world.get());
         row.predicted_ms = planned.predicted.step_ms;
         row.core_bound_ms = std::max(row.predicted_ms, serial / std::min(l.groups * l.stages, cores));
         rows.push_back(std::move(row));

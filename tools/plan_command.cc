@@ -13,6 +13,7 @@
 #include "tools/commands.h"
 #include "tools/flag_checks.h"
 #include "tools/model_flags.h"
+#include "tools/plan_json.h"
 #include "tools/plan_pipedream.h"
 #include "tools/stage_table.h"
 
@@ -41,73 +42,10 @@ struct PlanFlags {
   bool json = false;
   std::string trace_path;
   std::string objective = "baton";
+  std::string replication;  // equal or free; empty: equal for one plan, both kinds with --search
   double bandwidth_gbs = 1;
   double activation_compression_ratio = 0;  // 0: activation transfers not costed (PipeDream's default)
 };
-
-nlohmann::json predicted_json(const EvaluatedPlan& e, double single_ms) {
-  return {{"step_ms", e.predicted.step_ms},
-          {"throughput", e.predicted.throughput},
-          {"bubble_fraction", e.predicted.bubble_fraction},
-          {"speedup", single_ms / e.predicted.step_ms},
-          {"peak_memory_bytes", e.peak_memory_bytes},
-          {"balance", e.balance},
-          {"communication_bytes", e.communication_bytes}};
-}
-
-nlohmann::json plan_json(const EvaluatedPlan& e, const Profile& p, double single_ms) {
-  nlohmann::json nodes = nlohmann::json::array();
-  for (const Stage& s : e.plan.stages) {
-    const double batch = e.plan.micro_batch_size() / s.replicas;
-    for (int n : s.nodes) {
-      int64_t activation = p.nodes[n].saved_bytes_per_sample;
-      for (int v : p.nodes[n].outputs) activation += p.values[v].bytes_per_sample;
-      nodes.push_back({{"name", p.nodes[n].name},
-                       {"type", p.nodes[n].type},
-                       {"fwd_ms", p.fwd_ms(n, batch)},
-                       {"bwd_ms", p.bwd_ms(n, batch)},
-                       {"activation_bytes", static_cast<int64_t>(static_cast<double>(activation) * batch)},
-                       {"param_bytes", p.nodes[n].param_bytes}});
-    }
-  }
-  std::sort(nodes.begin(), nodes.end(), [&](const nlohmann::json& a, const nlohmann::json& b) {
-    return a["name"].get<std::string>() < b["name"].get<std::string>();
-  });
-  // Back to topological order (sorting by name only made the lookup below simple).
-  nlohmann::json ordered = nlohmann::json::array();
-  for (const ProfiledNode& n : p.nodes) {
-    auto it = std::lower_bound(
-        nodes.begin(), nodes.end(), n.name,
-        [](const nlohmann::json& a, const std::string& name) { return a["name"].get<std::string>() < name; });
-    ordered.push_back(*it);
-  }
-  nlohmann::json stages = nlohmann::json::array();
-  for (const StageSummary& row : e.table) {
-    nlohmann::json names = nlohmann::json::array();
-    for (int n : row.nodes) names.push_back(p.nodes[n].name);
-    stages.push_back({{"nodes", names},
-                      {"fwd_ms", row.fwd_ms},
-                      {"bwd_ms", row.bwd_ms},
-                      {"param_bytes", row.param_bytes},
-                      {"boundary_bytes", row.boundary_bytes_out},
-                      {"memory_bytes", row.memory_bytes},
-                      {"in_flight", row.in_flight},
-                      {"replicas", row.replicas},
-                      {"devices", e.plan.stages[row.stage].devices}});
-  }
-  return {{"model", p.model},
-          {"profile", {{"device", p.device}, {"source", p.source}}},
-          {"partitioner", e.choice.partitioner},
-          {"groups", e.choice.groups},
-          {"stages_per_group", e.choice.stages},
-          {"chunks_per_device", e.plan.chunks_per_device},
-          {"batch", e.plan.batch},
-          {"micro_batches", e.plan.micro_batches},
-          {"schedule", std::string(schedule_kind_name(e.choice.schedule))},
-          {"nodes", ordered},
-          {"stages", stages},
-          {"predicted", predicted_json(e, single_ms)}};
-}
 
 void print_summary(const EvaluatedPlan& e, double single_ms) {
   std::printf(
@@ -156,6 +94,8 @@ void run_plan(const PlanFlags& f) {
   BATON_CHECK(f.objective == "baton" || f.objective == "pipedream", "--objective: expected baton or pipedream, got '",
               f.objective, "'");
   if (f.objective == "pipedream") return run_pipedream_plan(f);
+  BATON_CHECK(f.replication.empty() || f.replication == "equal" || f.replication == "free",
+              "--replication: expected equal or free, got '", f.replication, "'");
   BATON_CHECK(!(f.gpus > 0 && f.stages > 0), "give --gpus N or --stages S [--groups G], not both");
   BATON_CHECK(f.batch >= 1, "--batch must be >= 1");
   const Cluster cluster = load_cluster(f.cluster);
@@ -171,7 +111,11 @@ void run_plan(const PlanFlags& f) {
   nlohmann::json ranking = nlohmann::json::array();
   if (f.search) {
     const int devices = f.gpus > 0 ? f.gpus : f.stages > 0 ? f.stages * f.groups : cluster.num_devices();
-    const std::vector<SearchEntry> entries = search_plans(devices, profile, cluster, settings);
+    std::vector<SearchEntry> entries = search_plans(devices, profile, cluster, settings);
+    if (!f.replication.empty()) {  // only the kind asked for
+      std::erase_if(entries,
+                    [&](const SearchEntry& s) { return s.choice.free_replication != (f.replication == "free"); });
+    }
     BATON_CHECK(!entries.empty() && entries.front().result, "no feasible plan for ", profile.model, " on ", devices,
                 " devices of ", cluster.name(), entries.empty() ? std::string() : ": " + entries.front().reason);
     chosen = entries.front().result;
@@ -200,6 +144,7 @@ void run_plan(const PlanFlags& f) {
                          {"partitioner", e.choice.partitioner},
                          {"schedule", std::string(schedule_kind_name(e.choice.schedule))},
                          {"micro_batches", e.choice.micro_batches},
+                         {"stage_nodes", stage_nodes_json(e, profile)},
                          {"predicted", predicted_json(e, single_ms)}});
       const bool show = rank <= 15 || (pure_dp && !shown_dp) || (pure_pp && !shown_pp);
       shown_dp = shown_dp || (pure_dp && show);
@@ -221,6 +166,10 @@ void run_plan(const PlanFlags& f) {
     c.stages = f.stages > 0 ? f.stages : f.gpus > 0 ? f.gpus : 1;
     c.groups = f.stages > 0 ? f.groups : 1;
     c.chunks = c.schedule == ScheduleKind::interleaved ? f.chunks : 1;
+    c.free_replication = f.replication == "free";
+    BATON_CHECK(
+        !c.free_replication || c.partitioner == "antichain",
+        "--replication free: per-stage replication is the antichain partitioner's (add --partitioner antichain)");
     const int per_group = f.batch / c.groups;
     c.micro_batches = f.micro_batches > 0 ? f.micro_batches : c.stages == 1 ? 1 : std::min(per_group, 4 * c.stages);
     chosen = evaluate_plan(c, profile, cluster, settings);
@@ -270,6 +219,9 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option(
       "--profile", f->profile_path,
       "A profile JSON from `baton profile`, or pipedream:FILE (PipeDream's graph.txt, measured at --batch)");
+  cmd->add_option("--replication", f->replication,
+                  "equal (every stage on the same number of devices, default) or free (per stage, antichain only); "
+                  "with --search: rank only that kind");
   cmd->add_option("--objective", f->objective,
                   "baton (simulated step time, default) or pipedream (PipeDream's optimiser, exactly --gpus workers)");
   cmd->add_option("--bandwidth-gbs", f->bandwidth_gbs, "--objective pipedream: bandwidth between workers (default 1)")

@@ -5,17 +5,7 @@
 // are built with -ffp-contract=off: no fused multiply-adds), so are the bits.
 #include "kernels/cpu/batch_norm_isa.h"
 
-// GCC only: Clang 14 accepts target_clones but emits one baseline function (and refuses flatten
-// beside it), so a Clang build (the ASan build) runs these loops as baseline x86-64 code. Sanitizer
-// builds too: the clones' resolvers run while the program is loaded, before a sanitizer's runtime.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__) && \
-    !defined(__SANITIZE_ADDRESS__)
-#define BATON_ISA_CLONES __attribute__((target_clones("avx512f", "avx2", "default"), flatten))
-#define BATON_HAVE_ISA_CLONES 1
-#else
-#define BATON_ISA_CLONES
-#define BATON_HAVE_ISA_CLONES 0
-#endif
+#include "kernels/cpu/isa_clones.h"
 
 namespace baton::kernels::cpu::isa {
 

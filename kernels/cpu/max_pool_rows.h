@@ -3,8 +3,10 @@
 // others by max_pool_window. The same maxima and indices as max_pool_window for every output.
 #pragma once
 
+#include <climits>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/scalar.h"
@@ -26,37 +28,28 @@ inline InteriorColumns interior_columns(const PoolPlane& p) {
   return {first, pool_max(first, end)};
 }
 
-// Per-thread buffers of one row's interior columns: the running maximum and the index it came from.
-template <typename T>
-struct MaxPoolRowBuffers {
-  std::vector<Acc<T>> best;
-  std::vector<int64_t> index;
-};
-
-// Row oh's interior columns [c.first, c.end) of one plane `in`: the taps in max_pool_window's order
-// (rows, then columns of the kernel), each compared in every column. kStride is the horizontal
-// stride when known at compile time (0: p.stride_w). NaN wins (the last one), ties keep the first.
+// Row oh's interior columns [c.first, c.end) of one plane `in` into best[0, n) and index[0, n): the
+// taps in max_pool_window's order (rows, then columns of the kernel), each compared in every column.
+// kStride is the horizontal stride when known at compile time (0: p.stride_w). NaN wins (the last
+// one), ties keep the first. Indices are 32-bit: the caller keeps larger planes off this path.
 template <int64_t kStride, typename T>
-void max_pool_row_interior(const T* in, const PoolPlane& p, int64_t oh, InteriorColumns c,
-                           MaxPoolRowBuffers<T>& buffers) {
+void max_pool_row_interior(const T* in, const PoolPlane& p, int64_t oh, InteriorColumns c, Acc<T>* best,
+                           int32_t* index) {
   const int64_t stride = kStride > 0 ? kStride : p.stride_w;
   const int64_t h0 = oh * p.stride_h - p.pad_h;
   const TapRange rows = taps_inside(h0, p.kernel_h, p.dilation_h, p.in_h);
   const int64_t n = c.end - c.first;
-  buffers.best.resize(static_cast<size_t>(n));
-  buffers.index.resize(static_cast<size_t>(n));
-  Acc<T>* best = buffers.best.data();
-  int64_t* index = buffers.index.data();
   bool first_tap = true;
   for (int64_t kh = rows.first; kh < rows.end; ++kh) {
     for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
       // Input index of this tap in column c.first; column c.first + j adds j·stride.
-      const int64_t tap0 = (h0 + kh * p.dilation_h) * p.in_w + c.first * stride - p.pad_w + kw * p.dilation_w;
+      const int32_t tap0 =
+          static_cast<int32_t>((h0 + kh * p.dilation_h) * p.in_w + c.first * stride - p.pad_w + kw * p.dilation_w);
       const T* x = in + tap0;
       if (first_tap) {
         for (int64_t j = 0; j < n; ++j) {
           best[j] = load(x[j * stride]);
-          index[j] = tap0 + j * stride;
+          index[j] = tap0 + static_cast<int32_t>(j * stride);
         }
         first_tap = false;
         continue;
@@ -65,7 +58,7 @@ void max_pool_row_interior(const T* in, const PoolPlane& p, int64_t oh, Interior
         const Acc<T> v = load(x[j * stride]);
         const bool take = v > best[j] || v != v;  // v != v: NaN
         best[j] = take ? v : best[j];
-        index[j] = take ? tap0 + j * stride : index[j];
+        index[j] = take ? tap0 + static_cast<int32_t>(j * stride) : index[j];
       }
     }
   }
@@ -77,32 +70,52 @@ void max_pool_row_interior(const T* in, const PoolPlane& p, int64_t oh, Interior
   }
 }
 
+// The same with the stride as a compile-time constant where it is 1 or 2 (loads the compiler vectorises).
+template <typename T>
+void max_pool_row(const T* in, const PoolPlane& p, int64_t oh, InteriorColumns c, Acc<T>* best, int32_t* index) {
+  if (p.stride_w == 1) {
+    max_pool_row_interior<1>(in, p, oh, c, best, index);
+  } else if (p.stride_w == 2) {
+    max_pool_row_interior<2>(in, p, oh, c, best, index);
+  } else {
+    max_pool_row_interior<0>(in, p, oh, c, best, index);
+  }
+}
+
+namespace isa {
+// max_pool_row for float, cloned for AVX-512, AVX2 and baseline x86-64 (kernels/cpu/max_pool_isa.cc); every
+// clone gives the same maxima and indices (comparisons only).
+void max_pool_row(const float* in, const PoolPlane& p, int64_t oh, InteriorColumns c, float* best, int32_t* index);
+}  // namespace isa
+
 // x [in_h, in_w] -> y, indices [out_h, out_w] for one plane.
 template <typename T, typename I>
 void max_pool_plane_forward(const T* in, const PoolPlane& p, T* y, I* indices) {
-  thread_local MaxPoolRowBuffers<T> buffers;
-  const InteriorColumns c = interior_columns(p);
+  thread_local std::vector<Acc<T>> best;
+  thread_local std::vector<int32_t> index;
+  const InteriorColumns c = p.in_h * p.in_w <= INT32_MAX ? interior_columns(p) : InteriorColumns{};
   const auto edge = [&](int64_t oh, int64_t ow) {
-    int64_t index = -1;
+    int64_t at = -1;
     y[oh * p.out_w + ow] = store<T>(max_pool_window<Acc<T>>(
-        p, oh, ow, [in](int64_t i) { return load(in[i]); }, index));
-    indices[oh * p.out_w + ow] = static_cast<I>(index);
+        p, oh, ow, [in](int64_t i) { return load(in[i]); }, at));
+    indices[oh * p.out_w + ow] = static_cast<I>(at);
   };
+  const int64_t n = c.end - c.first;
+  best.resize(static_cast<size_t>(pool_max(n, 0)));
+  index.resize(best.size());
   for (int64_t oh = 0; oh < p.out_h; ++oh) {
     for (int64_t ow = 0; ow < c.first && ow < p.out_w; ++ow) edge(oh, ow);
-    if (c.end > c.first) {
-      if (p.stride_w == 1) {
-        max_pool_row_interior<1>(in, p, oh, c, buffers);
-      } else if (p.stride_w == 2) {
-        max_pool_row_interior<2>(in, p, oh, c, buffers);
+    if (n > 0) {
+      if constexpr (std::is_same_v<T, float>) {
+        isa::max_pool_row(in, p, oh, c, best.data(), index.data());
       } else {
-        max_pool_row_interior<0>(in, p, oh, c, buffers);
+        max_pool_row(in, p, oh, c, best.data(), index.data());
       }
       T* y_row = y + oh * p.out_w + c.first;
       I* index_row = indices + oh * p.out_w + c.first;
-      for (int64_t j = 0; j < c.end - c.first; ++j) {
-        y_row[j] = store<T>(buffers.best[static_cast<size_t>(j)]);
-        index_row[j] = static_cast<I>(buffers.index[static_cast<size_t>(j)]);
+      for (int64_t j = 0; j < n; ++j) {
+        y_row[j] = store<T>(best[static_cast<size_t>(j)]);
+        index_row[j] = static_cast<I>(index[static_cast<size_t>(j)]);
       }
     }
     for (int64_t ow = pool_max(c.end, c.first); ow < p.out_w; ++ow) edge(oh, ow);

@@ -54,8 +54,8 @@ TEST(BatchNorm2d, GradientCheckEveryOptionAndMode) {
 }
 
 // Runs forward on the CPU with given parameters and buffers.
-ForwardResult run(const Layer& layer, Context& ctx, Mode mode, const Tensor& x, const std::vector<Tensor>& params,
-                  const std::vector<Tensor>& buffers, bool update_buffers = true) {
+ForwardResult bn_run(const Layer& layer, Context& ctx, Mode mode, const Tensor& x, const std::vector<Tensor>& params,
+                     const std::vector<Tensor>& buffers, bool update_buffers = true) {
   const std::vector<Tensor> inputs{x};
   return layer.forward(ForwardArgs{.ctx = ctx,
                                    .mode = mode,
@@ -121,7 +121,7 @@ TEST_F(BatchNorm2dForward, TrainModeUpdatesTheRunningStatisticsAsPyTorch) {
   const double m = 4.0 * 3.0 * 5.0;
   for (int step = 1; step <= 2; ++step) {
     SCOPED_TRACE(step);
-    const ForwardResult r = run(layer, ctx, Mode::train, x, params, buffers);
+    const ForwardResult r = bn_run(layer, ctx, Mode::train, x, params, buffers);
     EXPECT_TRUE(close(r.outputs[0], normalise(shape, values(x), mean, var, values(params[0]), values(params[1]))));
     for (size_t k = 0; k < 3; ++k) {
       rm[k] = (1 - kMomentum) * rm[k] + kMomentum * mean[k];
@@ -136,7 +136,7 @@ TEST_F(BatchNorm2dForward, TrainModeUpdatesTheRunningStatisticsAsPyTorch) {
 TEST_F(BatchNorm2dForward, UpdateBuffersFalseLeavesTheBuffersAlone) {
   const BatchNorm2d layer(options(3));
   const auto before = snapshot();
-  const ForwardResult r = run(layer, ctx, Mode::train, x, params, buffers, /*update_buffers=*/false);
+  const ForwardResult r = bn_run(layer, ctx, Mode::train, x, params, buffers, /*update_buffers=*/false);
   std::vector<double> mean, var;
   batch_stats(shape, values(x), mean, var);
   EXPECT_TRUE(close(r.outputs[0], normalise(shape, values(x), mean, var, values(params[0]), values(params[1]))));
@@ -225,7 +225,7 @@ TEST_F(BatchNorm2dForward, EvalModeAndFrozenStatisticsUseAndKeepTheRunningStatis
     SCOPED_TRACE(freeze ? "frozen, train mode" : "eval mode");
     const BatchNorm2d layer(options(3, true, true, freeze));
     const auto before = snapshot();
-    const ForwardResult r = run(layer, ctx, freeze ? Mode::train : Mode::eval, x, params, buffers);
+    const ForwardResult r = bn_run(layer, ctx, freeze ? Mode::train : Mode::eval, x, params, buffers);
     EXPECT_TRUE(
         close(r.outputs[0], normalise(shape, values(x), before[0], before[1], values(params[0]), values(params[1]))));
     EXPECT_EQ(snapshot(), before);
@@ -236,7 +236,7 @@ TEST_F(BatchNorm2dForward, WithoutTrackingEvalModeUsesBatchStatistics) {
   const BatchNorm2d layer(options(3, /*affine=*/false, /*track=*/false));
   EXPECT_TRUE(layer.buffer_specs({}).empty());
   EXPECT_TRUE(layer.param_specs({}).empty());
-  const ForwardResult r = run(layer, ctx, Mode::eval, x, {}, {});
+  const ForwardResult r = bn_run(layer, ctx, Mode::eval, x, {}, {});
   std::vector<double> mean, var;
   batch_stats(shape, values(x), mean, var);
   EXPECT_TRUE(close(r.outputs[0], normalise(shape, values(x), mean, var, {1, 1, 1}, {0, 0, 0})));
@@ -245,7 +245,7 @@ TEST_F(BatchNorm2dForward, WithoutTrackingEvalModeUsesBatchStatistics) {
 TEST_F(BatchNorm2dForward, BackwardSkipsTheInputGradientWhenNotNeeded) {
   const BatchNorm2d layer(options(3));
   for (Mode mode : {Mode::train, Mode::eval}) {
-    const ForwardResult r = run(layer, ctx, mode, x, params, buffers, false);
+    const ForwardResult r = bn_run(layer, ctx, mode, x, params, buffers, false);
     const Tensor dy = testing::random_tensor(shape, DType::f64, ctx.stream(), 10);
     std::vector<Tensor> grads = {testing::random_tensor(c, DType::f64, ctx.stream(), 11),
                                  testing::random_tensor(c, DType::f64, ctx.stream(), 12)};
@@ -357,12 +357,12 @@ TEST(BatchNorm2d, MismatchedInputsAreErrors) {
   Context ctx(Device::cpu());
   const Tensor x = testing::random_tensor(Shape{2, 4, 5, 5}, DType::f32, ctx.stream(), 13);
   const std::vector<Tensor> p{Tensor::empty(Shape{3}, DType::f32, ctx), Tensor::empty(Shape{3}, DType::f32, ctx)};
-  EXPECT_ERROR_MENTIONS("with 4 channels, expected 3", run(layer, ctx, Mode::train, x, p, {}));
+  EXPECT_ERROR_MENTIONS("with 4 channels, expected 3", bn_run(layer, ctx, Mode::train, x, p, {}));
   // A batch of one value per channel has no training statistics.
   const BatchNorm2d one(options(2, false, false));
   EXPECT_ERROR_MENTIONS(
       "expected more than 1 value per channel when training",
-      run(one, ctx, Mode::train, testing::random_tensor(Shape{1, 2, 1, 1}, DType::f32, ctx.stream(), 14), {}, {}));
+      bn_run(one, ctx, Mode::train, testing::random_tensor(Shape{1, 2, 1, 1}, DType::f32, ctx.stream(), 14), {}, {}));
 }
 
 }  // namespace

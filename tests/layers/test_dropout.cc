@@ -38,7 +38,7 @@ struct Outcome {
 };
 
 // Forward and backward of `layer` on x (uniform in [0.5, 1.5): no zeros) with a random output gradient.
-Outcome run(const Dropout& layer, Context& ctx, const Shape& shape, Mode mode, uint64_t seed) {
+Outcome dropout_run(const Dropout& layer, Context& ctx, const Shape& shape, Mode mode, uint64_t seed) {
   const Tensor x = testing::random_tensor(shape, DType::f32, ctx.stream(), 12, 0.5, 1.5);
   const Tensor dy = testing::random_tensor(shape, DType::f32, ctx.stream(), 13, 0.5, 1.5);
   Outcome r;
@@ -55,7 +55,7 @@ TEST(Dropout, KeepsAboutOneMinusPScaledAndBackwardUsesTheSameMask) {
   Context ctx(Device::cpu());
   for (double p : {0.1, 0.5, 0.75}) {
     SCOPED_TRACE(::testing::Message() << "p " << p);
-    const Outcome r = run(Dropout({.p = p}), ctx, Shape{50, 40, 50}, Mode::train, 99);
+    const Outcome r = dropout_run(Dropout({.p = p}), ctx, Shape{50, 40, 50}, Mode::train, 99);
     int64_t kept = 0;
     for (size_t i = 0; i < r.x.size(); ++i) {
       const bool keep = r.y[i] != 0;
@@ -75,7 +75,7 @@ TEST(Dropout, KeepsAboutOneMinusPScaledAndBackwardUsesTheSameMask) {
 
 TEST(Dropout, SavesOnlyTheSeedAsAHostRecord) {
   Context ctx(Device::cpu());
-  const Outcome r = run(Dropout(), ctx, Shape{4, 8}, Mode::train, 0xfedcba9876543210ull);
+  const Outcome r = dropout_run(Dropout(), ctx, Shape{4, 8}, Mode::train, 0xfedcba9876543210ull);
   ASSERT_EQ(r.forward.saved.size(), 1u);
   const Tensor& record = r.forward.saved[0];
   EXPECT_EQ(record.dtype(), DType::i64);
@@ -86,9 +86,9 @@ TEST(Dropout, SavesOnlyTheSeedAsAHostRecord) {
 
 TEST(Dropout, SeedsChooseTheMask) {
   Context ctx(Device::cpu());
-  const Outcome a = run(Dropout(), ctx, Shape{1000}, Mode::train, 1),
-                same = run(Dropout(), ctx, Shape{1000}, Mode::train, 1);
-  const Outcome other = run(Dropout(), ctx, Shape{1000}, Mode::train, 2);
+  const Outcome a = dropout_run(Dropout(), ctx, Shape{1000}, Mode::train, 1),
+                same = dropout_run(Dropout(), ctx, Shape{1000}, Mode::train, 1);
+  const Outcome other = dropout_run(Dropout(), ctx, Shape{1000}, Mode::train, 2);
   EXPECT_EQ(a.y, same.y);
   int differ = 0;
   for (size_t i = 0; i < a.y.size(); ++i) differ += (a.y[i] == 0) != (other.y[i] == 0);

@@ -27,8 +27,8 @@ struct Pass {
   double loss;
   std::vector<Tensor> grads;
 };
-Pass run(const Layer& layer, Context& ctx, const std::vector<Tensor>& inputs, double grad,
-         std::vector<bool> needs = {true, true}) {
+Pass loss_run(const Layer& layer, Context& ctx, const std::vector<Tensor>& inputs, double grad,
+              std::vector<bool> needs = {true, true}) {
   const ForwardResult r = testing::forward_once(layer, ctx, inputs);
   const Tensor g = testing::from_doubles({grad}, Shape{}, r.outputs[0].dtype(), ctx.stream());
   Pass p;
@@ -72,12 +72,12 @@ TEST(SoftmaxCrossEntropyLayer, LossAndGradientMatchTheDefinition) {
       dx[r * classes + c] = grad * (p - q) / rows;
     }
   }
-  const Pass p = run(SoftmaxCrossEntropy({.label_smoothing = eps}), ctx, {logits, labels}, grad);
+  const Pass p = loss_run(SoftmaxCrossEntropy({.label_smoothing = eps}), ctx, {logits, labels}, grad);
   EXPECT_NEAR(p.loss, loss, 1e-5);
   ASSERT_EQ(p.grads.size(), 2u);
   EXPECT_FALSE(p.grads[1].defined()) << "labels take no gradient";
   EXPECT_TRUE(testing::all_close(testing::to_doubles(p.grads[0], ctx.stream()), dx, 1e-5, 1e-6));
-  EXPECT_FALSE(run(SoftmaxCrossEntropy(), ctx, {logits, labels}, grad, {false, false}).grads[0].defined());
+  EXPECT_FALSE(loss_run(SoftmaxCrossEntropy(), ctx, {logits, labels}, grad, {false, false}).grads[0].defined());
 }
 
 TEST(SoftmaxCrossEntropyLayer, ShapesDtypesAndFlags) {
@@ -113,10 +113,10 @@ TEST(SoftmaxCrossEntropyLayer, BadInputsNameTheProblem) {
   Context ctx(Device::cpu());
   const Tensor logits = testing::random_tensor(Shape{3, 4}, DType::f32, ctx.stream(), 63);
   const Tensor float_labels_t = testing::from_doubles({1, 2, 3}, Shape{3}, DType::f32, ctx.stream());
-  EXPECT_ERROR_MENTIONS("expected i32 or i64", run(layer, ctx, {logits, float_labels_t}, 1.0));
+  EXPECT_ERROR_MENTIONS("expected i32 or i64", loss_run(layer, ctx, {logits, float_labels_t}, 1.0));
   const Tensor bad = testing::from_doubles({1, 4, 0}, Shape{3}, DType::i64, ctx.stream());
   EXPECT_ERROR_MENTIONS("argument 'labels' has 1 value(s) outside [0, 4), the first is 4 at row 1",
-                        run(layer, ctx, {logits, bad}, 1.0));
+                        loss_run(layer, ctx, {logits, bad}, 1.0));
   EXPECT_ERROR_MENTIONS("label_smoothing is 1.5", SoftmaxCrossEntropy({.label_smoothing = 1.5}));
   EXPECT_ERROR_MENTIONS("label_smoothing is -0.1",
                         builtin_layers().create("SoftmaxCrossEntropy", {{"label_smoothing", -0.1}}));
@@ -144,11 +144,11 @@ TEST(MSELoss, LossAndGradientsMatchTheDefinition) {
     da[i] = grad * 2 * (av[i] - bv[i]) / 20;
     db[i] = -da[i];
   }
-  const Pass p = run(MSELoss(), ctx, {a, b}, grad);
+  const Pass p = loss_run(MSELoss(), ctx, {a, b}, grad);
   EXPECT_NEAR(p.loss, loss, 1e-6);
   EXPECT_TRUE(testing::all_close(testing::to_doubles(p.grads[0], ctx.stream()), da, 1e-5, 1e-7));
   EXPECT_TRUE(testing::all_close(testing::to_doubles(p.grads[1], ctx.stream()), db, 1e-5, 1e-7));
-  const Pass only_target = run(MSELoss(), ctx, {a, b}, grad, {false, true});
+  const Pass only_target = loss_run(MSELoss(), ctx, {a, b}, grad, {false, true});
   EXPECT_FALSE(only_target.grads[0].defined());
   EXPECT_TRUE(testing::all_close(testing::to_doubles(only_target.grads[1], ctx.stream()), db, 1e-5, 1e-7));
 }

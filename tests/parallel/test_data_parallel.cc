@@ -49,7 +49,7 @@ std::vector<double> train(DataParallelEngine& engine, const Graph& graph, int st
   return losses;
 }
 
-void expect_equivalent(const Graph& graph, int replicas, double rtol, double atol) {
+void expect_dp_equivalent(const Graph& graph, int replicas, double rtol, double atol) {
   const testing::DpReference ref = dp_reference(graph, replicas, kSteps, 11, kDataParallelLr);
   // Small buckets: several all-reduces per step.
   DataParallelEngine engine(graph, dp_config(), on_cpus(replicas, {256, 512}));
@@ -73,14 +73,14 @@ void expect_equivalent(const Graph& graph, int replicas, double rtol, double ato
 }
 
 TEST(DataParallel, Float64EqualsTheSingleDeviceRunOverMicroBatches) {
-  for (int replicas : {1, 2, 4}) expect_equivalent(dp_mlp(DType::f64, 8), replicas, 1e-12, 1e-13);
+  for (int replicas : {1, 2, 4}) expect_dp_equivalent(dp_mlp(DType::f64, 8), replicas, 1e-12, 1e-13);
 }
 
 TEST(DataParallel, Float64WithBatchNormEqualsPerMicroBatchStatistics) {
-  for (int replicas : {2, 4}) expect_equivalent(dp_conv_bn(DType::f64, 8), replicas, 1e-11, 1e-12);
+  for (int replicas : {2, 4}) expect_dp_equivalent(dp_conv_bn(DType::f64, 8), replicas, 1e-11, 1e-12);
 }
 
-TEST(DataParallel, Float32WithinTolerance) { expect_equivalent(dp_conv_bn(DType::f32, 8), 2, 1e-5, 1e-6); }
+TEST(DataParallel, Float32WithinTolerance) { expect_dp_equivalent(dp_conv_bn(DType::f32, 8), 2, 1e-5, 1e-6); }
 
 TEST(DataParallel, BucketsAreReducedInOrderWhileBackwardRuns) {
   // The model's first layer (whose backward runs last) waits for the first bucket's all-reduce:

@@ -19,7 +19,7 @@ using testing::dp_batch;
 using testing::dp_conv_bn;
 using testing::dp_optimizer;
 
-constexpr double kLr = 0.05;
+constexpr double kDataParallelCudaLr = 0.05;
 
 TrainConfig dp_config() {
   TrainConfig config;
@@ -59,8 +59,8 @@ TEST_F(DataParallelCuda, TwoGpusFollowTheRunOnTwoCpuDevices) {
   gpus.initialize(11);
   cpus.initialize(11);
   for (uint64_t step = 0; step < 3; ++step) {
-    const double gpu_loss = gpus.step(batch_for(gpus, graph, step), step, kLr).value();
-    const double cpu_loss = cpus.step(batch_for(cpus, graph, step), step, kLr).value();
+    const double gpu_loss = gpus.step(batch_for(gpus, graph, step), step, kDataParallelCudaLr).value();
+    const double cpu_loss = cpus.step(batch_for(cpus, graph, step), step, kDataParallelCudaLr).value();
     EXPECT_NEAR(gpu_loss, cpu_loss, 1e-4 * std::abs(cpu_loss)) << "step " << step;
   }
   for (int r = 0; r < 2; ++r) {
@@ -80,8 +80,9 @@ TEST_F(DataParallelCuda, ABadLabelInTheSecondReplicasRowsIsReportedByTheLoss) {
   const Graph graph = dp_conv_bn(DType::f32, 8);
   DataParallelEngine engine(graph, dp_config(), on({Device::cuda(0), Device::cuda(1)}));
   engine.initialize(3);
-  engine.step(batch_for(engine, graph, 0), 0, kLr).value();
-  PendingLoss loss = engine.step(batch_for(engine, graph, 1, /*bad_row=*/6), 1, kLr);  // row 6: replica 1's
+  engine.step(batch_for(engine, graph, 0), 0, kDataParallelCudaLr).value();
+  PendingLoss loss =
+      engine.step(batch_for(engine, graph, 1, /*bad_row=*/6), 1, kDataParallelCudaLr);  // row 6: replica 1's
   EXPECT_ERROR_MENTIONS("in data-parallel replica 1", loss.value());
   EXPECT_ERROR_MENTIONS("99", loss.value());  // the same error again
 }

@@ -27,8 +27,8 @@ constexpr int kHybridSteps = 3;
 // kHybridSteps steps of the hybrid against the single-device run (a one-stage pipeline on cpu:0) over the
 // same batches in G x M micro-batches: every step's loss, and after the last every group's weights
 // and gradients. (Running statistics are each group's own, from its share of the batch.)
-void expect_equivalent(const Graph& graph, Layout layout, ScheduleKind kind, GradSyncStrategy strategy,
-                       bool deferred_bn = false) {
+void expect_hybrid_equivalent(const Graph& graph, Layout layout, ScheduleKind kind, GradSyncStrategy strategy,
+                              bool deferred_bn = false) {
   const int micro_batches = 2;
   const int chunks = kind == ScheduleKind::interleaved && layout.stages % 2 == 0 ? 2 : 1;
   const Plan plan = hybrid_plan(graph, layout, micro_batches, chunks);
@@ -61,7 +61,7 @@ TEST(HybridExecutor, EqualsSingleDeviceForEveryLayoutScheduleAndStrategy) {
       for (GradSyncStrategy strategy : {GradSyncStrategy::bucket, GradSyncStrategy::partition}) {
         SCOPED_TRACE(std::to_string(layout.groups) + "x" + std::to_string(layout.stages) + " " +
                      std::string(schedule_kind_name(kind)) + " " + std::string(grad_sync_name(strategy)));
-        expect_equivalent(graph, layout, kind, strategy);
+        expect_hybrid_equivalent(graph, layout, kind, strategy);
         ++runs;
       }
     }
@@ -74,7 +74,7 @@ TEST(HybridExecutor, BatchNormWithDeferredStatisticsEqualsSingleDevice) {
   for (GradSyncStrategy strategy : {GradSyncStrategy::bucket, GradSyncStrategy::partition}) {
     for (bool deferred : {false, true}) {
       SCOPED_TRACE(std::string(grad_sync_name(strategy)) + (deferred ? " deferred" : ""));
-      expect_equivalent(graph, {2, 2}, ScheduleKind::one_f_one_b, strategy, deferred);
+      expect_hybrid_equivalent(graph, {2, 2}, ScheduleKind::one_f_one_b, strategy, deferred);
     }
   }
 }
@@ -101,7 +101,7 @@ TEST(HybridExecutor, AStageWithoutParametersSynchronisesNothing) {
 
 TEST(HybridExecutor, OneGroupIsThePlainPipeline) {
   // G = 1 builds no communicator; the all_reduce instructions do nothing.
-  expect_equivalent(mlp(DType::f64), {1, 2}, ScheduleKind::gpipe, GradSyncStrategy::partition);
+  expect_hybrid_equivalent(mlp(DType::f64), {1, 2}, ScheduleKind::gpipe, GradSyncStrategy::partition);
 }
 
 TEST(HybridExecutor, UnequalReplicationIsRefusedNamingTheStage) {

@@ -24,7 +24,7 @@ using testing::dp_optimizer;
 
 constexpr double kLr = 0.05;
 
-std::unique_ptr<DataParallelEngine> engine(const Graph& graph, Averaging kind, int every) {
+std::unique_ptr<DataParallelEngine> averaging_engine(const Graph& graph, Averaging kind, int every) {
   return testing::averaging_engine(graph, {.kind = kind, .every = every});
 }
 
@@ -38,7 +38,8 @@ std::vector<double> params(const DataParallelEngine& e, int replica) {
 
 TEST(ModelAveraging, EveryStepEqualsSynchronousDataParallelism) {
   const Graph graph = dp_mlp(DType::f64, 8);
-  const auto local = engine(graph, Averaging::periodic, 1), sync = engine(graph, Averaging::none, 1);
+  const auto local = averaging_engine(graph, Averaging::periodic, 1),
+             sync = averaging_engine(graph, Averaging::none, 1);
   for (uint64_t s = 0; s < 3; ++s) {
     const double expected = step(*sync, graph, s);
     EXPECT_NEAR(step(*local, graph, s), expected, 1e-12 * std::abs(expected)) << "step " << s;
@@ -49,7 +50,8 @@ TEST(ModelAveraging, EveryStepEqualsSynchronousDataParallelism) {
 
 TEST(ModelAveraging, EveryTwoStepsTheReplicasMeetOnEvenSteps) {
   const Graph graph = dp_mlp(DType::f64, 8);
-  const auto local = engine(graph, Averaging::periodic, 2), sync = engine(graph, Averaging::none, 1);
+  const auto local = averaging_engine(graph, Averaging::periodic, 2),
+             sync = averaging_engine(graph, Averaging::none, 1);
   step(*local, graph, 0);
   step(*sync, graph, 0);
   EXPECT_NE(params(*local, 0), params(*local, 1));  // each stepped on its own rows
@@ -61,7 +63,7 @@ TEST(ModelAveraging, EveryTwoStepsTheReplicasMeetOnEvenSteps) {
 
 TEST(ModelAveraging, CheckpointsAverageTheReplicasFirst) {
   const Graph graph = dp_mlp(DType::f64, 8);
-  const auto local = engine(graph, Averaging::periodic, 4);
+  const auto local = averaging_engine(graph, Averaging::periodic, 4);
   step(*local, graph, 0);
   const std::vector<double> p0 = params(*local, 0), p1 = params(*local, 1);
   ASSERT_NE(p0, p1);

@@ -26,7 +26,7 @@ using testing::dp_optimizer;
 constexpr double kVariantsLr = 0.05;
 using Vec = std::vector<double>;
 
-std::unique_ptr<DataParallelEngine> engine(const Graph& graph, ModelAveraging averaging, int replicas = 2) {
+std::unique_ptr<DataParallelEngine> variant_engine(const Graph& graph, ModelAveraging averaging, int replicas = 2) {
   return testing::averaging_engine(graph, std::move(averaging), replicas);
 }
 
@@ -50,15 +50,15 @@ Vec checkpointed(DataParallelEngine& e, const Graph& graph, const ModelAveraging
   const baton::testing::ScratchDir scratch("model_averaging_variants");
   CheckpointManager manager(scratch.path().string(), 1);
   const std::string dir = e.save_checkpoint(manager, {});
-  const auto reader = engine(graph, averaging);
+  const auto reader = variant_engine(graph, averaging);
   (void)reader->load_checkpoint(dir);
   return replica_params(*reader, 1);
 }
 
 TEST(ModelAveragingVariants, PostLocalIsSynchronousForTheFirstKSteps) {
   const Graph graph = dp_mlp(DType::f64, 8);
-  const auto post = engine(graph, {.kind = Averaging::post_local, .every = 2, .local_after = 2});
-  const auto sync = engine(graph, {});
+  const auto post = variant_engine(graph, {.kind = Averaging::post_local, .every = 2, .local_after = 2});
+  const auto sync = variant_engine(graph, {});
   for (uint64_t s = 0; s < 2; ++s) {
     const double expected = variant_step(*sync, graph, s);
     EXPECT_NEAR(variant_step(*post, graph, s), expected, 1e-12 * std::abs(expected)) << "step " << s;
@@ -76,11 +76,11 @@ TEST(ModelAveragingVariants, PostLocalIsSynchronousForTheFirstKSteps) {
 
 TEST(ModelAveragingVariants, BmufBlockIsTheAverageChangeWithBlockMomentum) {
   const Graph graph = dp_mlp(DType::f64, 8);
-  const auto periodic = engine(graph, {.kind = Averaging::periodic, .every = 2});
+  const auto periodic = variant_engine(graph, {.kind = Averaging::periodic, .every = 2});
   const ModelAveraging nesterov{.kind = Averaging::bmuf, .every = 2, .block_momentum = 0.5, .block_lr = 0.7};
   ModelAveraging classic = nesterov;
   classic.block_nesterov = false;
-  const auto a = engine(graph, nesterov), b = engine(graph, classic);
+  const auto a = variant_engine(graph, nesterov), b = variant_engine(graph, classic);
   const Vec w0 = replica_params(*a, 0);
   for (uint64_t s = 0; s < 2; ++s) {
     for (DataParallelEngine* e : {periodic.get(), a.get(), b.get()}) variant_step(*e, graph, s);
@@ -99,8 +99,8 @@ TEST(ModelAveragingVariants, BmufBlockIsTheAverageChangeWithBlockMomentum) {
 
 TEST(ModelAveragingVariants, BmufWithoutMomentumEveryStepIsSynchronous) {
   const Graph graph = dp_mlp(DType::f64, 8);
-  const auto bmuf = engine(graph, {.kind = Averaging::bmuf, .every = 1, .block_momentum = 0.0});
-  const auto sync = engine(graph, {});
+  const auto bmuf = variant_engine(graph, {.kind = Averaging::bmuf, .every = 1, .block_momentum = 0.0});
+  const auto sync = variant_engine(graph, {});
   for (uint64_t s = 0; s < 3; ++s) {
     const double expected = variant_step(*sync, graph, s);
     EXPECT_NEAR(variant_step(*bmuf, graph, s), expected, 1e-12 * std::abs(expected)) << "step " << s;
@@ -110,9 +110,9 @@ TEST(ModelAveragingVariants, BmufWithoutMomentumEveryStepIsSynchronous) {
 
 TEST(ModelAveragingVariants, EasgdPullsReplicasAndCentreTogether) {
   const Graph graph = dp_mlp(DType::f64, 8);
-  const auto apart = engine(graph, {.kind = Averaging::periodic, .every = 1000});  // never meets here
+  const auto apart = variant_engine(graph, {.kind = Averaging::periodic, .every = 1000});  // never meets here
   const ModelAveraging elastic{.kind = Averaging::easgd, .every = 2, .elastic_beta = 0.9};
-  const auto easgd = engine(graph, elastic);
+  const auto easgd = variant_engine(graph, elastic);
   const Vec w0 = replica_params(*easgd, 0);
   for (uint64_t s = 0; s < 2; ++s) {
     variant_step(*apart, graph, s);
@@ -131,9 +131,9 @@ TEST(ModelAveragingVariants, EasgdPullsReplicasAndCentreTogether) {
 
 TEST(ModelAveragingVariants, RingAndTreeExchangesTrainTheSame) {
   const Graph graph = dp_mlp(DType::f64, 8);
-  const auto ring = engine(graph, {.kind = Averaging::bmuf, .every = 2}, 4);
-  const auto tree =
-      engine(graph, {.kind = Averaging::bmuf, .every = 2, .exchange = ExchangeKind::tree, .nodes = {0, 0, 1, 1}}, 4);
+  const auto ring = variant_engine(graph, {.kind = Averaging::bmuf, .every = 2}, 4);
+  const auto tree = variant_engine(
+      graph, {.kind = Averaging::bmuf, .every = 2, .exchange = ExchangeKind::tree, .nodes = {0, 0, 1, 1}}, 4);
   for (uint64_t s = 0; s < 4; ++s) {
     const double expected = variant_step(*ring, graph, s);
     EXPECT_NEAR(variant_step(*tree, graph, s), expected, 1e-12 * std::abs(expected)) << "step " << s;

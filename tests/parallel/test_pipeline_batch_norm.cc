@@ -38,16 +38,16 @@ Graph cnn() {
   return g.build();
 }
 
-std::vector<Tensor> images(int64_t n, const Stream& stream) {
+std::vector<Tensor> bn_images(int64_t n, const Stream& stream) {
   std::vector<int64_t> labels(static_cast<size_t>(n));
   for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int64_t>((i * 5 + 1) % kClasses);
   return {baton::testing::random_tensor(Shape{n, 2, 4, 4}, DType::f64, stream, 7, -1.0, 2.0),
           Tensor::from_vector<int64_t>(labels, Shape{n}, stream)};
 }
 
-const nlohmann::json kSgd = {{"type", "sgd"}, {"momentum", 0.9}};
+const nlohmann::json kBatchNormSgd = {{"type", "sgd"}, {"momentum", 0.9}};
 constexpr uint64_t kInit = 5, kStepSeed = 42;
-constexpr double kLr = 0.1;
+constexpr double kBatchNormLr = 0.1;
 
 // The running statistics one BatchNorm forward over the whole batch gives, from the BN layers'
 // inputs: those are gathered by running the nodes before each BN (initial parameters) on the same
@@ -146,21 +146,21 @@ PipelineRun run_pipeline(const Graph& graph, int stages, int micro_batches, Sche
   const int chunks = kind == ScheduleKind::interleaved ? 2 : 1;  // two stages per device
   PipelineOptions options = f64_options(stages, recompute);
   options.deferred_batch_norm = deferred;
-  options.optimizer = kSgd;
+  options.optimizer = kBatchNormSgd;
   PipelineRun run;
   run.pipe = make_pipeline(graph, even_plan(graph, stages, micro_batches, chunks), kind, options, kInit);
-  for (int i = 0; i < steps; ++i) run.loss = run.pipe->step(inputs, {.seed = kStepSeed, .lr = kLr});
+  for (int i = 0; i < steps; ++i) run.loss = run.pipe->step(inputs, {.seed = kStepSeed, .lr = kBatchNormLr});
   return run;
 }
 
 TEST(PipelineBatchNorm, DeferredStatisticsEqualTheWholeBatchForEveryScheduleStageAndMicroBatchCount) {
   const Graph graph = cnn();
   Context host(Device::cpu());
-  const std::vector<Tensor> inputs = images(kBatch, host.stream());
+  const std::vector<Tensor> inputs = bn_images(kBatch, host.stream());
   int runs = 0;
   for (int micro_batches : {1, 2, 4, 8}) {
     const Reference ref = reference_step(graph, Device::cpu(), DType::f64, inputs, kInit, kStepSeed, micro_batches,
-                                         kSgd, kLr, /*defer_buffer_updates=*/true);
+                                         kBatchNormSgd, kBatchNormLr, /*defer_buffer_updates=*/true);
     const auto whole_batch = expected_running_stats(graph, inputs, micro_batches);
     for (int stages : {2, 3, 4}) {
       for (ScheduleKind kind : {ScheduleKind::gpipe, ScheduleKind::one_f_one_b, ScheduleKind::interleaved}) {
@@ -185,7 +185,7 @@ TEST(PipelineBatchNorm, DeferredStatisticsEqualTheWholeBatchForEveryScheduleStag
 TEST(PipelineBatchNorm, UnevenMicroBatchesAreWeightedByTheirSize) {
   const Graph graph = cnn();
   Context host(Device::cpu());
-  const std::vector<Tensor> inputs = images(14, host.stream());  // micro-batches of 4, 4, 3, 3
+  const std::vector<Tensor> inputs = bn_images(14, host.stream());  // micro-batches of 4, 4, 3, 3
   const PipelineRun run = run_pipeline(graph, 3, 4, ScheduleKind::one_f_one_b, false, true, inputs);
   EXPECT_TRUE(buffers_match(*run.pipe, expected_running_stats(graph, inputs, 4), 1, kBatchNormTol));
 }
@@ -193,8 +193,9 @@ TEST(PipelineBatchNorm, UnevenMicroBatchesAreWeightedByTheirSize) {
 TEST(PipelineBatchNorm, OneMicroBatchEqualsThePlainSingleDeviceStepExactly) {
   const Graph graph = cnn();
   Context host(Device::cpu());
-  const std::vector<Tensor> inputs = images(kBatch, host.stream());
-  const Reference plain = reference_step(graph, Device::cpu(), DType::f64, inputs, kInit, kStepSeed, 1, kSgd, kLr);
+  const std::vector<Tensor> inputs = bn_images(kBatch, host.stream());
+  const Reference plain =
+      reference_step(graph, Device::cpu(), DType::f64, inputs, kInit, kStepSeed, 1, kBatchNormSgd, kBatchNormLr);
   for (int stages : {2, 4}) {
     for (bool recompute : {false, true}) {
       SCOPED_TRACE("S=" + std::to_string(stages) + (recompute ? " recompute" : ""));
@@ -209,14 +210,14 @@ TEST(PipelineBatchNorm, OneMicroBatchEqualsThePlainSingleDeviceStepExactly) {
 TEST(PipelineBatchNorm, WithoutDeferringTheStatisticsFollowEachMicroBatch) {
   const Graph graph = cnn();
   Context host(Device::cpu());
-  const std::vector<Tensor> inputs = images(kBatch, host.stream());
+  const std::vector<Tensor> inputs = bn_images(kBatch, host.stream());
   const int m = 4;
   for (bool recompute : {false, true}) {
     SCOPED_TRACE(recompute ? "recompute" : "no recompute");
     const PipelineRun run = run_pipeline(graph, 3, m, ScheduleKind::one_f_one_b, recompute, false, inputs);
     // As the single-device run over the same micro-batches: one update per micro-batch.
     const Reference per_micro_batch =
-        reference_step(graph, Device::cpu(), DType::f64, inputs, kInit, kStepSeed, m, kSgd, kLr);
+        reference_step(graph, Device::cpu(), DType::f64, inputs, kInit, kStepSeed, m, kBatchNormSgd, kBatchNormLr);
     EXPECT_TRUE(matches_reference(*run.pipe, per_micro_batch, kBatchNormTol, kBatchNormTol));
     EXPECT_TRUE(buffers_match(*run.pipe, reference_buffers(per_micro_batch), m, kBatchNormTol));
     // ... which is not the whole batch's statistics: the option matters.
@@ -227,7 +228,7 @@ TEST(PipelineBatchNorm, WithoutDeferringTheStatisticsFollowEachMicroBatch) {
 TEST(PipelineBatchNorm, EachStepCommitsOnce) {
   const Graph graph = cnn();
   Context host(Device::cpu());
-  const std::vector<Tensor> inputs = images(kBatch, host.stream());
+  const std::vector<Tensor> inputs = bn_images(kBatch, host.stream());
   const PipelineRun run = run_pipeline(graph, 2, 4, ScheduleKind::gpipe, true, true, inputs, /*steps=*/3);
   int64_t tracked = 0;
   for (int s = 0; s < run.pipe->num_stages(); ++s) {

@@ -40,7 +40,7 @@ Graph evaluate_bn_cnn() {
   return g.build();
 }
 
-std::vector<Tensor> images(int64_t n, const Stream& stream, uint64_t seed) {
+std::vector<Tensor> evaluate_images(int64_t n, const Stream& stream, uint64_t seed) {
   std::vector<int64_t> labels(static_cast<size_t>(n));
   for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int64_t>((i * 5 + seed) % kClasses);
   return {baton::testing::random_tensor(Shape{n, 2, 4, 4}, DType::f64, stream, seed, -1.0, 2.0),
@@ -86,7 +86,7 @@ std::map<std::string, std::vector<double>> training_state(PipelineExecutor& pipe
 TEST(PipelineEvaluate, EqualsTheWholeModelInEvalModeForEveryScheduleAndSplit) {
   const Graph graph = evaluate_bn_cnn();
   Context host(Device::cpu());
-  const std::vector<Tensor> train_batch = images(kBatch, host.stream(), 1);
+  const std::vector<Tensor> train_batch = evaluate_images(kBatch, host.stream(), 1);
   int runs = 0;
   for (int stages : {2, 3, 4}) {
     for (ScheduleKind kind : {ScheduleKind::gpipe, ScheduleKind::one_f_one_b, ScheduleKind::interleaved}) {
@@ -98,7 +98,7 @@ TEST(PipelineEvaluate, EqualsTheWholeModelInEvalModeForEveryScheduleAndSplit) {
                          std::to_string(micro_batches) + (recompute ? " recompute" : "") + " n=" + std::to_string(n));
             const auto pipe = trained_pipeline(graph, stages, micro_batches, kind, recompute, train_batch);
             const auto before = training_state(*pipe);
-            const std::vector<Tensor> test_batch = images(n, host.stream(), 2);
+            const std::vector<Tensor> test_batch = evaluate_images(n, host.stream(), 2);
             const PipelineOutputs r = pipe->evaluate(test_batch);
             ASSERT_EQ(r.micro_batch_sizes.size(), static_cast<size_t>(std::min<int64_t>(micro_batches, n)));
             EXPECT_TRUE(

@@ -29,8 +29,8 @@ std::string name_of(const ExecutorCase& c) {
 }
 
 // Runs one pipelined step of `graph` under `plan` and compares it with the single-device step.
-void expect_equivalent(const Graph& graph, const Plan& plan, ScheduleKind kind, bool recompute,
-                       const nlohmann::json& optimizer = nullptr, int reference_micro_batches = 1) {
+void expect_pipeline_equivalent(const Graph& graph, const Plan& plan, ScheduleKind kind, bool recompute,
+                                const nlohmann::json& optimizer = nullptr, int reference_micro_batches = 1) {
   PipelineOptions options = f64_options(plan.num_stages(), recompute);
   options.optimizer = optimizer;
   const auto pipe = make_pipeline(graph, plan, kind, options, 11);
@@ -55,7 +55,8 @@ TEST(PipelineExecutor, EqualsSingleDeviceForEveryScheduleStageAndMicroBatchCount
           if (interleaved && stages % 2 != 0) continue;  // two chunks per device
           const ExecutorCase c{kind, stages, micro_batches, recompute};
           SCOPED_TRACE(name_of(c));
-          expect_equivalent(graph, even_plan(graph, stages, micro_batches, interleaved ? 2 : 1), kind, recompute);
+          expect_pipeline_equivalent(graph, even_plan(graph, stages, micro_batches, interleaved ? 2 : 1), kind,
+                                     recompute);
           ++runs;
         }
       }
@@ -70,7 +71,7 @@ TEST(PipelineExecutor, OptimizerStepUpdatesTheWeightsAsTheSingleDeviceStepDoes) 
   const nlohmann::json adamw = {{"type", "adamw"}};
   for (const auto& optimizer : {sgd, adamw}) {
     SCOPED_TRACE(optimizer.dump());
-    expect_equivalent(graph, even_plan(graph, 3, 4), ScheduleKind::one_f_one_b, false, optimizer);
+    expect_pipeline_equivalent(graph, even_plan(graph, 3, 4), ScheduleKind::one_f_one_b, false, optimizer);
   }
 }
 
@@ -95,7 +96,7 @@ TEST(PipelineExecutor, SkipTensorsCrossingOneBoundaryAndSkippingStages) {
           if (cut.size() > 2) {
             EXPECT_NE(consumers[0].back(), 1) << "the cut should make stage 0 feed a later stage directly";
           }
-          expect_equivalent(graph, plan, kind, recompute);
+          expect_pipeline_equivalent(graph, plan, kind, recompute);
         }
       }
     }
@@ -106,10 +107,10 @@ TEST(PipelineExecutor, DropoutMasksFollowTheMicroBatchSeeds) {
   const Graph graph = mlp(DType::f64, /*dropout=*/true);
   for (bool recompute : {false, true}) {
     SCOPED_TRACE(recompute ? "recompute" : "no recompute");
-    expect_equivalent(graph, even_plan(graph, 4, 4), ScheduleKind::one_f_one_b, recompute, nullptr, 4);
+    expect_pipeline_equivalent(graph, even_plan(graph, 4, 4), ScheduleKind::one_f_one_b, recompute, nullptr, 4);
   }
   // One micro-batch: exactly the single-device step with the step's seed.
-  expect_equivalent(graph, even_plan(graph, 2, 1), ScheduleKind::gpipe, true, nullptr, 1);
+  expect_pipeline_equivalent(graph, even_plan(graph, 2, 1), ScheduleKind::gpipe, true, nullptr, 1);
 }
 
 TEST(PipelineExecutor, RepeatedStepsKeepMatching) {

@@ -139,5 +139,44 @@ TEST_F(PlanCommand, PipeDreamObjectiveOnPipeDreamsProfile) {
   EXPECT_NE(r.err.find("--objective: expected baton or pipedream, got 'fastest'"), std::string::npos) << r.err;
 }
 
+// --replication: free per-stage replication for one plan (antichain), and --search narrowed to one kind with
+// every ranked plan's stages (node names and replicas) in --json.
+TEST_F(PlanCommand, ReplicationEqualOrFree) {
+  CliResult r =
+      run_baton("plan --model resnet50 --gpus 4 --batch 64 --partitioner antichain --replication free --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  int devices = 0;
+  for (const nlohmann::json& stage : j["stages"]) devices += stage["replicas"].get<int>();
+  EXPECT_LE(devices, 4);
+  EXPECT_GE(devices, 1);
+
+  r = run_baton("plan --model resnet50 --gpus 4 --batch 64 --search --replication free --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["ranking"].empty());
+  for (const nlohmann::json& entry : j["ranking"]) {
+    EXPECT_NE(entry["plan"].get<std::string>().find("+replication"), std::string::npos) << entry["plan"];
+    if (!entry["feasible"].get<bool>()) continue;
+    ASSERT_TRUE(entry["stage_nodes"].is_array()) << entry["plan"];
+    size_t nodes = 0;
+    for (const nlohmann::json& stage : entry["stage_nodes"]) {
+      nodes += stage["nodes"].size();
+      EXPECT_GE(stage["replicas"].get<int>(), 1);
+    }
+    EXPECT_EQ(nodes, j["nodes"].size()) << entry["plan"];
+  }
+
+  r = run_baton("plan --model resnet50 --gpus 4 --replication some");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--replication: expected equal or free, got 'some'"), std::string::npos) << r.err;
+  for (const char* partitioner : {"block", "uniform"}) {
+    r = run_baton(std::string("plan --model resnet50 --gpus 4 --partitioner ") + partitioner + " --replication free");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("--replication free: per-stage replication is the antichain partitioner's"), std::string::npos)
+        << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace baton::cli
