@@ -93,6 +93,7 @@ DeviceSpec measure_local_cpu() {
   s.compute_efficiency = 0.8;
   s.memory_efficiency = 0.8;
   s.launch_overhead_us = 1;
+  s.measured = true;
   return s;
 }
 
@@ -122,6 +123,7 @@ DeviceSpec measure_gpu_spec(Device device, double memory_gb) {
   s.memory_gb = memory_gb;
   s.compute_efficiency = 0.8;
   s.memory_efficiency = 0.8;
+  s.measured = true;
   return s;
 }
 
@@ -159,13 +161,15 @@ nlohmann::json device_spec_to_json(const DeviceSpec& s) {
           {"memory_gb", s.memory_gb},
           {"compute_efficiency", s.compute_efficiency},
           {"memory_efficiency", s.memory_efficiency},
-          {"launch_overhead_us", s.launch_overhead_us}};
+          {"launch_overhead_us", s.launch_overhead_us},
+          {"measured", s.measured}};
 }
 
 DeviceSpec device_spec_from_json(const nlohmann::json& json, std::string_view source) {
   const JsonFields f(json, source, "");
   f.allow_only({"name", "description", "peak_tflops_fp32", "peak_tflops_tf32", "peak_tflops_half",
-                "memory_bandwidth_gbs", "memory_gb", "compute_efficiency", "memory_efficiency", "launch_overhead_us"});
+                "memory_bandwidth_gbs", "memory_gb", "compute_efficiency", "memory_efficiency", "launch_overhead_us",
+                "measured"});
   DeviceSpec s;
   s.name = f.string("name");
   s.description = f.string("description", "");
@@ -177,6 +181,7 @@ DeviceSpec device_spec_from_json(const nlohmann::json& json, std::string_view so
   s.compute_efficiency = f.non_negative("compute_efficiency", 0.6);
   s.memory_efficiency = f.non_negative("memory_efficiency", 0.75);
   s.launch_overhead_us = f.non_negative("launch_overhead_us", 5);
+  s.measured = f.boolean("measured", false);
   if (s.peak_tflops_fp32 <= 0) f.fail("peak_tflops_fp32", "a number > 0");
   if (s.memory_bandwidth_gbs <= 0) f.fail("memory_bandwidth_gbs", "a number > 0");
   if (s.compute_efficiency <= 0 || s.compute_efficiency > 1) f.fail("compute_efficiency", "a fraction in (0, 1]");

@@ -24,6 +24,9 @@ struct DeviceSpec {
   double compute_efficiency = 0.6;
   double memory_efficiency = 0.75;
   double launch_overhead_us = 5;  // per kernel (per node and pass)
+  // The rates were measured on this machine ("cpu", measure_gpu_spec); false: datasheet peaks times the
+  // assumed efficiencies above, which no measurement has calibrated (the shipped GPU descriptions).
+  bool measured = false;
 };
 
 // Shipped names: h200, h100-sxm, h100-pcie, a100-sxm, a100-pcie, v100-sxm, v100-pcie, cpu.

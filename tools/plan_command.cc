@@ -57,13 +57,22 @@ void print_summary(const EvaluatedPlan& e, double single_ms) {
               e.communication_bytes / 1e6);
 }
 
-// The profile to plan with: --profile (baton's JSON or pipedream:FILE) or the analytic one of --model.
-Profile plan_profile(const PlanFlags& f, const Cluster& cluster) {
+// The profile to plan with, and whether its times rest on measurements (a measured profile, or an analytic
+// one from device figures measured on this machine) or on datasheet peaks no measurement calibrated.
+struct PlanProfile {
+  Profile profile;
+  bool calibrated = true;
+};
+
+// --profile (baton's JSON or pipedream:FILE) or the analytic profile of --model.
+PlanProfile plan_profile(const PlanFlags& f, const Cluster& cluster) {
   BATON_CHECK(f.profile_path.empty() || f.device_spec.empty(), "give --profile or --device-spec, not both");
   if (!f.profile_path.empty()) {
     BATON_CHECK(f.model.model.empty() && f.spec_path.empty(),
                 "--profile already names the model; drop --model/--model-spec");
-    return load_plan_profile(f.profile_path, f.batch);
+    Profile profile = load_plan_profile(f.profile_path, f.batch);
+    const bool calibrated = profile.source != "analytic";
+    return {std::move(profile), calibrated};
   }
   const Graph graph = load_model_graph(f.model, f.spec_path, true);
   const DeviceSpec device = f.device_spec.empty() ? cluster.device(0) : load_device_spec(f.device_spec);
@@ -71,7 +80,7 @@ Profile plan_profile(const PlanFlags& f, const Cluster& cluster) {
   o.batch_sizes.clear();
   for (int b = 1; b <= f.batch; b *= 2) o.batch_sizes.push_back(b);
   if (o.batch_sizes.back() != f.batch) o.batch_sizes.push_back(f.batch);
-  return analytic_profile(graph, f.model.model.empty() ? f.spec_path : f.model.model, device, o);
+  return {analytic_profile(graph, f.model.model.empty() ? f.spec_path : f.model.model, device, o), device.measured};
 }
 
 // --objective pipedream: PipeDream's optimiser on PipeDream's own profile, or on baton's at --batch.
@@ -82,7 +91,7 @@ void run_pipedream_plan(const PlanFlags& f) {
   PipeDreamRequest request;
   request.graph = is_pipedream_profile(f.profile_path)
                       ? parallel::read_pipedream_graph(f.profile_path.substr(std::string_view("pipedream:").size()))
-                      : parallel::pipedream_graph_of(plan_profile(f, load_cluster(f.cluster)), f.batch);
+                      : parallel::pipedream_graph_of(plan_profile(f, load_cluster(f.cluster)).profile, f.batch);
   request.workers = f.gpus;
   request.bandwidth_gbs = f.bandwidth_gbs;
   if (f.activation_compression_ratio > 0) request.activation_compression_ratio = f.activation_compression_ratio;
@@ -99,7 +108,10 @@ void run_plan(const PlanFlags& f) {
   BATON_CHECK(!(f.gpus > 0 && f.stages > 0), "give --gpus N or --stages S [--groups G], not both");
   BATON_CHECK(f.batch >= 1, "--batch must be >= 1");
   const Cluster cluster = load_cluster(f.cluster);
-  const Profile profile = plan_profile(f, cluster);
+  const PlanProfile planned = plan_profile(f, cluster);
+  const Profile& profile = planned.profile;
+  // Shipped GPU descriptions are datasheet peaks times assumed efficiencies: say so beside the predictions.
+  const std::string basis = planned.calibrated ? "" : " (uncalibrated: datasheet peaks times assumed efficiencies)";
   PlanSettings settings;
   settings.batch = f.batch;
   settings.memory_cap_bytes = f.memory_cap_gb * 1e9;
@@ -120,8 +132,8 @@ void run_plan(const PlanFlags& f) {
                 " devices of ", cluster.name(), entries.empty() ? std::string() : ": " + entries.front().reason);
     chosen = entries.front().result;
     if (!f.json) {
-      std::printf("%s on %d x %s (%s), batch %d: %zu plans tried\n", profile.model.c_str(), devices,
-                  cluster.device(0).name.c_str(), cluster.name().c_str(), f.batch, entries.size());
+      std::printf("%s on %d x %s (%s)%s, batch %d: %zu plans tried\n", profile.model.c_str(), devices,
+                  cluster.device(0).name.c_str(), cluster.name().c_str(), basis.c_str(), f.batch, entries.size());
       std::printf("%-4s %-40s %10s %12s %8s %8s %9s %8s %9s\n", "rank", "plan (groups x stages)", "step ms",
                   "samples/s", "bubble", "speedup", "memory GB", "balance", "cross MB");
     }
@@ -176,11 +188,12 @@ void run_plan(const PlanFlags& f) {
   }
   if (f.json) {
     nlohmann::json out = plan_json(*chosen, profile, single_ms);
+    out["profile"]["calibrated"] = planned.calibrated;
     if (f.search) out["ranking"] = ranking;
     std::printf("%s\n", out.dump(2).c_str());
   } else {
-    std::printf("\n%s: %s, %s profile on %s, cluster %s, batch %d\n", profile.model.c_str(), chosen->label().c_str(),
-                profile.source.c_str(), profile.device.c_str(), cluster.name().c_str(), f.batch);
+    std::printf("\n%s: %s, %s profile on %s%s, cluster %s, batch %d\n", profile.model.c_str(), chosen->label().c_str(),
+                profile.source.c_str(), profile.device.c_str(), basis.c_str(), cluster.name().c_str(), f.batch);
     print_stage_table(*chosen, profile);
     print_summary(*chosen, single_ms);
     if (!chosen->note.empty()) std::printf("note: %s\n", chosen->note.c_str());

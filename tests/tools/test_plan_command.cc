@@ -178,5 +178,23 @@ TEST_F(PlanCommand, ReplicationEqualOrFree) {
   }
 }
 
+// Predictions from the shipped GPU descriptions say they are uncalibrated; those from this machine's measured
+// CPU figures do not.
+TEST_F(PlanCommand, DatasheetFiguresAreMarkedUncalibrated) {
+  CliResult r = run_baton("plan --model resnet20 --gpus 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("analytic profile on h200 (uncalibrated: datasheet peaks times assumed efficiencies)"),
+            std::string::npos)
+      << r.out;
+  r = run_baton("plan --model resnet20 --gpus 2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["profile"]["calibrated"], false);
+  r = run_baton("plan --model resnet20 --gpus 2 --cluster cpu-2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["profile"]["calibrated"], true);
+  r = run_baton("plan --model resnet20 --gpus 2 --cluster cpu-2");
+  EXPECT_EQ(r.out.find("uncalibrated"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace baton::cli
