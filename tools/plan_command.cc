@@ -90,7 +90,7 @@ void run_pipedream_plan(const PlanFlags& f) {
               "--stages, --micro-batches, --search and --trace belong to baton's objective");
   PipeDreamRequest request;
   request.graph = is_pipedream_profile(f.profile_path)
-                      ? parallel::read_pipedream_graph(f.profile_path.substr(std::string_view("pipedream:").size()))
+                      ? load_plan_pipedream_graph(f.profile_path)
                       : parallel::pipedream_graph_of(plan_profile(f, load_cluster(f.cluster)).profile, f.batch);
   request.workers = f.gpus;
   request.bandwidth_gbs = f.bandwidth_gbs;

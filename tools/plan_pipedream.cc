@@ -25,9 +25,14 @@ std::string stage_span(const parallel::PipeDreamGraph& graph, const parallel::Pi
 
 bool is_pipedream_profile(const std::string& path) { return path.rfind(kPipeDreamPrefix, 0) == 0; }
 
+parallel::PipeDreamGraph load_plan_pipedream_graph(const std::string& path) {
+  BATON_CHECK(is_pipedream_profile(path), "expected pipedream:FILE, got '", path, "'");
+  return parallel::read_pipedream_graph(path.substr(kPipeDreamPrefix.size()));
+}
+
 parallel::Profile load_plan_profile(const std::string& path, int batch) {
   if (!is_pipedream_profile(path)) return parallel::load_profile(path);
-  return parallel::pipedream_profile(parallel::read_pipedream_graph(path.substr(kPipeDreamPrefix.size())), batch);
+  return parallel::pipedream_profile(load_plan_pipedream_graph(path), batch);
 }
 
 void run_pipedream_objective(const PipeDreamRequest& request) {

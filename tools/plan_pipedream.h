@@ -13,6 +13,8 @@ namespace baton::cli {
 // mini-batch `batch`).
 bool is_pipedream_profile(const std::string& path);
 parallel::Profile load_plan_profile(const std::string& path, int batch);
+// The graph of --profile pipedream:FILE.
+parallel::PipeDreamGraph load_plan_pipedream_graph(const std::string& path);
 
 struct PipeDreamRequest {
   parallel::PipeDreamGraph graph;

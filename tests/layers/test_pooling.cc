@@ -25,7 +25,7 @@ AvgPool2dOptions avg_options(std::array<int64_t, 2> k, std::optional<std::array<
 }
 
 // Runs forward on the CPU.
-ForwardResult pool_run(const Layer& layer, Context& ctx, const Tensor& x, Mode mode = Mode::train) {
+ForwardResult run(const Layer& layer, Context& ctx, const Tensor& x, Mode mode = Mode::train) {
   const std::vector<Tensor> inputs{x};
   return layer.forward(ForwardArgs{.ctx = ctx, .mode = mode, .inputs = inputs, .params = {}, .buffers = {}});
 }
@@ -107,13 +107,12 @@ TEST(AdaptiveAvgPool2d, WindowsFollowPyTorch) {
   for (double r : mean) {
     for (double c : mean) expected.push_back(5 * r + c);
   }
-  EXPECT_TRUE(
-      testing::all_close(testing::to_doubles(pool_run(layer, ctx, x).outputs[0], ctx.stream()), expected, 1e-14, 0));
+  EXPECT_TRUE(testing::all_close(testing::to_doubles(run(layer, ctx, x).outputs[0], ctx.stream()), expected, 1e-14, 0));
   // torch.nn.functional.adaptive_avg_pool2d(torch.arange(6.).reshape(1, 1, 2, 3), (3, 2)): rows [0, 1),
   // [0, 2), [1, 2); columns [0, 2), [1, 3).
   const Tensor small = testing::from_doubles({0, 1, 2, 3, 4, 5}, Shape{1, 1, 2, 3}, DType::f64, ctx.stream());
   EXPECT_TRUE(testing::all_close(
-      testing::to_doubles(pool_run(AdaptiveAvgPool2d({.output_size = {3, 2}}), ctx, small).outputs[0], ctx.stream()),
+      testing::to_doubles(run(AdaptiveAvgPool2d({.output_size = {3, 2}}), ctx, small).outputs[0], ctx.stream()),
       {0.5, 1.5, 2.0, 3.0, 3.5, 4.5}, 1e-14, 0));
 }
 
@@ -139,9 +138,7 @@ TEST(Pooling, ForwardComputesTheOp) {
   std::vector<double> v(16);
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i);
   const Tensor x = testing::from_doubles(v, Shape{1, 1, 4, 4}, DType::f32, ctx.stream());
-  const auto out = [&](const Layer& layer) {
-    return testing::to_doubles(pool_run(layer, ctx, x).outputs[0], ctx.stream());
-  };
+  const auto out = [&](const Layer& layer) { return testing::to_doubles(run(layer, ctx, x).outputs[0], ctx.stream()); };
   EXPECT_EQ(out(MaxPool2d(max_options({2, 2}, std::nullopt, {0, 0}, {1, 1}, false))),
             (std::vector<double>{5, 7, 13, 15}));
   EXPECT_EQ(out(AvgPool2d(avg_options({2, 2}, std::nullopt, {0, 0}, false, true))),
@@ -152,13 +149,13 @@ TEST(Pooling, ForwardComputesTheOp) {
 TEST(Pooling, ForwardSavesNoCopyOfTheInput) {
   Context ctx(Device::cpu());
   const Tensor x = testing::random_tensor(Shape{2, 3, 6, 6}, DType::f32, ctx.stream(), 24);
-  const ForwardResult max = pool_run(MaxPool2d(max_options({2, 2}, std::nullopt, {0, 0}, {1, 1}, false)), ctx, x);
+  const ForwardResult max = run(MaxPool2d(max_options({2, 2}, std::nullopt, {0, 0}, {1, 1}, false)), ctx, x);
   ASSERT_EQ(max.saved.size(), 2u);
   EXPECT_EQ(max.saved[0].dtype(), DType::i32);  // argmax indices
   EXPECT_EQ(max.saved[0].shape(), (Shape{2, 3, 3, 3}));
   EXPECT_EQ(max.saved[1].numel(), 0);  // the input's shape, without its data
-  for (const ForwardResult& r : {pool_run(AvgPool2d(avg_options({2, 2}, std::nullopt, {0, 0}, false, true)), ctx, x),
-                                 pool_run(AdaptiveAvgPool2d(), ctx, x)}) {
+  for (const ForwardResult& r : {run(AvgPool2d(avg_options({2, 2}, std::nullopt, {0, 0}, false, true)), ctx, x),
+                                 run(AdaptiveAvgPool2d(), ctx, x)}) {
     ASSERT_EQ(r.saved.size(), 1u);
     EXPECT_EQ(r.saved[0].numel(), 0);
     EXPECT_NE(r.saved[0].storage(), x.storage());
@@ -173,7 +170,7 @@ TEST(Pooling, BackwardSkipsTheInputGradientWhenNotNeeded) {
   const AdaptiveAvgPool2d global;
   for (const Layer* layer : std::initializer_list<const Layer*>{&max, &avg, &global}) {
     SCOPED_TRACE(layer->type());
-    const ForwardResult r = pool_run(*layer, ctx, x);
+    const ForwardResult r = run(*layer, ctx, x);
     const std::vector<Tensor> dy{testing::random_tensor(r.outputs[0].shape(), DType::f32, ctx.stream(), 26)};
     const std::vector<Tensor> dx = layer->backward(BackwardArgs{.ctx = ctx,
                                                                 .output_grads = dy,
