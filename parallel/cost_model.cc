@@ -66,6 +66,26 @@ int64_t stash_bytes_per_sample(const Profile& profile, std::span<const int> node
   return bytes;
 }
 
+StageWork stage_work(const Profile& profile, const Cluster& cluster, std::span<const int> nodes,
+                     double batch_per_replica, std::span<const int> devices, AllReduceAlgorithm algorithm) {
+  StageWork w;
+  w.fwd_ms = forward_ms(profile, nodes, batch_per_replica);
+  w.bwd_ms = backward_ms(profile, nodes, batch_per_replica);
+  w.param_bytes = param_bytes(profile, nodes);
+  w.optimizer_ms = profile.optimizer_ms_per_param_byte * static_cast<double>(w.param_bytes);
+  if (devices.size() > 1 && w.param_bytes > 0) w.allreduce_ms = cluster.allreduce_ms(w.param_bytes, devices, algorithm);
+  return w;
+}
+
+int64_t transfer_bytes(int64_t bytes_per_sample, double micro_batch, int sender_replicas) {
+  return static_cast<int64_t>(std::llround(static_cast<double>(bytes_per_sample) * micro_batch / sender_replicas));
+}
+
+double stage_period_ms(const StageWork& work, double activation_ms, double gradient_ms, int micro_batches) {
+  const double compute = work.fwd_ms + work.bwd_ms + (work.allreduce_ms + work.optimizer_ms) / micro_batches;
+  return std::max({compute, activation_ms, gradient_ms});
+}
+
 StageMemory stage_memory(const Profile& profile, std::span<const int> nodes, double batch_per_replica, int in_flight) {
   StageMemory m;
   m.params = param_bytes(profile, nodes);

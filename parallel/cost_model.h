@@ -1,5 +1,6 @@
 // Cost model shared by the partitioners, the stage table and the simulator: compute time of a set
-// of nodes, bytes crossing a cut, and memory of a stage under a schedule.
+// of nodes, bytes crossing a cut, transfers, all-reduce, the per-stage period the partitioners
+// balance, and memory of a stage under a schedule.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,34 @@ int64_t cut_bytes(const Profile& profile, int position);
 // Bytes of activations one micro-batch keeps alive in a stage between its forward and backward
 // (outputs and saved tensors of its nodes), per sample.
 int64_t stash_bytes_per_sample(const Profile& profile, std::span<const int> nodes);
+
+// One stage's work as the partitioners and the simulator both count it.
+struct StageWork {
+  double fwd_ms = 0;  // one micro-batch's share on one replica
+  double bwd_ms = 0;
+  double optimizer_ms = 0;  // per step, after the all-reduce
+  double allreduce_ms = 0;  // per step: the stage's gradients over its replicas (0 for one replica)
+  int64_t param_bytes = 0;
+};
+// `devices`: one per replica; `batch_per_replica`: samples of a micro-batch each replica computes.
+StageWork stage_work(const Profile& profile, const Cluster& cluster, std::span<const int> nodes,
+                     double batch_per_replica, std::span<const int> devices,
+                     AllReduceAlgorithm algorithm = AllReduceAlgorithm::ring);
+
+// Bytes one transfer carries: each replica of the sending stage sends its own share of the
+// micro-batch (`micro_batch` / `sender_replicas` samples of `bytes_per_sample`), whatever the
+// receiving stage's replica count. Activations are sent by the earlier stage, gradients by the later.
+int64_t transfer_bytes(int64_t bytes_per_sample, double micro_batch, int sender_replicas);
+
+// The period the partitioners balance: the time a stage keeps its busiest resource per micro-batch
+// in the steady state. Sends are asynchronous (the simulator's semantics), so a stage's compute,
+// its outgoing activation link and the returning gradient link are separate resources and the
+// period is the largest of them; the per-step tail (all-reduce, then optimiser) follows the stage's
+// last backward on its compute lane and is spread over the M micro-batches:
+//   period = max(fwd + bwd + (allreduce + optimizer) / M, activation_ms, gradient_ms).
+// For every stage s, M x period is a lower bound of the simulated step (bucketed all-reduce aside);
+// tests/parallel/test_cost_model_order.cc bounds the simulated step from above and checks the order.
+double stage_period_ms(const StageWork& work, double activation_ms, double gradient_ms, int micro_batches);
 
 struct StageMemory {
   int64_t params = 0;

@@ -41,21 +41,20 @@ double memory_cap_bytes(const PartitionRequest& request) {
 double stage_time_ms(const PartitionRequest& r, const std::vector<int>& nodes, int replicas, int first_device,
                      int next_device) {
   const Profile& profile = *r.profile;
-  const double batch = static_cast<double>(r.batch) / r.micro_batches / replicas;
-  double ms = forward_ms(profile, nodes, batch) + backward_ms(profile, nodes, batch);
+  const double micro_batch = static_cast<double>(r.batch) / r.micro_batches;
+  const int stride = r.free_replication ? 1 : r.stages / r.chunks_per_device;
+  std::vector<int> devices;
+  for (int k = 0; k < replicas; ++k) devices.push_back((first_device + k * stride) % r.cluster->num_devices());
+  const StageWork work = stage_work(profile, *r.cluster, nodes, micro_batch / replicas, devices);
+  double activation_ms = 0, gradient_ms = 0;
   if (next_device >= 0) {
     std::vector<char> in_set(profile.nodes.size(), 0);
     for (int n : nodes) in_set[n] = 1;
-    const auto bytes = static_cast<int64_t>(static_cast<double>(boundary_bytes_out(profile, in_set)) * batch);
-    ms += 2 * r.cluster->p2p_ms(bytes, first_device, next_device);  // activations out, gradients back
+    const int64_t bytes = transfer_bytes(boundary_bytes_out(profile, in_set), micro_batch, replicas);
+    activation_ms = r.cluster->p2p_ms(bytes, first_device, next_device);
+    gradient_ms = r.cluster->p2p_ms(bytes, next_device, first_device);
   }
-  if (replicas > 1) {
-    const int stride = r.free_replication ? 1 : r.stages / r.chunks_per_device;
-    std::vector<int> devices;
-    for (int k = 0; k < replicas; ++k) devices.push_back((first_device + k * stride) % r.cluster->num_devices());
-    ms += r.cluster->allreduce_ms(param_bytes(profile, nodes), devices) / r.micro_batches;
-  }
-  return ms;
+  return stage_period_ms(work, activation_ms, gradient_ms, r.micro_batches);
 }
 
 Plan partition_uniform(const PartitionRequest& r) {

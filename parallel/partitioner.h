@@ -40,9 +40,11 @@ Plan partition_block(const PartitionRequest& request);
 Plan partition_antichain(const PartitionRequest& request);
 Plan partition_hypergraph(const PartitionRequest& request);
 
-// The time the partitioners balance: forward + backward of the stage's nodes at its per-replica
-// micro-batch, plus sending its outgoing activations and receiving their gradients over the link to
-// the next stage's device, plus (replicas > 1) its share of the gradient all-reduce per micro-batch.
+// The time the partitioners balance: stage_period_ms (cost_model.h) of the stage's nodes at its
+// per-replica micro-batch on the devices the request gives it, with its outgoing activations sent to
+// the next stage's device and their gradients sent back (both at this stage's replica share: the
+// next stage's count is not known while the DP extends a prefix; equal replication makes them the
+// same). Values read by later stages than the next are counted on the link to the next stage.
 double stage_time_ms(const PartitionRequest& request, const std::vector<int>& nodes, int replicas, int first_device,
                      int next_device);
 

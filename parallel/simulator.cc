@@ -160,14 +160,15 @@ SimulationResult simulate(const Plan& plan, const Schedule& schedule, const Prof
     const Stage& stage = plan.stages[s];
     sim::StageCosts& c = costs[s];
     batch[s] = plan.micro_batch_size() / stage.replicas;
-    c.fwd_ms = forward_ms(profile, stage.nodes, batch[s]);
-    c.bwd_ms = backward_ms(profile, stage.nodes, batch[s]);
-    c.param_bytes = param_bytes(profile, stage.nodes);
-    c.optimizer_ms = profile.optimizer_ms_per_param_byte * static_cast<double>(c.param_bytes);
+    const StageWork work = stage_work(profile, cluster, stage.nodes, batch[s], stage.devices, options.algorithm);
+    c.fwd_ms = work.fwd_ms;
+    c.bwd_ms = work.bwd_ms;
+    c.param_bytes = work.param_bytes;
+    c.optimizer_ms = work.optimizer_ms;
     c.device = stage.devices[0];
     c.all_reduce = stage.replicas > 1 && c.param_bytes > 0;
     if (!c.all_reduce) continue;
-    c.allreduce_ms = free_comm ? 0.0 : cluster.allreduce_ms(c.param_bytes, stage.devices, options.algorithm);
+    c.allreduce_ms = free_comm ? 0.0 : work.allreduce_ms;
     if (options.bucket_bytes > 0) {
       c.buckets = make_buckets(profile, stage, batch[s], c.bwd_ms, options.bucket_bytes);
       for (sim::Bucket& b : c.buckets) {
@@ -176,8 +177,8 @@ SimulationResult simulate(const Plan& plan, const Schedule& schedule, const Prof
     }
   }
 
-  // Bytes per sample of the values stage a produces and stage b reads; a transfer carries one
-  // replica's share of the micro-batch (the larger of the two stages' replica counts sets the share).
+  // Bytes per sample of the values stage a produces and stage b reads; each transfer carries the
+  // sending replica's share of the micro-batch (transfer_bytes): activations a -> b, gradients b -> a.
   std::vector<int> stage_of(profile.num_nodes(), -1);
   for (int s = 0; s < num_stages; ++s) {
     for (const int n : plan.stages[s].nodes) stage_of[n] = s;
@@ -194,17 +195,13 @@ SimulationResult simulate(const Plan& plan, const Schedule& schedule, const Prof
   }
   std::vector<std::vector<int64_t>> bytes(num_stages, std::vector<int64_t>(num_stages, 0));
   std::vector<std::vector<double>> transfer_ms(num_stages, std::vector<double>(num_stages, 0.0));
-  std::vector<std::vector<int>> multiplicity(num_stages, std::vector<int>(num_stages, 1));
   for (int a = 0; a < num_stages; ++a) {
     for (int b = a + 1; b < num_stages; ++b) {
-      const int share = std::max(plan.stages[a].replicas, plan.stages[b].replicas);
-      const auto n =
-          static_cast<int64_t>(std::llround(static_cast<double>(per_sample[a][b]) * plan.micro_batch_size() / share));
-      bytes[a][b] = bytes[b][a] = n;
-      multiplicity[a][b] = multiplicity[b][a] = share;
+      bytes[a][b] = transfer_bytes(per_sample[a][b], plan.micro_batch_size(), plan.stages[a].replicas);
+      bytes[b][a] = transfer_bytes(per_sample[a][b], plan.micro_batch_size(), plan.stages[b].replicas);
       if (!free_comm) {
-        transfer_ms[a][b] = cluster.p2p_ms(n, costs[a].device, costs[b].device);
-        transfer_ms[b][a] = cluster.p2p_ms(n, costs[b].device, costs[a].device);
+        transfer_ms[a][b] = cluster.p2p_ms(bytes[a][b], costs[a].device, costs[b].device);
+        transfer_ms[b][a] = cluster.p2p_ms(bytes[b][a], costs[b].device, costs[a].device);
       }
     }
   }
@@ -233,7 +230,7 @@ SimulationResult simulate(const Plan& plan, const Schedule& schedule, const Prof
         break;
       case sim::Activity::send_activation:
       case sim::Activity::send_gradient:
-        result.communication_ms += ms * multiplicity[i.stage][i.peer];
+        result.communication_ms += ms * plan.stages[i.stage].replicas;  // every sending replica
         break;
       case sim::Activity::allreduce:
         result.communication_ms += ms * plan.stages[i.stage].replicas;
