@@ -8,6 +8,7 @@
 #include "parallel/cluster_for_devices.h"
 #include "parallel/comm/nccl_communicator.h"
 #include "parallel/profiler.h"
+#include "runtime/core/cpu_threads.h"
 #include "runtime/core/error.h"
 
 namespace baton::parallel {
@@ -188,10 +189,6 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
               choice.chunks > 1 ? " (x2 chunks, interleaved)" : "", ": the model has only ", structure.nodes.size(),
               " nodes to split into ", model_stages, " stages");
 
-  if (progress && (world == nullptr || world->rank() == 0)) {
-    progress("profiling " + model_name + " on " + setup.available.front().str() + " at micro-batch " +
-             std::to_string(setup.micro_batch) + " (1 warm-up, 3 repeats)...");
-  }
   ProfilerOptions po;
   po.batch_sizes = {setup.micro_batch};
   po.warmup = 1;
@@ -199,8 +196,23 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
   po.optimizer = config.optimizer.value("type", std::string("sgd"));
   po.allow_tf32 = config.tf32;
   po.seed = config.seed;
-  // Across processes rank 0 alone measures (the others would compete for its cores) and shares it.
+  // Across processes rank 0 alone measures (the others would compete for its cores) and shares it;
+  // each process then computes its stage with its own threads. In one process the groups and then
+  // each group's pipeline positions split this thread's CPU threads (cpu_threads_per_worker), so
+  // CPU stage times are measured with the share one stage worker will compute with.
   if (world == nullptr || world->rank() == 0) {
+    if (world == nullptr && setup.available.front().is_cpu()) {
+      po.cpu_threads = std::max(1, std::max(1, cpu_threads() / p.groups) / p.stages);
+    }
+    if (progress) {
+      const int threads = po.cpu_threads > 0 ? po.cpu_threads : cpu_threads();
+      progress("profiling " + model_name + " on " + setup.available.front().str() + " at micro-batch " +
+               std::to_string(setup.micro_batch) +
+               (setup.available.front().is_cpu()
+                    ? " with " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " (a stage's share)"
+                    : std::string()) +
+               " (1 warm-up, 3 repeats)...");
+    }
     setup.profile = measure_profile(graph, model_name, setup.available.front(), po);
   }
   if (world != nullptr) setup.profile = share_profile(*world, setup.profile);

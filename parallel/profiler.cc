@@ -2,11 +2,13 @@
 #include "parallel/profiler.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "kernels/random.h"
 #include "parallel/analytic_profile.h"
 #include "runtime/core/context.h"
+#include "runtime/core/cpu_threads.h"
 #include "runtime/core/error.h"
 #include "runtime/core/stream.h"
 #include "runtime/graph/executor.h"
@@ -85,6 +87,10 @@ Profile measure_profile(const Graph& g, const std::string& model, Device device,
   std::sort(p.batch_sizes.begin(), p.batch_sizes.end());
   p.batch_sizes.erase(std::unique(p.batch_sizes.begin(), p.batch_sizes.end()), p.batch_sizes.end());
   BATON_CHECK(p.batch_sizes.front() >= 1, "profile: batch sizes must be >= 1");
+  BATON_CHECK(options.cpu_threads >= 0, "profile: cpu_threads must be >= 0 (0: the caller's), got ",
+              options.cpu_threads);
+  std::optional<CpuThreadsScope> threads;
+  if (device.is_cpu() && options.cpu_threads > 0) threads.emplace(options.cpu_threads);
 
   Context ctx(device);
   ctx.set_allow_tf32(options.allow_tf32);

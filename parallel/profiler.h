@@ -20,6 +20,10 @@ struct ProfilerOptions {
   std::string optimizer = "sgd";  // for optimiser-state bytes; the step itself is timed too
   bool allow_tf32 = true;
   uint64_t seed = 1;
+  // CPU devices: the threads the timed ops use (0: the calling thread's cpu_threads()). A pipeline
+  // stage or a replica computes with its share of the cores (cpu_threads_per_worker), and is timed
+  // with that share.
+  int cpu_threads = 0;
 };
 
 // The graph's inputs are filled with random data ("labels": random classes for the loss that

@@ -13,6 +13,7 @@
 #include "parallel/pipeline/pipeline_executor.h"
 #include "parallel/planner.h"
 #include "parallel/profiler.h"
+#include "runtime/core/cpu_threads.h"
 #include "runtime/core/device_info.h"
 #include "runtime/core/error.h"
 #include "runtime/graph/executor.h"
@@ -116,32 +117,42 @@ nlohmann::json bench_pipeline_throughput(const PipelineBenchSettings& s) {
   profiler.repeats = s.profile_repeats;
   profiler.allow_tf32 = false;  // as the executors' contexts
   const Profile profile = measure_profile(graph, s.model, s.stage_devices.front(), profiler);
+  // CPU virtual devices: each of the S stage workers computes with its share of this thread's CPU
+  // threads, so the S-stage plan is priced on a profile measured with that share.
+  const int stage_threads = s.device.is_cpu() ? cpu_threads_per_worker(S) : 0;
+  ProfilerOptions stage_profiler = profiler;
+  stage_profiler.cpu_threads = stage_threads;
+  const Profile stage_profile = s.device.is_cpu() && stage_threads != cpu_threads()
+                                    ? measure_profile(graph, s.model, s.stage_devices.front(), stage_profiler)
+                                    : profile;
   const Cluster cluster = bench_cluster(s, one_gpu);
   PlanSettings settings;
   settings.batch = s.batch;
   const EvaluatedPlan single = single_device_plan(profile, cluster, settings);
   const EvaluatedPlan pipelined =
-      evaluate_plan({.partitioner = "block", .stages = S, .micro_batches = M}, profile, cluster, settings);
+      evaluate_plan({.partitioner = "block", .stages = S, .micro_batches = M}, stage_profile, cluster, settings);
   // The same work on one device in series (one stage, M micro-batches): what S stages cost when
   // they cannot run at the same time.
   const EvaluatedPlan serial =
-      evaluate_plan({.partitioner = "block", .stages = 1, .micro_batches = M}, profile, cluster, settings);
+      evaluate_plan({.partitioner = "block", .stages = 1, .micro_batches = M}, stage_profile, cluster, settings);
 
   const WallTimes plain = time_plain_executor(s, graph);
   const WallTimes one_stage = time_pipeline(s, graph, single.plan, single.schedule);
   const WallTimes staged = time_pipeline(s, graph, pipelined.plan, pipelined.schedule);
 
-  // CPU virtual devices: S workers on `cores` hardware threads finish no sooner than the work in
-  // series spread over min(S, cores) of them, nor sooner than the pipeline with a core per stage.
+  // CPU virtual devices: S workers of `stage_threads` threads on `cores` hardware threads finish no
+  // sooner than the work in series spread over the workers that can run at once, nor sooner than
+  // the pipeline with cores of its own per stage.
   std::optional<double> core_bound;
   if (s.device.is_cpu()) {
-    const int usable = std::max(1, std::min(S, static_cast<int>(cores)));
+    const int usable = std::max(1, std::min(S, static_cast<int>(cores) / std::max(1, stage_threads)));
     core_bound = std::max(pipelined.predicted.step_ms, serial.predicted.step_ms / usable);
   }
   const char* headline_name = one_gpu ? "in_series" : core_bound ? "core_bound" : "pipeline";
   const double headline = one_gpu ? serial.predicted.step_ms : core_bound.value_or(pipelined.predicted.step_ms);
 
-  std::printf("stages of the plan (block partitioner on the measured profile):\n");
+  std::printf("stages of the plan (block partitioner on the measured profile%s):\n",
+              stage_threads > 0 ? (" with " + std::to_string(stage_threads) + " thread(s) per stage").c_str() : "");
   nlohmann::json stages = nlohmann::json::array();
   for (const StageSummary& row : pipelined.table) {
     const std::string first = profile.nodes[row.nodes.front()].name, last = profile.nodes[row.nodes.back()].name;
@@ -215,7 +226,8 @@ nlohmann::json bench_pipeline_throughput(const PipelineBenchSettings& s) {
            {{"batch_sizes", profiler.batch_sizes},
             {"warmup", s.profile_warmup},
             {"repeats", s.profile_repeats},
-            {"device", profile.device}}},
+            {"device", profile.device},
+            {"stage_cpu_threads", stage_threads}}},
           {"cluster", cluster.name()},
           {"hardware_threads", cores},
           {"stages_share_hardware", shared},

@@ -122,8 +122,11 @@ CallCache& call_cache() {
 
 }  // namespace
 
-std::shared_ptr<const DnnlCall> cached_dnnl_call(const std::string& key,
+std::shared_ptr<const DnnlCall> cached_dnnl_call(const std::string& op_key,
                                                  const std::function<std::shared_ptr<const DnnlCall>()>& make) {
+  // A primitive runs with the OpenMP thread count it was made with, so calls are cached per count:
+  // a pipeline stage worker with one thread must not run a primitive made for every core.
+  const std::string key = std::to_string(cpu_threads()) + " threads: " + op_key;
   CallCache& cache = call_cache();
   {
     std::lock_guard lock(cache.mutex);

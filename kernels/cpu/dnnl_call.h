@@ -53,10 +53,11 @@ class DnnlCall {
   size_t workspace_bytes_ = 0;
 };
 
-// The call cached under `key` (the op, its shapes and parameters), made by `make` the first time;
-// nullptr when `make` returns nullptr (oneDNN has no implementation: the caller uses the reference).
-// Thread-safe.
-std::shared_ptr<const DnnlCall> cached_dnnl_call(const std::string& key,
+// The call cached under `op_key` (the op, its shapes and parameters) and the calling thread's
+// cpu_threads() (a primitive keeps the thread count it was made with), made by `make` the first
+// time; nullptr when `make` returns nullptr (oneDNN has no implementation: the caller uses the
+// reference). Thread-safe.
+std::shared_ptr<const DnnlCall> cached_dnnl_call(const std::string& op_key,
                                                  const std::function<std::shared_ptr<const DnnlCall>()>& make);
 
 struct DnnlCacheStats {

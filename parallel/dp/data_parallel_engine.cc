@@ -152,20 +152,16 @@ void DataParallelEngine::on_replicas(const std::function<void(Replica&)>& fn) {
       errors[r] = std::current_exception();
     }
   };
-  std::vector<std::thread> threads;
-  // The replicas share this thread's CPU threads (runtime/core/cpu_threads.h).
+  // The replicas share this thread's CPU threads (runtime/core/cpu_threads.h); replica 0 runs on it.
   const int cpu_threads = cpu_threads_per_worker(static_cast<int>(replicas_.size()));
-  for (size_t r = 1; r < replicas_.size(); ++r) {
-    threads.emplace_back([&run, r, cpu_threads] {
+  std::vector<std::function<void()>> tasks;
+  for (size_t r = 0; r < replicas_.size(); ++r) {
+    tasks.emplace_back([&run, r, cpu_threads] {
       const CpuThreadsScope scope(cpu_threads);
       run(r);
     });
   }
-  {
-    const CpuThreadsScope scope(cpu_threads);
-    run(0);
-  }
-  for (std::thread& t : threads) t.join();
+  workers_.run(tasks);
   for (size_t r = 0; r < errors.size(); ++r) {
     if (!errors[r]) continue;
     try {

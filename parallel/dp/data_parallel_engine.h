@@ -16,6 +16,7 @@
 #include "parallel/dp/gradient_sync.h"
 #include "parallel/dp/model_averaging.h"
 #include "parallel/dp/step_record.h"
+#include "runtime/core/worker_threads.h"
 #include "runtime/graph/executor.h"
 #include "runtime/graph/param_store.h"
 #include "runtime/train/optimizer.h"
@@ -86,7 +87,7 @@ class DataParallelEngine final : public TrainEngine {
 
  private:
   struct Replica;
-  // Runs fn(r) for every replica, each on its own thread (replica 0 on the caller's); rethrows the
+  // Runs fn(r) for every replica, each on a worker thread (replica 0 on the caller's); rethrows the
   // lowest-ranked failure after all have returned.
   void on_replicas(const std::function<void(Replica&)>& fn);
   // The replica's index among this process's replicas.
@@ -111,6 +112,7 @@ class DataParallelEngine final : public TrainEngine {
   int trace_steps_ = 0, traced_steps_ = 0;
   std::chrono::steady_clock::time_point trace_origin_ = std::chrono::steady_clock::now();
   std::vector<TraceEvent> trace_;
+  WorkerThreads workers_;  // the replicas' threads (replica 0 on the caller's), kept across steps
 };
 
 }  // namespace baton::parallel

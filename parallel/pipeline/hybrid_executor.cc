@@ -188,18 +188,15 @@ void HybridExecutor::on_groups(const std::function<void(int)>& fn) {
       for (const auto& communicator : communicators_) communicator->abort_in_process(reason);
     }
   };
-  {
-    std::vector<std::jthread> threads;
-    const int cpu_threads = cpu_threads_per_worker(groups());  // the groups share this thread's CPU threads
-    for (int g = 1; g < groups(); ++g) {
-      threads.emplace_back([&run, g, cpu_threads] {
-        const CpuThreadsScope scope(cpu_threads);
-        run(g);
-      });
-    }
-    const CpuThreadsScope scope(cpu_threads);
-    run(0);
-  }  // joins
+  const int cpu_threads = cpu_threads_per_worker(groups());  // the groups share this thread's CPU threads
+  std::vector<std::function<void()>> tasks;
+  for (int g = 0; g < groups(); ++g) {
+    tasks.emplace_back([&run, g, cpu_threads] {
+      const CpuThreadsScope scope(cpu_threads);
+      run(g);
+    });
+  }
+  workers_.run(tasks);  // group 0 on this thread
   if (!first) return;
   try {
     std::rethrow_exception(first);

@@ -72,7 +72,7 @@ class HybridExecutor {
   PipelineOutputs evaluate(const std::vector<Tensor>& inputs) { return group(0).evaluate(inputs); }
 
  private:
-  // Runs fn(g) for every group, each on its own thread; rethrows the first failure in time.
+  // Runs fn(g) for every group, each on a worker thread; rethrows the first failure in time.
   void on_groups(const std::function<void(int)>& fn);
 
   // In one process: the stage s communicators of every group, g within s. Across processes: none.
@@ -89,6 +89,7 @@ class HybridExecutor {
   // Across processes: this position's, over the groups (G > 1), on the host (the loss; the stages'
   // gradients too on CPUs, through an NCCL communicator bootstrapped from it on GPUs).
   std::shared_ptr<comm::Communicator> across_;
+  WorkerThreads workers_;  // in one process: the groups' threads (group 0 on the caller's), kept across steps
 };
 
 // Splits a plan whose stages all have G replicas into group g's plan: one replica per stage, on the

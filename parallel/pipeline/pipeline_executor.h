@@ -21,6 +21,7 @@
 #include "parallel/pipeline/stage_sync.h"
 #include "parallel/plan.h"
 #include "parallel/schedule.h"
+#include "runtime/core/worker_threads.h"
 
 namespace baton {
 class Optimizer;
@@ -141,7 +142,8 @@ class PipelineExecutor {
             buckets_,
             stage_positions_,
             options_.processes.get(),
-            links_.get()};
+            links_.get(),
+            &workers_};
   }
   // Across processes: the loss stage's process sends the step's loss to the others.
   PendingLoss share_loss(PendingLoss loss);
@@ -162,6 +164,7 @@ class PipelineExecutor {
   std::unique_ptr<StepRecorder> recorder_;
   LossReadback losses_;
   std::optional<Event> inputs_ready_;  // recorded on StepOptions::inputs_stream, reused
+  WorkerThreads workers_;              // the positions' threads in one process, kept across steps
 };
 
 }  // namespace baton::parallel

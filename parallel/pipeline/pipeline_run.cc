@@ -6,7 +6,7 @@
 #include "parallel/pipeline/pipeline_run.h"
 
 #include <string>
-#include <thread>
+#include <functional>
 
 #include "parallel/pipeline/transfer.h"
 #include "runtime/core/cpu_threads.h"
@@ -77,20 +77,23 @@ void PipelineRun::execute(const Schedule& schedule) {
       }
     }
   } else {
-    std::vector<std::jthread> workers;
-    // Stages on CPU devices share this thread's CPU threads (runtime/core/cpu_threads.h).
+    // One position per worker (position 0 on this thread). Stages on CPU devices share this
+    // thread's CPU threads (runtime/core/cpu_threads.h).
     const int threads = cpu_threads_per_worker(static_cast<int>(schedule.programs.size()));
+    std::vector<std::function<void()>> positions;
+    for (size_t p = 0; p < schedule.programs.size(); ++p) {
+      positions.emplace_back([this, &schedule, p, threads] {
+        const CpuThreadsScope scope(threads);
+        run_position(schedule.programs[p], static_cast<int>(p));
+      });
+    }
     try {
-      for (size_t p = 0; p < schedule.programs.size(); ++p) {
-        workers.emplace_back([this, &schedule, p, threads] {
-          const CpuThreadsScope scope(threads);
-          run_position(schedule.programs[p], static_cast<int>(p));
-        });
-      }
+      BATON_CHECK(parts_.workers != nullptr, "a pipeline run in one process needs its executor's worker threads");
+      parts_.workers->run(positions);
     } catch (...) {
       record_error(std::current_exception());
     }
-  }  // joins every worker
+  }
   if (!error_) return;
   for (auto& stage : parts_.stages) {
     if (!stage) continue;

@@ -23,6 +23,7 @@
 #include "parallel/pipeline/stage.h"
 #include "parallel/pipeline/stage_sync.h"
 #include "parallel/schedule.h"
+#include "runtime/core/worker_threads.h"
 #include "runtime/train/pending_loss.h"
 
 namespace baton {
@@ -49,6 +50,7 @@ struct PipelineParts {
   const std::vector<int>& stage_positions;                       // [stage]: its pipeline position
   comm::Communicator* processes = nullptr;                       // a pipeline across processes, else null
   const PipelineLinks* links = nullptr;                          // its links to the other positions
+  WorkerThreads* workers = nullptr;                              // in one process: runs the positions
 };
 
 // How a run goes: train (forward keeps tapes, backward, optimiser step) or eval (forward only).

@@ -2,9 +2,13 @@
 // as `baton train --stages 2` does and its engine trains with the single-device trainer's losses.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+
 #include "layers/builtin_layers.h"
 #include "layers/graph_builder.h"
 #include "parallel/parallel_training.h"
+#include "runtime/core/cpu_threads.h"
 #include "runtime/train/trainer.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/train_metrics.h"
@@ -51,7 +55,10 @@ TEST(ParallelTraining, APipelineOnTwoCpuDevicesTrainsAsTheSingleDeviceTrainer) {
   piped.metrics = (scratch.path() / "piped.jsonl").string();
   ParallelTraining t =
       make_parallel_training(graph, "small_mlp", piped, parallel, [&](const std::string& line) { heard += line; });
-  EXPECT_EQ(heard, "profiling small_mlp on cpu:0 at micro-batch 1 (1 warm-up, 3 repeats)...");
+  // Each of the 2 stages computes with half of this thread's CPU threads, and is profiled so.
+  const int share = std::max(1, cpu_threads() / 2);
+  EXPECT_EQ(heard, "profiling small_mlp on cpu:0 at micro-batch 1 with " + std::to_string(share) +
+                       (share == 1 ? " thread" : " threads") + " (a stage's share) (1 warm-up, 3 repeats)...");
 
   // What `baton train --stages 2 --devices cpu:0,cpu:1` prints: 8 micro-batches (4 x stages).
   EXPECT_EQ(t.setup.micro_batch, 1);
