@@ -155,16 +155,23 @@ nlohmann::json cluster_to_json(const Cluster& c) {
       links.push_back(l);
     }
   }
-  return {{"name", c.name()},
-          {"device", device_spec_to_json(c.device(0))},
-          {"nodes", nodes},
-          {"gpus_per_node", per_node},
-          {"links", links}};
+  nlohmann::json out = {{"name", c.name()},
+                        {"device", device_spec_to_json(c.device(0))},
+                        {"nodes", nodes},
+                        {"gpus_per_node", per_node},
+                        {"links", links}};
+  if (c.concurrent_compute() > 0) out["concurrent_compute"] = c.concurrent_compute();
+  return out;
+}
+
+void Cluster::set_concurrent_compute(int devices) {
+  BATON_CHECK(devices >= 0, "cluster '", name_, "': concurrent_compute must be >= 0 (0: every device), got ", devices);
+  concurrent_compute_ = devices;
 }
 
 Cluster cluster_from_json(const nlohmann::json& json, std::string_view source) {
   const JsonFields f(json, source, "");
-  f.allow_only({"name", "device", "nodes", "gpus_per_node", "intra", "inter", "links"});
+  f.allow_only({"name", "device", "nodes", "gpus_per_node", "intra", "inter", "links", "concurrent_compute"});
   const nlohmann::json& device = f.at("device");
   DeviceSpec spec;
   if (device.is_string()) {
@@ -199,6 +206,9 @@ Cluster cluster_from_json(const nlohmann::json& json, std::string_view source) {
       c.set_link(static_cast<int>(a), static_cast<int>(b), link_from(l, true));
     }
   }
+  const int64_t concurrent = f.integer("concurrent_compute", 0);
+  if (concurrent < 0 || concurrent > 1'000'000) f.fail("concurrent_compute", "an integer >= 0 (0: every device)");
+  c.set_concurrent_compute(static_cast<int>(concurrent));
   return c;
 }
 

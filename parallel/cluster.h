@@ -35,6 +35,11 @@ class Cluster {
   const Link& link(int a, int b) const;
   // Overrides one pair (both directions), e.g. from a JSON "links" list.
   void set_link(int a, int b, Link link);
+  // Devices of one node that compute at full speed at the same time; 0 (the default): every device
+  // has hardware of its own. CPU virtual devices share the machine's cores: with W-thread workers on
+  // C cores, C / W of them run at once and the others wait for a core (the simulator queues them).
+  int concurrent_compute() const { return concurrent_compute_; }
+  void set_concurrent_compute(int devices);
 
   // Milliseconds to move `bytes` from device `a` to device `b`: latency + bytes / bandwidth (0 if a == b).
   double p2p_ms(int64_t bytes, int a, int b) const;
@@ -49,6 +54,7 @@ class Cluster {
   std::vector<DeviceSpec> devices_;
   std::vector<int> node_of_;
   std::vector<Link> links_;  // num_devices^2, row-major [a * n + b]
+  int concurrent_compute_ = 0;
 };
 
 // Shipped: "h200-nvlink-8" (one node, 8 x H200 on NVLink 4), "pcie-8" (one node, 8 x H100 PCIe on
@@ -59,7 +65,8 @@ Cluster cluster_by_name(std::string_view name);
 // A NAME from the list above or a JSON FILE:
 // {"name", "device": NAME | {DeviceSpec fields}, "nodes", "gpus_per_node",
 //  "intra": {"kind", "bandwidth_gbs", "latency_us"}, "inter": {...},
-//  "links": [{"from", "to", "kind", "bandwidth_gbs", "latency_us"}, ...]   (optional per-pair overrides)}
+//  "links": [{"from", "to", "kind", "bandwidth_gbs", "latency_us"}, ...]   (optional per-pair overrides),
+//  "concurrent_compute": devices of a node computing at once (optional; 0 or absent: all)}
 Cluster load_cluster(const std::string& name_or_file);
 nlohmann::json cluster_to_json(const Cluster& cluster);
 Cluster cluster_from_json(const nlohmann::json& json, std::string_view source);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <thread>
 
 #include "parallel/analytic_profile.h"
 #include "parallel/cluster_for_devices.h"
@@ -200,16 +201,17 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
   // each process then computes its stage with its own threads. In one process the groups and then
   // each group's pipeline positions split this thread's CPU threads (cpu_threads_per_worker), so
   // CPU stage times are measured with the share one stage worker will compute with.
+  const bool cpu = setup.available.front().is_cpu();
+  // The threads one stage computes with: in one process its share; across processes its process's.
+  const int stage_threads =
+      world == nullptr ? std::max(1, std::max(1, cpu_threads() / p.groups) / p.stages) : cpu_threads();
   if (world == nullptr || world->rank() == 0) {
-    if (world == nullptr && setup.available.front().is_cpu()) {
-      po.cpu_threads = std::max(1, std::max(1, cpu_threads() / p.groups) / p.stages);
-    }
+    if (world == nullptr && cpu) po.cpu_threads = stage_threads;
     if (progress) {
-      const int threads = po.cpu_threads > 0 ? po.cpu_threads : cpu_threads();
       progress("profiling " + model_name + " on " + setup.available.front().str() + " at micro-batch " +
                std::to_string(setup.micro_batch) +
-               (setup.available.front().is_cpu()
-                    ? " with " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " (a stage's share)"
+               (cpu ? " with " + std::to_string(stage_threads) + (stage_threads == 1 ? " thread" : " threads") +
+                          " (a stage's share)"
                     : std::string()) +
                " (1 warm-up, 3 repeats)...");
     }
@@ -222,6 +224,14 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
       gpu_per_process ? std::vector<Device>(static_cast<size_t>(world->size()), setup.available.front())
                       : setup.available,
       p.stages * p.groups);
+  // CPU stages (threads or processes of this machine) share its cores: as many compute at once as
+  // the cores hold stage workers; the simulator queues the others. Processes: the machine's cores
+  // (each process may be bound to a few); threads: the cores this process may run on.
+  if (cpu) {
+    const int cores =
+        world != nullptr ? std::max(1, static_cast<int>(std::thread::hardware_concurrency())) : cpu_cores_available();
+    setup.cluster.set_concurrent_compute(std::max(1, cores / stage_threads));
+  }
   PlanSettings settings;
   settings.batch = static_cast<int>(config.batch_size);
   settings.memory_cap_bytes = 1e300;  // the run itself finds out whether it fits

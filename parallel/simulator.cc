@@ -166,6 +166,11 @@ SimulationResult simulate(const Plan& plan, const Schedule& schedule, const Prof
     c.param_bytes = work.param_bytes;
     c.optimizer_ms = work.optimizer_ms;
     c.device = stage.devices[0];
+    if (cluster.concurrent_compute() > 0) {  // devices sharing their node's cores: one pool per node
+      c.pool = cluster.node_of(c.device);
+      c.slots = static_cast<int>(std::count_if(stage.devices.begin(), stage.devices.end(),
+                                               [&](int d) { return cluster.node_of(d) == c.pool; }));
+    }
     c.all_reduce = stage.replicas > 1 && c.param_bytes > 0;
     if (!c.all_reduce) continue;
     c.allreduce_ms = free_comm ? 0.0 : work.allreduce_ms;
@@ -206,7 +211,14 @@ SimulationResult simulate(const Plan& plan, const Schedule& schedule, const Prof
     }
   }
 
-  const sim::Timeline timeline = sim::run_programs(schedule, costs, transfer_ms, bytes);
+  std::vector<int> pool_places;
+  if (cluster.concurrent_compute() > 0) {
+    for (int d = 0; d < cluster.num_devices(); ++d) {
+      pool_places.resize(std::max(pool_places.size(), static_cast<size_t>(cluster.node_of(d)) + 1),
+                         cluster.concurrent_compute());
+    }
+  }
+  const sim::Timeline timeline = sim::run_programs(schedule, costs, transfer_ms, bytes, pool_places);
 
   SimulationResult result;
   const int positions = schedule.devices;

@@ -21,8 +21,17 @@ using TransferKey = std::tuple<int, int, int, int>;
 class Engine {
  public:
   Engine(const Schedule& schedule, const std::vector<StageCosts>& stages,
-         const std::vector<std::vector<double>>& transfer_ms, const std::vector<std::vector<int64_t>>& transfer_bytes)
+         const std::vector<std::vector<double>>& transfer_ms, const std::vector<std::vector<int64_t>>& transfer_bytes,
+         const std::vector<int>& pool_places)
       : schedule_(schedule), stages_(stages), transfer_ms_(transfer_ms), transfer_bytes_(transfer_bytes) {
+    for (const int places : pool_places) {
+      BATON_CHECK(places >= 1, "simulate: a compute pool needs at least one place, got ", places);
+      place_free_.emplace_back(static_cast<size_t>(places), 0.0);
+    }
+    for (const StageCosts& s : stages) {
+      BATON_CHECK(s.pool < static_cast<int>(place_free_.size()) && s.slots >= 1, "simulate: compute pool ", s.pool,
+                  " with ", s.slots, " slot(s), but ", place_free_.size(), " pool(s)");
+    }
     const int positions = schedule.devices;
     for (int p = 0; p < positions; ++p) timeline_.lanes.push_back({LaneKind::compute, p, -1, -1});
     lane_free_.assign(positions, 0.0);
@@ -72,10 +81,22 @@ class Engine {
       case Op::recv_gradient:
         return arrival({1, in.peer, in.stage, in.micro_batch}, p);
       case Op::optimizer_step:
-        return std::max(lane_free_[p], allreduce_done_[in.stage]);
+        return std::max({lane_free_[p], allreduce_done_[in.stage], places_ready(stages_[in.stage])});
+      case Op::forward:
+      case Op::backward:
+        return std::max(lane_free_[p], places_ready(stages_[in.stage]));
       default:
         return lane_free_[p];
     }
+  }
+
+  // When enough places of the stage's compute pool are free for one of its computations.
+  double places_ready(const StageCosts& stage) const {
+    if (stage.pool < 0) return 0.0;
+    std::vector<double> free = place_free_[stage.pool];
+    const size_t k = std::min(free.size(), static_cast<size_t>(stage.slots));
+    std::nth_element(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(k - 1), free.end());
+    return free[k - 1];
   }
 
   std::optional<double> arrival(const TransferKey& key, int p) const {
@@ -129,6 +150,18 @@ class Engine {
   }
 
   void compute(int p, Activity activity, const Instruction& in, double t, double ms) {
+    const StageCosts& stage = stages_[in.stage];
+    if (stage.pool >= 0) {
+      // Takes the earliest-free places (all free by t); more slots than places: all, for longer.
+      std::vector<double>& free = place_free_[stage.pool];
+      const size_t k = std::min(free.size(), static_cast<size_t>(stage.slots));
+      ms *= static_cast<double>(stage.slots) / static_cast<double>(k);
+      std::vector<size_t> order(free.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
+                        [&](size_t a, size_t b) { return free[a] < free[b]; });
+      for (size_t i = 0; i < k; ++i) free[order[i]] = t + ms;
+    }
     timeline_.intervals.push_back({p, activity, t, t + ms, in.stage, in.micro_batch, -1, -1, 0});
     lane_free_[p] = t + ms;
   }
@@ -187,14 +220,15 @@ class Engine {
   std::vector<double> allreduce_done_;
   std::vector<int> in_flight_;
   std::vector<std::pair<int, int>> last_backward_;
+  std::vector<std::vector<double>> place_free_;  // per compute pool, per place: when it is free
 };
 
 }  // namespace
 
 Timeline run_programs(const Schedule& schedule, const std::vector<StageCosts>& stages,
                       const std::vector<std::vector<double>>& transfer_ms,
-                      const std::vector<std::vector<int64_t>>& transfer_bytes) {
-  return Engine(schedule, stages, transfer_ms, transfer_bytes).run();
+                      const std::vector<std::vector<int64_t>>& transfer_bytes, const std::vector<int>& pool_places) {
+  return Engine(schedule, stages, transfer_ms, transfer_bytes, pool_places).run();
 }
 
 }  // namespace baton::parallel::sim

@@ -26,6 +26,8 @@ struct StageCosts {
   std::vector<Bucket> buckets;  // non-empty: bucketed all-reduce started during the last backward
   int device = 0;               // replica 0's device (link end points)
   int64_t param_bytes = 0;
+  int pool = -1;  // the compute pool its devices share (-1: hardware of its own)
+  int slots = 1;  // places of the pool one of its computations takes (its replicas there)
 };
 
 enum class LaneKind { compute, allreduce, link };
@@ -56,9 +58,12 @@ struct Timeline {
 };
 
 // `transfer_ms[a][b]`: one micro-batch's transfer from stage a to stage b (activations a < b,
-// gradients a > b); `transfer_bytes[a][b]` likewise. The schedule must be valid.
+// gradients a > b); `transfer_bytes[a][b]` likewise. `pool_places[k]`: computations pool k runs at
+// once (a computation waits until its stage's slots are free; one needing more than the pool has
+// takes all of it for proportionally longer). The schedule must be valid.
 Timeline run_programs(const Schedule& schedule, const std::vector<StageCosts>& stages,
                       const std::vector<std::vector<double>>& transfer_ms,
-                      const std::vector<std::vector<int64_t>>& transfer_bytes);
+                      const std::vector<std::vector<int64_t>>& transfer_bytes,
+                      const std::vector<int>& pool_places = {});
 
 }  // namespace baton::parallel::sim

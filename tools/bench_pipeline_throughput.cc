@@ -125,7 +125,9 @@ nlohmann::json bench_pipeline_throughput(const PipelineBenchSettings& s) {
   const Profile stage_profile = s.device.is_cpu() && stage_threads != cpu_threads()
                                     ? measure_profile(graph, s.model, s.stage_devices.front(), stage_profiler)
                                     : profile;
-  const Cluster cluster = bench_cluster(s, one_gpu);
+  Cluster cluster = bench_cluster(s, one_gpu);
+  // The stage workers share this process's cores: as many compute at once as the cores hold.
+  if (s.device.is_cpu()) cluster.set_concurrent_compute(std::max(1, cpu_cores_available() / stage_threads));
   PlanSettings settings;
   settings.batch = s.batch;
   const EvaluatedPlan single = single_device_plan(profile, cluster, settings);

@@ -40,7 +40,10 @@ template <typename T>
 void activation_backward(Activation activation, const T* saved, const T* dy, T* dx, int64_t n) {
   switch (activation) {
     case Activation::relu6:
-      pointwise_for(n, [&](int64_t i) { dx[i] = relu6_passes(load(saved[i])) ? dy[i] : store<T>(0); });
+      pointwise_for(n, [&](int64_t i) {  // dy read unconditionally, as relu_backward: a select, not a branch
+        const T g = dy[i];
+        dx[i] = relu6_passes(load(saved[i])) ? g : store<T>(0);
+      });
       return;
     case Activation::sigmoid:
       return map_backward(saved, dy, dx, n, [](Acc<T> y, Acc<T> g) { return sigmoid_grad(y, g); });

@@ -49,10 +49,15 @@ void relu_forward(const T* x, T* out, int64_t n) {
   });
 }
 
-// dy (bit for bit) where y > 0, else +0.
+// dy (bit for bit) where y > 0, else +0. dy[i] is read unconditionally: a read inside the condition
+// is a branch the compiler may not turn into a select, and on activations whose signs look random
+// it mispredicted half the time (ResNet-20 backward spent a quarter of its time here).
 template <typename T>
 void relu_backward(const T* y, const T* dy, T* dx, int64_t n) {
-  pointwise_for(n, [&](int64_t i) { dx[i] = load(y[i]) > 0 ? dy[i] : store<T>(0); });
+  pointwise_for(n, [&](int64_t i) {
+    const T g = dy[i];
+    dx[i] = load(y[i]) > 0 ? g : store<T>(0);
+  });
 }
 
 // f64 -> f32 rounding to odd: exact values unchanged, others the neighbour with an odd last

@@ -25,7 +25,7 @@ namespace {
 constexpr int kMaxThreads = 4096;
 thread_local int scoped_threads = 0;  // 0: no CpuThreadsScope in this thread
 
-int process_cores() {
+int affinity_cores() {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
@@ -34,7 +34,7 @@ int process_cores() {
 
 int read_budget() {
   const char* text = std::getenv("BATON_NUM_THREADS");
-  if (text == nullptr || *text == '\0') return process_cores();
+  if (text == nullptr || *text == '\0') return affinity_cores();
   return parse_thread_count(text);
 }
 
@@ -46,6 +46,8 @@ void set_openmp_threads([[maybe_unused]] int threads) {
 }
 
 }  // namespace
+
+int cpu_cores_available() { return affinity_cores(); }
 
 int parse_thread_count(std::string_view value) {
   int threads = 0;

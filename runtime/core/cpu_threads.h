@@ -13,6 +13,9 @@ namespace baton {
 // on. Read once.
 int cpu_thread_budget();
 
+// The cores this process may run on (its CPU affinity).
+int cpu_cores_available();
+
 // BATON_NUM_THREADS's value as a thread count: a whole number from 1 to 4096, else baton::Error
 // naming the variable and the value.
 int parse_thread_count(std::string_view value);

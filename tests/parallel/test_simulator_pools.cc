@@ -1,0 +1,75 @@
+// Compute pools: devices sharing a node's cores (CPU virtual devices) compute at most
+// Cluster::concurrent_compute at a time; a stage whose replicas need more places runs longer.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "parallel/schedule.h"
+#include "parallel/simulator.h"
+#include "tests/parallel/simulator_fixtures.h"
+#include "tests/support/test_support.h"
+
+namespace baton::parallel {
+namespace {
+
+double pooled_step_ms(const Plan& plan, const Profile& profile, int concurrent) {
+  Cluster cluster = fixtures::test_cluster(plan.num_stages() * plan.stages[0].replicas);
+  cluster.set_concurrent_compute(concurrent);
+  SimulationOptions options;
+  options.free_communication = true;
+  bool replicated = false;
+  for (const Stage& s : plan.stages) replicated = replicated || s.replicas > 1;
+  const Schedule schedule =
+      make_schedule(ScheduleKind::gpipe, plan.num_stages(), 1, plan.micro_batches, {}, replicated);
+  return simulate(plan, schedule, profile, cluster, options).step_ms;
+}
+
+TEST(SimulatorPools, StagesWaitForAPlaceOfTheirNode) {
+  fixtures::ChainSpec spec;  // 1 ms forward, 2 ms backward per node and sample
+  spec.nodes = 4;
+  const Profile profile = fixtures::chain_profile(spec);
+  for (const int m : {1, 2, 4, 8}) {
+    const Plan plan = fixtures::chain_plan(profile, 4, m, m);  // 4 stages of one node, micro-batches of 1
+    // Every device its own hardware (0), or as many places as stages: GPipe's (M + S - 1) x 3 ms.
+    EXPECT_NEAR(pooled_step_ms(plan, profile, 0), (m + 3) * 3.0, 1e-9) << "M=" << m;
+    EXPECT_NEAR(pooled_step_ms(plan, profile, 4), (m + 3) * 3.0, 1e-9) << "M=" << m;
+    // One place: all 4 x M x 3 ms of work one after another.
+    EXPECT_NEAR(pooled_step_ms(plan, profile, 1), 4 * m * 3.0, 1e-9) << "M=" << m;
+    // Two places: no sooner than half the work, no later than the work in series.
+    const double two = pooled_step_ms(plan, profile, 2);
+    EXPECT_GE(two, 4 * m * 3.0 / 2 - 1e-9) << "M=" << m;
+    EXPECT_GE(two, (m + 3) * 3.0 - 1e-9) << "M=" << m;
+    EXPECT_LE(two, 4 * m * 3.0 + 1e-9) << "M=" << m;
+    if (m > 1) {  // one micro-batch is in series anyway
+      EXPECT_LT(two, 4 * m * 3.0) << "M=" << m;
+    }
+  }
+}
+
+TEST(SimulatorPools, ReplicasOnOneNodeTakeAPlaceEach) {
+  fixtures::ChainSpec spec;
+  spec.nodes = 2;
+  const Profile profile = fixtures::chain_profile(spec);
+  const Plan plan = fixtures::chain_plan(profile, 1, 8, 4, 2);  // one stage, 2 replicas of 1 sample each
+  const double own = pooled_step_ms(plan, profile, 0);
+  EXPECT_NEAR(own, 4 * 2 * 3.0, 1e-9);
+  EXPECT_NEAR(pooled_step_ms(plan, profile, 2), own, 1e-9);
+  EXPECT_NEAR(pooled_step_ms(plan, profile, 1), 2 * own, 1e-9);  // both replicas on one place
+}
+
+TEST(SimulatorPools, ClusterFilesCarryTheCountAndRefuseANegativeOne) {
+  Cluster c = fixtures::test_cluster(4);
+  c.set_concurrent_compute(2);
+  const nlohmann::json j = cluster_to_json(c);
+  EXPECT_EQ(j.at("concurrent_compute"), 2);
+  EXPECT_EQ(cluster_from_json(j, "c.json").concurrent_compute(), 2);
+  EXPECT_FALSE(cluster_to_json(fixtures::test_cluster(4)).contains("concurrent_compute"));
+  nlohmann::json bad = j;
+  bad["concurrent_compute"] = -1;
+  EXPECT_ERROR_MENTIONS("c.json: field 'concurrent_compute': expected an integer >= 0",
+                        cluster_from_json(bad, "c.json"));
+  EXPECT_ERROR_MENTIONS("concurrent_compute must be >= 0", c.set_concurrent_compute(-3));
+}
+
+}  // namespace
+}  // namespace baton::parallel
