@@ -197,26 +197,32 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
   po.optimizer = config.optimizer.value("type", std::string("sgd"));
   po.allow_tf32 = config.tf32;
   po.seed = config.seed;
-  // Across processes rank 0 alone measures (the others would compete for its cores) and shares it;
-  // each process then computes its stage with its own threads. In one process the groups and then
-  // each group's pipeline positions split this thread's CPU threads (cpu_threads_per_worker), so
-  // CPU stage times are measured with the share one stage worker will compute with.
+  // CPU stage times are measured as a stage worker sees them: with its share of the cores (in one
+  // process the groups and then each group's pipeline positions split this thread's CPU threads,
+  // cpu_threads_per_worker; across processes each process has its own) and with the other workers
+  // that fit on the cores computing beside it (the simulator queues those that do not fit:
+  // concurrent_compute below). Rank 0's profile is the one used; the ranks that fit on the cores
+  // measure at the same time, so each is the others' neighbour.
   const bool cpu = setup.available.front().is_cpu();
-  // The threads one stage computes with: in one process its share; across processes its process's.
   const int stage_threads =
       world == nullptr ? std::max(1, std::max(1, cpu_threads() / p.groups) / p.stages) : cpu_threads();
-  if (world == nullptr || world->rank() == 0) {
-    if (world == nullptr && cpu) po.cpu_threads = stage_threads;
-    if (progress) {
-      progress("profiling " + model_name + " on " + setup.available.front().str() + " at micro-batch " +
-               std::to_string(setup.micro_batch) +
-               (cpu ? " with " + std::to_string(stage_threads) + (stage_threads == 1 ? " thread" : " threads") +
-                          " (a stage's share)"
-                    : std::string()) +
-               " (1 warm-up, 3 repeats)...");
-    }
-    setup.profile = measure_profile(graph, model_name, setup.available.front(), po);
+  const int cores =
+      world != nullptr ? std::max(1, static_cast<int>(std::thread::hardware_concurrency())) : cpu_cores_available();
+  const int at_once = std::min(p.stages * p.groups, std::max(1, cores / stage_threads));
+  if (world == nullptr && cpu) {
+    po.cpu_threads = stage_threads;
+    po.busy_neighbours = at_once - 1;
   }
+  const bool measures = world == nullptr || world->rank() == 0 || (cpu && world->rank() < at_once);
+  if (progress && (world == nullptr || world->rank() == 0)) {
+    progress("profiling " + model_name + " on " + setup.available.front().str() + " at micro-batch " +
+             std::to_string(setup.micro_batch) +
+             (cpu ? " with " + std::to_string(stage_threads) + (stage_threads == 1 ? " thread" : " threads") +
+                        " per stage, " + std::to_string(at_once) + " stage(s) computing at once"
+                  : std::string()) +
+             " (1 warm-up, 3 repeats)...");
+  }
+  if (measures) setup.profile = measure_profile(graph, model_name, setup.available.front(), po);
   if (world != nullptr) setup.profile = share_profile(*world, setup.profile);
   // Across processes on GPUs every process has a GPU of its own (the one of its local rank).
   const bool gpu_per_process = world != nullptr && setup.available.front().is_cuda();
@@ -225,13 +231,8 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
                       : setup.available,
       p.stages * p.groups);
   // CPU stages (threads or processes of this machine) share its cores: as many compute at once as
-  // the cores hold stage workers; the simulator queues the others. Processes: the machine's cores
-  // (each process may be bound to a few); threads: the cores this process may run on.
-  if (cpu) {
-    const int cores =
-        world != nullptr ? std::max(1, static_cast<int>(std::thread::hardware_concurrency())) : cpu_cores_available();
-    setup.cluster.set_concurrent_compute(std::max(1, cores / stage_threads));
-  }
+  // the cores hold stage workers; the simulator queues the others.
+  if (cpu) setup.cluster.set_concurrent_compute(std::max(1, cores / stage_threads));
   PlanSettings settings;
   settings.batch = static_cast<int>(config.batch_size);
   settings.memory_cap_bytes = 1e300;  // the run itself finds out whether it fits

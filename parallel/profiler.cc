@@ -2,7 +2,11 @@
 #include "parallel/profiler.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <unordered_map>
 
 #include "kernels/random.h"
@@ -75,6 +79,55 @@ class NodeTimer {
   std::vector<Event> events_;
 };
 
+// Copies of the model training beside the timed one on the same CPU (ProfilerOptions::busy_neighbours),
+// each on its own thread with the same thread count, until destroyed: the timed worker then shares
+// the memory system and caches as a stage worker does while the others compute.
+class BusyNeighbours {
+ public:
+  BusyNeighbours(const Graph& g, Device device, int count, int64_t batch, const ProfilerOptions& options) {
+    const int threads = cpu_threads();
+    for (int k = 0; k < count; ++k) {
+      workers_.emplace_back([this, &g, device, batch, options, threads, k] {
+        try {
+          const CpuThreadsScope scope(threads);
+          Context ctx(device);
+          const std::vector<NodeId> order = g.topological_order();
+          ParamStore params(g, order, DType::f32, ctx);
+          params.initialize(ctx, options.seed + 1 + static_cast<uint64_t>(k));
+          Executor executor(g, order, params);
+          const std::vector<Tensor> inputs = random_inputs(g, executor, ctx, batch, options.seed + 1);
+          ready_.fetch_add(1);
+          for (uint64_t run = 0; !stop_.load(); ++run) {
+            Tape tape;
+            executor.forward(ctx, inputs, tape, Mode::train, run);
+            executor.backward(ctx, tape, std::vector<Tensor>(executor.output_values().size()));
+            ctx.stream().synchronize();
+          }
+        } catch (...) {
+          std::lock_guard lock(mutex_);
+          if (!error_) error_ = std::current_exception();
+          ready_.fetch_add(1);
+        }
+      });
+    }
+    while (ready_.load() < count) std::this_thread::yield();  // every copy is computing
+  }
+  ~BusyNeighbours() { stop_.store(true); }  // the jthreads join
+
+  // Rethrows the first failure of a copy (its timing would not be what was asked for).
+  void check() {
+    std::lock_guard lock(mutex_);
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<int> ready_{0};
+  std::mutex mutex_;
+  std::exception_ptr error_;
+  std::vector<std::jthread> workers_;  // last: joined before the members above go
+};
+
 }  // namespace
 
 Profile measure_profile(const Graph& g, const std::string& model, Device device, const ProfilerOptions& options) {
@@ -91,6 +144,9 @@ Profile measure_profile(const Graph& g, const std::string& model, Device device,
               options.cpu_threads);
   std::optional<CpuThreadsScope> threads;
   if (device.is_cpu() && options.cpu_threads > 0) threads.emplace(options.cpu_threads);
+  BATON_CHECK(options.busy_neighbours >= 0 && (options.busy_neighbours == 0 || device.is_cpu()),
+              "profile: busy_neighbours must be >= 0, and is for CPU devices only (got ", options.busy_neighbours,
+              " on ", device.str(), ")");
 
   Context ctx(device);
   ctx.set_allow_tf32(options.allow_tf32);
@@ -108,6 +164,8 @@ Profile measure_profile(const Graph& g, const std::string& model, Device device,
   for (int b : p.batch_sizes) {
     const std::vector<Tensor> inputs = random_inputs(g, executor, ctx, b, options.seed);
     std::vector<std::vector<double>> fwd(nodes), bwd(nodes);
+    std::optional<BusyNeighbours> neighbours;
+    if (options.busy_neighbours > 0) neighbours.emplace(g, device, options.busy_neighbours, b, options);
     for (int run = 0; run < options.warmup + options.repeats; ++run) {
       Tape tape;
       executor.forward(ctx, inputs, tape, Mode::train, options.seed + static_cast<uint64_t>(run));
@@ -118,6 +176,10 @@ Profile measure_profile(const Graph& g, const std::string& model, Device device,
         fwd[i].push_back(timer.ms(i, Phase::forward));
         bwd[i].push_back(timer.ms(i, Phase::backward));
       }
+    }
+    if (neighbours) {
+      neighbours->check();
+      neighbours.reset();
     }
     for (int i = 0; i < nodes; ++i) {
       p.nodes[i].fwd_ms.push_back(median(fwd[i]));

@@ -24,6 +24,11 @@ struct ProfilerOptions {
   // stage or a replica computes with its share of the cores (cpu_threads_per_worker), and is timed
   // with that share.
   int cpu_threads = 0;
+  // CPU devices: copies of the model that train beside the timed one, each on a thread of its own
+  // with the same thread count, so that the times are those of a stage worker whose neighbours are
+  // computing too (they share the memory system and the caches): the stage workers that can run
+  // at once, less one. 0: timed alone.
+  int busy_neighbours = 0;
 };
 
 // The graph's inputs are filled with random data ("labels": random classes for the loss that

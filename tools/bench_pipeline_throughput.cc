@@ -122,7 +122,10 @@ nlohmann::json bench_pipeline_throughput(const PipelineBenchSettings& s) {
   const int stage_threads = s.device.is_cpu() ? cpu_threads_per_worker(S) : 0;
   ProfilerOptions stage_profiler = profiler;
   stage_profiler.cpu_threads = stage_threads;
-  const Profile stage_profile = s.device.is_cpu() && stage_threads != cpu_threads()
+  // ... beside the other stage workers that fit on the cores (concurrent_compute queues the rest).
+  const int at_once = s.device.is_cpu() ? std::min(S, std::max(1, cpu_cores_available() / stage_threads)) : 1;
+  stage_profiler.busy_neighbours = at_once - 1;
+  const Profile stage_profile = s.device.is_cpu() && (stage_threads != cpu_threads() || at_once > 1)
                                     ? measure_profile(graph, s.model, s.stage_devices.front(), stage_profiler)
                                     : profile;
   Cluster cluster = bench_cluster(s, one_gpu);

@@ -55,10 +55,13 @@ TEST(ParallelTraining, APipelineOnTwoCpuDevicesTrainsAsTheSingleDeviceTrainer) {
   piped.metrics = (scratch.path() / "piped.jsonl").string();
   ParallelTraining t =
       make_parallel_training(graph, "small_mlp", piped, parallel, [&](const std::string& line) { heard += line; });
-  // Each of the 2 stages computes with half of this thread's CPU threads, and is profiled so.
+  // Each of the 2 stages computes with half of this thread's CPU threads, beside the other when the
+  // cores hold both, and is profiled so.
   const int share = std::max(1, cpu_threads() / 2);
+  const int at_once = std::min(2, std::max(1, cpu_cores_available() / share));
   EXPECT_EQ(heard, "profiling small_mlp on cpu:0 at micro-batch 1 with " + std::to_string(share) +
-                       (share == 1 ? " thread" : " threads") + " (a stage's share) (1 warm-up, 3 repeats)...");
+                       (share == 1 ? " thread" : " threads") + " per stage, " + std::to_string(at_once) +
+                       " stage(s) computing at once (1 warm-up, 3 repeats)...");
 
   // What `baton train --stages 2 --devices cpu:0,cpu:1` prints: 8 micro-batches (4 x stages).
   EXPECT_EQ(t.setup.micro_batch, 1);
