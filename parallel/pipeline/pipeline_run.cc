@@ -5,8 +5,8 @@
 // run's results. The transfers are in pipeline_run_transfer.cc.
 #include "parallel/pipeline/pipeline_run.h"
 
-#include <string>
 #include <functional>
+#include <string>
 
 #include "parallel/pipeline/transfer.h"
 #include "runtime/core/cpu_threads.h"
