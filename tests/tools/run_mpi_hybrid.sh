@@ -13,11 +13,15 @@ losses() { grep -o '"loss":[^,}]*' "$1"; }
 common=(train --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --steps 4 --workers 1 --log-every 1
         --eval-every 1 --lr 0.05 --groups 2 --stages 2 --micro-batches 2)
 
+# Both runs give each stage one CPU thread: oneDNN's convolution backward-weights sums in an order that
+# depends on the thread count (docs/cpu.md, Reproducibility), and a stage in one process gets its share
+# of the process's threads (4 workers: 4 threads, 1 each) where a process has its own.
 echo "== in one process"
-"$baton" "${common[@]}" --metrics "$dir/inproc.jsonl" >"$dir/inproc.out" 2>&1 || { cat "$dir/inproc.out"; fail "the in-process run failed"; }
+BATON_NUM_THREADS=4 "$baton" "${common[@]}" --metrics "$dir/inproc.jsonl" >"$dir/inproc.out" 2>&1 ||
+  { cat "$dir/inproc.out"; fail "the in-process run failed"; }
 
 echo "== mpiexec -n 4"
-"${mpiexec[@]}" -n 4 "$baton" "${common[@]}" --metrics "$dir/mpi.jsonl" --checkpoint-dir "$dir/ckpt" \
+BATON_NUM_THREADS=1 "${mpiexec[@]}" -n 4 "$baton" "${common[@]}" --metrics "$dir/mpi.jsonl" --checkpoint-dir "$dir/ckpt" \
   --trace "$dir/t.json" >"$dir/mpi.out" 2>&1
 status=$?
 cat "$dir/mpi.out"
