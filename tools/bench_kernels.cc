@@ -12,6 +12,7 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/optimizer.h"
+#include "kernels/random.h"
 #include "kernels/reduce.h"
 #include "runtime/core/log.h"
 #include "tools/bench_timer.h"
@@ -41,21 +42,25 @@ struct OpResult {
   double percent_of_copy = 0;
 };
 
-// The ops of the table over tensors of `n` f32 elements (filled with non-zero data).
+// The ops of the table over tensors of `n` f32 elements (filled with non-zero data). ReLU reads
+// `signs`, normal random numbers: activations' signs look random, and a kernel that branches on them
+// must pay for it here as it does in training (a constant input makes every branch predictable).
 struct KernelWorkload {
   KernelWorkload(Context& ctx, int64_t n)
       : a(Tensor::empty(Shape{n}, DType::f32, ctx)),
         b(Tensor::empty(Shape{n}, DType::f32, ctx)),
         c(Tensor::empty(Shape{n}, DType::f32, ctx)),
         d(Tensor::empty(Shape{n}, DType::f32, ctx)),
+        signs(Tensor::empty(Shape{n}, DType::f32, ctx)),
         half(Tensor::empty(Shape{n}, DType::bf16, ctx)),
         scalar(Tensor::empty(Shape{}, DType::f32, ctx)) {
     a.fill(0.5, ctx.stream());
     b.fill(-0.25, ctx.stream());
     c.fill(0.125, ctx.stream());
     d.fill(0.0625, ctx.stream());
+    kernels::normal(ctx, signs, 1, 0);
   }
-  Tensor a, b, c, d, half, scalar;
+  Tensor a, b, c, d, signs, half, scalar;
 };
 
 std::vector<BenchOp> make_ops(Context& ctx, KernelWorkload& w) {
@@ -71,8 +76,8 @@ std::vector<BenchOp> make_ops(Context& ctx, KernelWorkload& w) {
       {"scale", 2, [&] { scale(ctx, w.a, 0.5, w.c); }},
       {"axpy", 3, [&] { axpy(ctx, 1e-3, w.a, w.c); }},
       {"axpby", 3, [&] { axpby(ctx, 0.5, w.a, 0.25, w.b, w.c); }},
-      {"relu_forward", 2, [&] { relu_forward(ctx, w.b, w.c); }},
-      {"relu_backward", 3, [&] { relu_backward(ctx, w.a, w.b, w.c); }},
+      {"relu_forward", 2, [&] { relu_forward(ctx, w.signs, w.c); }},
+      {"relu_backward", 3, [&] { relu_backward(ctx, w.signs, w.b, w.c); }},
       {"cast f32->bf16", 1.5, [&] { cast(ctx, w.a, w.half); }},
       {"sum", 1, [&] { sum(ctx, w.a, w.scalar); }},
       {"sum_squares", 1, [&] { sum_squares(ctx, w.a, w.scalar); }},
