@@ -37,6 +37,7 @@ PLANS = [
     ("2 stages, 1F1B, M=4", 2, 2, ["--stages", "2", "--micro-batches", "4"]),
     ("2 stages, GPipe, M=8", 2, 2, ["--stages", "2", "--micro-batches", "8", "--schedule", "gpipe"]),
     ("2 groups x 1 stage, M=2", 2, 2, ["--groups", "2", "--stages", "1", "--micro-batches", "2"]),
+    ("4 stages, 1F1B, M=8", 4, 4, ["--stages", "4", "--micro-batches", "8"]),
 ]
 
 STEP_LINE = re.compile(r"step time: predicted ([0-9.]+) ms, measured ([0-9.]+) ms")

@@ -3,14 +3,17 @@
 #include "parallel/comm/mpi_engine.h"
 
 #include <mpi.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <future>
+#include <vector>
 
 #include "parallel/comm/collective_args.h"
+#include "runtime/core/cpu_threads.h"
 #include "runtime/core/error.h"
 
 namespace baton::comm {
@@ -24,6 +27,29 @@ std::string error_string(int code) {
   int length = 0;
   if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return "MPI error code " + std::to_string(code);
   return std::string(text, static_cast<size_t>(length));
+}
+
+// This process's share of the cores it may run on, against the other processes of its node
+// (`local`): each core counts 1 / n for the n processes that may run on it (Open MPI binds no
+// process when there are more than cores), into `share`; left alone when the affinity cannot be read.
+// Every process of `local` must call it (a collective); returns the MPI status.
+int local_core_share(MPI_Comm local, int local_size, int& share) {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  const bool known = sched_getaffinity(0, sizeof(mine), &mine) == 0;
+  if (!known) CPU_ZERO(&mine);  // counts on no core
+  std::vector<cpu_set_t> all(static_cast<size_t>(local_size));
+  const int code = MPI_Allgather(&mine, sizeof(cpu_set_t), MPI_BYTE, all.data(), sizeof(cpu_set_t), MPI_BYTE, local);
+  if (code != MPI_SUCCESS || !known) return code;
+  double cores = 0;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &mine)) continue;
+    int sharing = 0;
+    for (const cpu_set_t& other : all) sharing += CPU_ISSET(c, &other) ? 1 : 0;
+    cores += 1.0 / std::max(1, sharing);
+  }
+  share = std::max(1, static_cast<int>(cores + 1e-9));
+  return MPI_SUCCESS;
 }
 
 }  // namespace
@@ -83,9 +109,13 @@ void MpiEngine::initialise() {
             "MPI_Comm_split_type");
   const int rank_code = MPI_Comm_rank(local, &local_rank_);
   const int size_code = MPI_Comm_size(local, &local_size_);
+  int share = 0;
+  const int share_code = size_code == MPI_SUCCESS ? local_core_share(local, local_size_, share) : MPI_SUCCESS;
   check_mpi(MPI_Comm_free(&local), "MPI_Comm_free");
   check_mpi(rank_code, "MPI_Comm_rank");
   check_mpi(size_code, "MPI_Comm_size");
+  check_mpi(share_code, "MPI_Allgather (the node's CPU affinities)");
+  if (share > 0) share_cpu_cores(share);
   void* tag_ub = nullptr;
   int found = 0;
   check_mpi(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &found), "MPI_Comm_get_attr(MPI_TAG_UB)");

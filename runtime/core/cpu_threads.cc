@@ -5,6 +5,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cstdlib>
 #include <exception>
@@ -32,11 +33,14 @@ int affinity_cores() {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
-int read_budget() {
+// BATON_NUM_THREADS's count, or 0 when it is not set.
+int configured_threads() {
   const char* text = std::getenv("BATON_NUM_THREADS");
-  if (text == nullptr || *text == '\0') return affinity_cores();
+  if (text == nullptr || *text == '\0') return 0;
   return parse_thread_count(text);
 }
+
+std::atomic<int> core_share{0};  // share_cpu_cores's count; 0: none
 
 // OpenMP's count for parallel regions the calling thread starts (oneDNN's and parallel_chunks').
 void set_openmp_threads([[maybe_unused]] int threads) {
@@ -59,19 +63,26 @@ int parse_thread_count(std::string_view value) {
 }
 
 int cpu_thread_budget() {
-  static const int budget = read_budget();
-  return budget;
+  static const int configured = configured_threads();
+  if (configured > 0) return configured;
+  static const int cores = affinity_cores();
+  const int share = core_share.load(std::memory_order_relaxed);
+  return share > 0 ? std::min(share, cores) : cores;
 }
+
+void share_cpu_cores(int cores) { core_share.store(std::max(1, cores), std::memory_order_relaxed); }
 
 int cpu_threads() {
   if (scoped_threads > 0) return scoped_threads;
-  // A thread that never made a scope: OpenMP's own default would be every core; use the budget.
-  thread_local const bool configured = [] {
-    set_openmp_threads(cpu_thread_budget());
-    return true;
-  }();
-  (void)configured;
-  return cpu_thread_budget();
+  // A thread without a scope: OpenMP's own default would be every core; use the budget (again when
+  // it changed, after share_cpu_cores).
+  thread_local int configured = 0;
+  const int budget = cpu_thread_budget();
+  if (configured != budget) {
+    set_openmp_threads(budget);
+    configured = budget;
+  }
+  return budget;
 }
 
 CpuThreadsScope::CpuThreadsScope(int threads) : previous_(scoped_threads) {

@@ -9,9 +9,15 @@
 namespace baton {
 
 // Threads this process uses for CPU compute: BATON_NUM_THREADS when set (a whole number from 1 to
-// 4096; anything else throws baton::Error naming the variable), else the cores the process may run
-// on. Read once.
+// 4096; anything else throws baton::Error naming the variable, read once), else the cores the
+// process may run on, or its share of them after share_cpu_cores.
 int cpu_thread_budget();
+
+// Processes of one machine whose CPU affinities overlap (mpirun with more processes than cores
+// binds none) would each take every core, and their OpenMP threads would fight for them: the MPI
+// runtime calls this with the cores that are this process's share (at least 1). Without
+// BATON_NUM_THREADS the budget becomes min(share, the process's cores).
+void share_cpu_cores(int cores);
 
 // The cores this process may run on (its CPU affinity).
 int cpu_cores_available();
