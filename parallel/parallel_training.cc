@@ -204,8 +204,7 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
   // concurrent_compute below). Rank 0's profile is the one used; the ranks that fit on the cores
   // measure at the same time, so each is the others' neighbour.
   const bool cpu = setup.available.front().is_cpu();
-  const int stage_threads =
-      world == nullptr ? std::max(1, std::max(1, cpu_threads() / p.groups) / p.stages) : cpu_threads();
+  const int stage_threads = world == nullptr ? cpu_threads_per_worker({p.groups, p.stages}) : cpu_threads();
   const int cores =
       world != nullptr ? std::max(1, static_cast<int>(std::thread::hardware_concurrency())) : cpu_cores_available();
   const int at_once = std::min(p.stages * p.groups, std::max(1, cores / stage_threads));

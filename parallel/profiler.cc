@@ -79,6 +79,14 @@ class NodeTimer {
   std::vector<Event> events_;
 };
 
+// One forward and backward of the whole graph, finished on the host.
+void train_pass(Executor& executor, Context& ctx, const std::vector<Tensor>& inputs, uint64_t seed) {
+  Tape tape;
+  executor.forward(ctx, inputs, tape, Mode::train, seed);
+  executor.backward(ctx, tape, std::vector<Tensor>(executor.output_values().size()));
+  ctx.stream().synchronize();
+}
+
 // Copies of the model training beside the timed one on the same CPU (ProfilerOptions::busy_neighbours),
 // each on its own thread with the same thread count, until destroyed: the timed worker then shares
 // the memory system and caches as a stage worker does while the others compute.
@@ -97,12 +105,7 @@ class BusyNeighbours {
           Executor executor(g, order, params);
           const std::vector<Tensor> inputs = random_inputs(g, executor, ctx, batch, options.seed + 1);
           ready_.fetch_add(1);
-          for (uint64_t run = 0; !stop_.load(); ++run) {
-            Tape tape;
-            executor.forward(ctx, inputs, tape, Mode::train, run);
-            executor.backward(ctx, tape, std::vector<Tensor>(executor.output_values().size()));
-            ctx.stream().synchronize();
-          }
+          for (uint64_t run = 0; !stop_.load(); ++run) train_pass(executor, ctx, inputs, run);
         } catch (...) {
           std::lock_guard lock(mutex_);
           if (!error_) error_ = std::current_exception();
@@ -167,10 +170,7 @@ Profile measure_profile(const Graph& g, const std::string& model, Device device,
     std::optional<BusyNeighbours> neighbours;
     if (options.busy_neighbours > 0) neighbours.emplace(g, device, options.busy_neighbours, b, options);
     for (int run = 0; run < options.warmup + options.repeats; ++run) {
-      Tape tape;
-      executor.forward(ctx, inputs, tape, Mode::train, options.seed + static_cast<uint64_t>(run));
-      executor.backward(ctx, tape, std::vector<Tensor>(executor.output_values().size()));
-      ctx.stream().synchronize();
+      train_pass(executor, ctx, inputs, options.seed + static_cast<uint64_t>(run));
       if (run < options.warmup) continue;
       for (int i = 0; i < nodes; ++i) {
         fwd[i].push_back(timer.ms(i, Phase::forward));

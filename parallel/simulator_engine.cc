@@ -93,8 +93,10 @@ class Engine {
   // When enough places of the stage's compute pool are free for one of its computations.
   double places_ready(const StageCosts& stage) const {
     if (stage.pool < 0) return 0.0;
-    std::vector<double> free = place_free_[stage.pool];
-    const size_t k = std::min(free.size(), static_cast<size_t>(stage.slots));
+    const std::vector<double>& places = place_free_[stage.pool];
+    const size_t k = std::min(places.size(), static_cast<size_t>(stage.slots));
+    if (k == 1) return *std::min_element(places.begin(), places.end());  // the usual case: no copy
+    std::vector<double> free = places;
     std::nth_element(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(k - 1), free.end());
     return free[k - 1];
   }
@@ -156,11 +158,8 @@ class Engine {
       std::vector<double>& free = place_free_[stage.pool];
       const size_t k = std::min(free.size(), static_cast<size_t>(stage.slots));
       ms *= static_cast<double>(stage.slots) / static_cast<double>(k);
-      std::vector<size_t> order(free.size());
-      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
-                        [&](size_t a, size_t b) { return free[a] < free[b]; });
-      for (size_t i = 0; i < k; ++i) free[order[i]] = t + ms;
+      // (Each taken place ends after t, so the next earliest is another one.)
+      for (size_t i = 0; i < k; ++i) *std::min_element(free.begin(), free.end()) = t + ms;
     }
     timeline_.intervals.push_back({p, activity, t, t + ms, in.stage, in.micro_batch, -1, -1, 0});
     lane_free_[p] = t + ms;

@@ -112,7 +112,8 @@ namespace {
 
 struct CallCache {
   std::mutex mutex;
-  std::unordered_map<std::string, std::shared_ptr<const DnnlCall>> calls;
+  // By the OpenMP thread count the primitive was made for, then by the op's key.
+  std::unordered_map<int, std::unordered_map<std::string, std::shared_ptr<const DnnlCall>>> calls;
 };
 
 CallCache& call_cache() {
@@ -126,23 +127,26 @@ std::shared_ptr<const DnnlCall> cached_dnnl_call(const std::string& op_key,
                                                  const std::function<std::shared_ptr<const DnnlCall>()>& make) {
   // A primitive runs with the OpenMP thread count it was made with, so calls are cached per count:
   // a pipeline stage worker with one thread must not run a primitive made for every core.
-  const std::string key = std::to_string(cpu_threads()) + " threads: " + op_key;
+  const int threads = cpu_threads();
   CallCache& cache = call_cache();
   {
     std::lock_guard lock(cache.mutex);
-    if (const auto it = cache.calls.find(key); it != cache.calls.end()) return it->second;
+    const auto& calls = cache.calls[threads];
+    if (const auto it = calls.find(op_key); it != calls.end()) return it->second;
   }
   // Made outside the lock (primitive creation takes milliseconds); a race makes it twice, keeps one.
   std::shared_ptr<const DnnlCall> call = make();
   std::lock_guard lock(cache.mutex);
-  return cache.calls.emplace(key, std::move(call)).first->second;
+  return cache.calls[threads].emplace(op_key, std::move(call)).first->second;
 }
 
 DnnlCacheStats dnnl_call_cache_stats() {
   CallCache& cache = call_cache();
   std::lock_guard lock(cache.mutex);
   DnnlCacheStats stats;
-  for (const auto& [key, call] : cache.calls) ++(call ? stats.calls : stats.unimplemented);
+  for (const auto& [threads, calls] : cache.calls) {
+    for (const auto& [key, call] : calls) ++(call ? stats.calls : stats.unimplemented);
+  }
   return stats;
 }
 

@@ -95,7 +95,13 @@ CpuThreadsScope::~CpuThreadsScope() {
   set_openmp_threads(previous_ > 0 ? previous_ : cpu_thread_budget());
 }
 
-int cpu_threads_per_worker(int workers) { return std::max(1, cpu_threads() / std::max(1, workers)); }
+int cpu_threads_per_worker(int workers) { return cpu_threads_per_worker({workers}); }
+
+int cpu_threads_per_worker(std::initializer_list<int> nested_workers) {
+  int threads = cpu_threads();
+  for (const int workers : nested_workers) threads = std::max(1, threads / std::max(1, workers));
+  return threads;
+}
 
 void parallel_chunks(int64_t chunks, const std::function<void(int64_t)>& chunk) {
   const int threads = static_cast<int>(std::min<int64_t>(cpu_threads(), chunks));

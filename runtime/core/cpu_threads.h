@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <string_view>
 
 namespace baton {
@@ -48,6 +49,9 @@ class CpuThreadsScope {
 // ops at once should get (at least 1): pipeline stages, data-parallel replicas and hybrid groups
 // split their caller's threads, so nested splits compose.
 int cpu_threads_per_worker(int workers);
+// The same through nested splits, outermost first: {groups, positions} gives what each pipeline
+// position of each hybrid group computes with (for a planner predicting the executors' split).
+int cpu_threads_per_worker(std::initializer_list<int> nested_workers);
 
 // Calls chunk(i) for every i in [0, chunks), on up to cpu_threads() threads (OpenMP, static
 // schedule); returns when all are done. The first exception a chunk throws is rethrown. Which chunk

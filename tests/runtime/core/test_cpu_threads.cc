@@ -50,6 +50,12 @@ TEST(CpuThreads, SplitsTheBudgetBetweenWorkers) {
   EXPECT_EQ(cpu_threads_per_worker(1), cpu_thread_budget());
   EXPECT_EQ(cpu_threads_per_worker(cpu_thread_budget() + 1), 1);
   EXPECT_EQ(cpu_threads_per_worker(0), cpu_thread_budget());
+  // Nested splits, as the hybrid's groups and then their pipeline positions take them.
+  const CpuThreadsScope eight(8);
+  EXPECT_EQ(cpu_threads_per_worker({2, 2}), 2);
+  EXPECT_EQ(cpu_threads_per_worker({3, 2}), 1);  // 8 / 3 = 2, then 2 / 2
+  EXPECT_EQ(cpu_threads_per_worker({16, 2}), 1);
+  EXPECT_EQ(cpu_threads_per_worker({4}), cpu_threads_per_worker(4));
 }
 
 // The ranges parallel_for hands out under `threads` threads, sorted.
