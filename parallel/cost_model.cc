@@ -66,34 +66,36 @@ int64_t stash_bytes_per_sample(const Profile& profile, std::span<const int> node
   return bytes;
 }
 
-StageWork stage_work(const Profile& profile, const Cluster& cluster, std::span<const int> nodes,
-                     double batch_per_replica, std::span<const int> devices, AllReduceAlgorithm algorithm) {
+StageWork stage_work(const Profile& profile, const Cluster& cluster, std::span<const int> nodes, double micro_batch,
+                     std::span<const int> devices, AllReduceAlgorithm algorithm) {
   StageWork w;
-  w.fwd_ms = forward_ms(profile, nodes, batch_per_replica);
-  w.bwd_ms = backward_ms(profile, nodes, batch_per_replica);
+  w.fwd_ms = forward_ms(profile, nodes, micro_batch);
+  w.bwd_ms = backward_ms(profile, nodes, micro_batch);
   w.param_bytes = param_bytes(profile, nodes);
   w.optimizer_ms = profile.optimizer_ms_per_param_byte * static_cast<double>(w.param_bytes);
   if (devices.size() > 1 && w.param_bytes > 0) w.allreduce_ms = cluster.allreduce_ms(w.param_bytes, devices, algorithm);
   return w;
 }
 
-int64_t transfer_bytes(int64_t bytes_per_sample, double micro_batch, int sender_replicas) {
-  return static_cast<int64_t>(std::llround(static_cast<double>(bytes_per_sample) * micro_batch / sender_replicas));
+int64_t transfer_bytes(int64_t bytes_per_sample, double micro_batch) {
+  return static_cast<int64_t>(std::llround(static_cast<double>(bytes_per_sample) * micro_batch));
 }
 
-double stage_period_ms(const StageWork& work, double activation_ms, double gradient_ms, int micro_batches) {
-  const double compute = work.fwd_ms + work.bwd_ms + (work.allreduce_ms + work.optimizer_ms) / micro_batches;
-  return std::max({compute, activation_ms, gradient_ms});
+double stage_period_ms(const StageWork& work, double activation_ms, double gradient_ms, int micro_batches,
+                       int replicas) {
+  const double r = replicas;
+  const double compute = (work.fwd_ms + work.bwd_ms) / r + (work.allreduce_ms + work.optimizer_ms) / micro_batches;
+  return std::max({compute, activation_ms / r, gradient_ms / r});
 }
 
-StageMemory stage_memory(const Profile& profile, std::span<const int> nodes, double batch_per_replica, int in_flight) {
+StageMemory stage_memory(const Profile& profile, std::span<const int> nodes, double micro_batch, int in_flight) {
   StageMemory m;
   m.params = param_bytes(profile, nodes);
   m.gradients = m.params;
   m.optimizer_state =
       static_cast<int64_t>(std::llround(profile.optimizer_state_factor * static_cast<double>(m.params)));
   m.activations = static_cast<int64_t>(
-      std::llround(static_cast<double>(stash_bytes_per_sample(profile, nodes)) * batch_per_replica * in_flight));
+      std::llround(static_cast<double>(stash_bytes_per_sample(profile, nodes)) * micro_batch * in_flight));
   for (int n : nodes) m.workspace = std::max(m.workspace, profile.nodes[n].workspace_bytes);
   return m;
 }
@@ -104,7 +106,7 @@ std::vector<StageSummary> stage_table(const Plan& plan, const Profile& profile, 
   std::vector<StageSummary> rows;
   for (int s = 0; s < plan.num_stages(); ++s) {
     const Stage& st = plan.stages[s];
-    const double batch = plan.micro_batch_size() / st.replicas;
+    const double batch = plan.micro_batch_size();
     std::vector<char> in_set(profile.nodes.size(), 0);
     for (int n : st.nodes) in_set[n] = 1;
     StageSummary row;
@@ -116,7 +118,7 @@ std::vector<StageSummary> stage_table(const Plan& plan, const Profile& profile, 
     row.param_bytes = param_bytes(profile, st.nodes);
     row.boundary_bytes_out = static_cast<int64_t>(
         std::llround(static_cast<double>(boundary_bytes_out(profile, in_set)) * plan.micro_batch_size()));
-    row.in_flight = in_flight.empty() ? plan.micro_batches : in_flight[s];
+    row.in_flight = in_flight.empty() ? plan.micro_batches / st.replicas : in_flight[s];
     row.memory_bytes = stage_memory(profile, st.nodes, batch, row.in_flight).total();
     rows.push_back(std::move(row));
   }

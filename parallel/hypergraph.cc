@@ -56,12 +56,12 @@ void Hypergraph::finalize() {
   BATON_CHECK(seen == n, "hypergraph: the graph has a cycle (", n - seen, " vertices on or after it)");
 }
 
-Hypergraph hypergraph_from_profile(const Profile& profile, double batch_per_replica, double net_batch) {
+Hypergraph hypergraph_from_profile(const Profile& profile, double vertex_batch, double net_batch) {
   Hypergraph graph;
   const int n = profile.num_nodes();
   graph.vertex_weight.resize(n);
   for (int v = 0; v < n; ++v) {
-    graph.vertex_weight[v] = profile.fwd_ms(v, batch_per_replica) + profile.bwd_ms(v, batch_per_replica);
+    graph.vertex_weight[v] = profile.fwd_ms(v, vertex_batch) + profile.bwd_ms(v, vertex_batch);
   }
   for (const ProfiledValue& value : profile.values) {
     if (value.producer < 0 || value.consumers.empty()) continue;  // graph inputs: the loader delivers them

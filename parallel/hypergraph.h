@@ -37,9 +37,9 @@ struct Hypergraph {
   void finalize();
 };
 
-// Vertices = profile nodes weighted by forward + backward ms at `batch_per_replica` samples; nets =
+// Vertices = profile nodes weighted by forward + backward ms at `vertex_batch` samples; nets =
 // values with a producer and at least one consumer, weighted by bytes_per_sample x `net_batch`.
-Hypergraph hypergraph_from_profile(const Profile& profile, double batch_per_replica, double net_batch);
+Hypergraph hypergraph_from_profile(const Profile& profile, double vertex_batch, double net_batch);
 
 // Sum over nets of weight x (parts the net touches - 1).
 double connectivity_cost(const Hypergraph& graph, const std::vector<int>& part, int k);

@@ -47,11 +47,7 @@ void share_plan(comm::Communicator& world, Profile& profile, EvaluatedPlan& plan
   if (root) return;
   profile = profile_from_json(both.at("profile"), "the profile measured by rank 0");
   Plan plan = plan_from_json(both.at("plan"), profile, "the plan of rank 0");
-  const bool replicated =
-      std::any_of(plan.stages.begin(), plan.stages.end(), [](const Stage& stage) { return stage.replicas > 1; });
-  const int positions = plan.num_stages() / plan.chunks_per_device;
-  planned.schedule = make_schedule(planned.choice.schedule, positions, plan.chunks_per_device, plan.micro_batches,
-                                   stage_consumers(plan, profile), replicated);
+  planned.schedule = plan_schedule(plan, profile, planned.choice.schedule);
   planned.plan = std::move(plan);
 }
 

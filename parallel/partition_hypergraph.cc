@@ -88,13 +88,13 @@ std::optional<Candidate> v_cycle(const Hypergraph& graph, int k, double bound, d
   return evaluate(graph, std::move(part), k);
 }
 
-void check_memory(const PartitionRequest& request, const Plan& plan, double batch_per_replica) {
+void check_memory(const PartitionRequest& request, const Plan& plan, double micro_batch) {
   const Profile& profile = *request.profile;
   const double cap = memory_cap_bytes(request);
   for (int s = 0; s < plan.num_stages(); ++s) {
     const Stage& stage = plan.stages[s];
-    const int holding = in_flight_bound(request, s, plan.num_stages());
-    const int64_t bytes = stage_memory(profile, stage.nodes, batch_per_replica, holding).total();
+    const int holding = in_flight_bound(request, s, plan.num_stages(), stage.replicas);
+    const int64_t bytes = stage_memory(profile, stage.nodes, micro_batch, holding).total();
     BATON_CHECK(static_cast<double>(bytes) <= cap, "partition hypergraph: stage ", s, " of ", plan.num_stages(), " (",
                 stage.nodes.size(), " nodes from '", profile.nodes[stage.nodes.front()].name, "') needs ",
                 static_cast<double>(bytes) / 1e9, " GB (", bytes, " bytes) with ", holding,
@@ -113,8 +113,8 @@ HypergraphResult partition_hypergraph_detailed(const PartitionRequest& request) 
   const int n = profile.num_nodes();
   const int k = request.stages;
   const double micro_batch = static_cast<double>(request.batch) / request.micro_batches;
-  const double per_replica = micro_batch / request.replicas;
-  const Hypergraph graph = hypergraph_from_profile(profile, per_replica, micro_batch);
+  // Every stage has the same replicas, each computing whole micro-batches: weights at one micro-batch.
+  const Hypergraph graph = hypergraph_from_profile(profile, micro_batch, micro_batch);
 
   HypergraphResult result;
   const double mean = graph.total_weight() / k;
@@ -178,7 +178,7 @@ HypergraphResult partition_hypergraph_detailed(const PartitionRequest& request) 
   for (Stage& stage : plan.stages) stage.replicas = request.replicas;
   assign_devices(plan);
   validate_plan(plan, profile);
-  check_memory(request, plan, per_replica);
+  check_memory(request, plan, micro_batch);
   return result;
 }
 

@@ -18,11 +18,11 @@ PartitionQuality partition_quality(const Plan& plan, const Profile& profile) {
   const double micro_batch = plan.micro_batch_size();
   for (int s = 0; s < stages; ++s) {
     const Stage& stage = plan.stages[s];
-    const double batch = micro_batch / std::max(stage.replicas, 1);
+    const double replicas = std::max(stage.replicas, 1);  // sharing the micro-batches
     for (int v : stage.nodes) {
       BATON_CHECK(v >= 0 && v < n, "partition_quality: stage ", s, " lists node ", v, " outside [0, ", n, ")");
       stage_of[v] = s;
-      quality.stage_ms[s] += profile.fwd_ms(v, batch) + profile.bwd_ms(v, batch);
+      quality.stage_ms[s] += (profile.fwd_ms(v, micro_batch) + profile.bwd_ms(v, micro_batch)) / replicas;
     }
   }
   for (int v = 0; v < n; ++v) {

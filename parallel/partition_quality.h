@@ -13,7 +13,8 @@
 namespace baton::parallel {
 
 struct PartitionQuality {
-  // A stage's load: forward + backward ms of its nodes at its per-replica micro-batch.
+  // A stage's load per micro-batch of the step: forward + backward ms of its nodes at one micro-batch,
+  // over its replicas (which take the micro-batches in turn).
   std::vector<double> stage_ms;
   double max_stage_ms = 0;
   double mean_stage_ms = 0;

@@ -22,14 +22,16 @@ void check_request(const PartitionRequest& r) {
   BATON_CHECK(devices >= 1 && devices <= r.cluster->num_devices(), "partition: the plan needs ", devices,
               " devices but cluster '", r.cluster->name(), "' has ", r.cluster->num_devices());
   if (!r.free_replication) {
-    BATON_CHECK((r.batch / r.micro_batches) % r.replicas == 0, "partition: the micro-batch (",
-                r.batch / r.micro_batches, " samples) cannot be split evenly across ", r.replicas, " replicas");
+    BATON_CHECK(r.micro_batches % r.replicas == 0, "partition: ", r.replicas,
+                " replicas of each stage take whole micro-batches in turn: the ", r.micro_batches,
+                " micro-batches of a step must be a multiple of ", r.replicas);
   }
 }
 
-int in_flight_bound(const PartitionRequest& request, int stage, int stages) {
-  if (request.schedule == ScheduleKind::gpipe) return request.micro_batches;
-  return std::min(stages - stage, request.micro_batches);
+int in_flight_bound(const PartitionRequest& request, int stage, int stages, int replicas) {
+  const int taken = request.micro_batches / replicas;  // the micro-batches one replica takes
+  if (request.schedule == ScheduleKind::gpipe) return taken;
+  return std::min(stages - stage, taken);
 }
 
 double memory_cap_bytes(const PartitionRequest& request) {
@@ -45,16 +47,16 @@ double stage_time_ms(const PartitionRequest& r, const std::vector<int>& nodes, i
   const int stride = r.free_replication ? 1 : r.stages / r.chunks_per_device;
   std::vector<int> devices;
   for (int k = 0; k < replicas; ++k) devices.push_back((first_device + k * stride) % r.cluster->num_devices());
-  const StageWork work = stage_work(profile, *r.cluster, nodes, micro_batch / replicas, devices);
+  const StageWork work = stage_work(profile, *r.cluster, nodes, micro_batch, devices);
   double activation_ms = 0, gradient_ms = 0;
   if (next_device >= 0) {
     std::vector<char> in_set(profile.nodes.size(), 0);
     for (int n : nodes) in_set[n] = 1;
-    const int64_t bytes = transfer_bytes(boundary_bytes_out(profile, in_set), micro_batch, replicas);
+    const int64_t bytes = transfer_bytes(boundary_bytes_out(profile, in_set), micro_batch);
     activation_ms = r.cluster->p2p_ms(bytes, first_device, next_device);
     gradient_ms = r.cluster->p2p_ms(bytes, next_device, first_device);
   }
-  return stage_period_ms(work, activation_ms, gradient_ms, r.micro_batches);
+  return stage_period_ms(work, activation_ms, gradient_ms, r.micro_batches, replicas);
 }
 
 Plan partition_uniform(const PartitionRequest& r) {
@@ -79,8 +81,8 @@ Plan partition_uniform(const PartitionRequest& r) {
   validate_plan(plan, *r.profile);
   const double cap = memory_cap_bytes(r);
   for (int s = 0; s < r.stages; ++s) {
-    const StageMemory m = stage_memory(*r.profile, plan.stages[s].nodes, plan.micro_batch_size() / r.replicas,
-                                       in_flight_bound(r, s, r.stages));
+    const StageMemory m = stage_memory(*r.profile, plan.stages[s].nodes, plan.micro_batch_size(),
+                                       in_flight_bound(r, s, r.stages, r.replicas));
     BATON_CHECK(static_cast<double>(m.total()) <= cap, "partition uniform: stage ", s, " needs ",
                 static_cast<double>(m.total()) / 1e9, " GB, over the memory cap of ", cap / 1e9,
                 " GB (try more stages, more micro-batches or a smaller batch)");

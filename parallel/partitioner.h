@@ -20,7 +20,7 @@ struct PartitionRequest {
   int chunks_per_device = 1;  // interleaved schedules
   int replicas = 1;           // replicas of every stage (data-parallel groups)
   int batch = 1;              // mini-batch over all replicas
-  int micro_batches = 1;
+  int micro_batches = 1;      // of the step, over all replicas (each replica takes whole ones in turn)
   ScheduleKind schedule = ScheduleKind::one_f_one_b;  // decides micro-batches in flight for memory
   double memory_cap_bytes = 0;                        // per device; 0: the cluster device's memory
   // antichain only: choose the number of stages (<= stages) and each stage's replication freely
@@ -40,22 +40,25 @@ Plan partition_block(const PartitionRequest& request);
 Plan partition_antichain(const PartitionRequest& request);
 Plan partition_hypergraph(const PartitionRequest& request);
 
-// The time the partitioners balance: stage_period_ms (cost_model.h) of the stage's nodes at its
-// per-replica micro-batch on the devices the request gives it, with its outgoing activations sent to
-// the next stage's device and their gradients sent back (both at this stage's replica share: the
-// next stage's count is not known while the DP extends a prefix; equal replication makes them the
-// same). Values read by later stages than the next are counted on the link to the next stage.
+// The time the partitioners balance: stage_period_ms (cost_model.h) of the stage's nodes with its
+// replicas on the devices the request gives them, with its outgoing activations sent to the next
+// stage's device and their gradients sent back, both spread over this stage's replicas (the next
+// stage's count is not known while the DP extends a prefix; equal replication makes them the same).
+// Values read by later stages than the next are counted on the link to the next stage.
 double stage_time_ms(const PartitionRequest& request, const std::vector<int>& nodes, int replicas, int first_device,
                      int next_device);
 
-// Micro-batches stage `stage` of `stages` holds at its peak under the request's schedule: GPipe all
-// M; 1F1B min(stages - stage, M); interleaved the same over model stages (an estimate; the
-// validator measures the exact figure for a concrete schedule).
-int in_flight_bound(const PartitionRequest& request, int stage, int stages);
+// Micro-batches one of the `replicas` replicas of stage `stage` of `stages` holds at its peak under
+// the request's schedule, a replica taking M / r of the step's M: GPipe all M / r; 1F1B
+// min(stages - stage, M / r) (exact for equal replication; with unequal replication an estimate);
+// interleaved the same over model stages (an estimate; replica_peak_in_flight measures the exact
+// figure for a concrete schedule).
+int in_flight_bound(const PartitionRequest& request, int stage, int stages, int replicas);
 // The per-device memory cap in bytes: the request's, or the cluster device's memory.
 double memory_cap_bytes(const PartitionRequest& request);
 // Checks the request (profile and cluster set, stages and replicas >= 1, enough nodes, enough
-// devices in the cluster, batch divisible by micro-batches and replicas); errors say what to change.
+// devices in the cluster, batch divisible by micro-batches, micro-batches by replicas); errors say
+// what to change.
 void check_request(const PartitionRequest& request);
 
 }  // namespace baton::parallel

@@ -53,7 +53,6 @@ void validate_plan(const Plan& plan, const Profile& profile) {
   BATON_CHECK(plan.chunks_per_device >= 1 && plan.num_stages() % plan.chunks_per_device == 0,
               "plan: ", plan.num_stages(), " stages cannot be spread as ", plan.chunks_per_device,
               " chunks per device");
-  const int micro = plan.batch / plan.micro_batches;
   std::vector<int> stage_of(profile.nodes.size(), -1);
   for (int s = 0; s < plan.num_stages(); ++s) {
     const Stage& st = plan.stages[s];
@@ -61,8 +60,9 @@ void validate_plan(const Plan& plan, const Profile& profile) {
     BATON_CHECK(st.replicas >= 1, "plan: stage ", s, " has ", st.replicas, " replicas (expected >= 1)");
     BATON_CHECK(static_cast<int>(st.devices.size()) == st.replicas, "plan: stage ", s, " has ", st.replicas,
                 " replicas but ", st.devices.size(), " devices");
-    BATON_CHECK(micro % st.replicas == 0, "plan: stage ", s, ": the micro-batch (", micro,
-                " samples) cannot be split evenly across ", st.replicas, " replicas");
+    BATON_CHECK(plan.micro_batches % st.replicas == 0, "plan: stage ", s, " has ", st.replicas,
+                " replicas, which take whole micro-batches in turn: the ", plan.micro_batches,
+                " micro-batches of a step must be a multiple of ", st.replicas);
     for (int n : st.nodes) {
       BATON_CHECK(n >= 0 && n < profile.num_nodes(), "plan: stage ", s, " names node ", n, ", which does not exist");
       BATON_CHECK(stage_of[n] < 0, "plan: node '", profile.nodes[n].name, "' is in stages ", stage_of[n], " and ", s);
@@ -107,7 +107,7 @@ nlohmann::json plan_to_json(const Plan& plan, const Profile& profile) {
     for (int n : s.nodes) names.push_back(profile.nodes[n].name);
     stages.push_back({{"nodes", names}, {"replicas", s.replicas}, {"devices", s.devices}});
   }
-  return {{"format", "baton.plan/1"},
+  return {{"format", "baton.plan/2"},
           {"model", plan.model},
           {"partitioner", plan.partitioner},
           {"batch", plan.batch},
@@ -119,7 +119,8 @@ nlohmann::json plan_to_json(const Plan& plan, const Profile& profile) {
 Plan plan_from_json(const nlohmann::json& json, const Profile& profile, std::string_view source) {
   const JsonFields f(json, source, "");
   f.allow_only({"format", "model", "partitioner", "batch", "micro_batches", "chunks_per_device", "stages"});
-  if (f.string("format") != "baton.plan/1") f.fail("format", "\"baton.plan/1\"");
+  const std::string format = f.string("format");
+  if (format != "baton.plan/2" && format != "baton.plan/1") f.fail("format", "\"baton.plan/2\" (or /1)");
   std::unordered_map<std::string, int> index;
   for (int n = 0; n < profile.num_nodes(); ++n) index[profile.nodes[n].name] = n;
   Plan plan;
@@ -140,6 +141,20 @@ Plan plan_from_json(const nlohmann::json& json, const Profile& profile, std::str
     stage.replicas = s.int32("replicas", 1);
     stage.devices = s.int32s("devices");
     plan.stages.push_back(std::move(stage));
+  }
+  if (format == "baton.plan/1" && !plan.stages.empty()) {
+    // Version 1 split each micro-batch over a stage's replicas: with G everywhere, the same work is
+    // G x the micro-batches, each replica taking whole ones.
+    const int groups = plan.stages.front().replicas;
+    for (const Stage& stage : plan.stages) {
+      if (stage.replicas != groups) {
+        f.fail("format",
+               "\"baton.plan/2\": a baton.plan/1 plan with unequal replicas split each micro-batch over "
+               "a stage's replicas, which baton no longer runs (replicas take whole micro-batches); plan "
+               "again");
+      }
+    }
+    plan.micro_batches *= groups;
   }
   try {
     validate_plan(plan, profile);

@@ -14,8 +14,8 @@ namespace baton::parallel {
 
 struct Stage {
   std::vector<int> nodes;    // profile node indices, ascending (topological)
-  int replicas = 1;          // each micro-batch is split evenly across the replicas, which
-                             // all-reduce the stage's gradients once per step
+  int replicas = 1;          // they take the step's micro-batches in turn (replica k: k, k + r, ...)
+                             // and all-reduce the stage's gradients once per step
   std::vector<int> devices;  // cluster device ids, one per replica
 };
 
@@ -23,7 +23,7 @@ struct Plan {
   std::string model;
   std::string partitioner;  // "uniform", "block", "antichain", "hypergraph"
   int batch = 0;            // mini-batch, all replicas together
-  int micro_batches = 1;    // per step; micro-batch size = batch / micro_batches
+  int micro_batches = 1;    // per step, over all replicas; micro-batch size = batch / micro_batches
   // Interleaved schedules: each pipeline device holds this many stages (stage k runs on the
   // devices of pipeline position k % (stages / chunks_per_device)).
   int chunks_per_device = 1;
@@ -40,7 +40,7 @@ std::vector<std::vector<int>> stage_consumers(const Plan& plan, const Profile& p
 
 // Every node in exactly one stage, no empty stage, stage order consistent with the DAG (no value
 // flows from a later stage to an earlier one), replicas >= 1 with one device each, batch divisible
-// by micro_batches and the micro-batch by each stage's replicas. Errors name the stage and node.
+// by micro_batches and micro_batches by each stage's replicas. Errors name the stage and node.
 void validate_plan(const Plan& plan, const Profile& profile);
 
 // Gives replica r of stage s a device: with G equal replicas everywhere, group g's pipeline runs
@@ -49,8 +49,10 @@ void validate_plan(const Plan& plan, const Profile& profile);
 // one pipeline position.
 void assign_devices(Plan& plan);
 
-// {"model", "partitioner", "batch", "micro_batches", "chunks_per_device",
-//  "stages": [{"nodes": [names], "replicas", "devices"}]}
+// {"format": "baton.plan/2", "model", "partitioner", "batch", "micro_batches", "chunks_per_device",
+//  "stages": [{"nodes": [names], "replicas", "devices"}]}. "baton.plan/1" files (micro_batches counted
+// per replica, each micro-batch split over a stage's replicas) are read when every stage has the same
+// replicas G, as the same work: G x their micro_batches; with unequal replicas they are refused.
 nlohmann::json plan_to_json(const Plan& plan, const Profile& profile);
 Plan plan_from_json(const nlohmann::json& json, const Profile& profile, std::string_view source);
 

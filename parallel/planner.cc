@@ -41,6 +41,19 @@ std::string EvaluatedPlan::label() const {
   return s;
 }
 
+int step_micro_batches(const PlanChoice& choice) {
+  return choice.free_replication ? choice.micro_batches : choice.groups * choice.micro_batches;
+}
+
+Schedule plan_schedule(const Plan& plan, const Profile& profile, ScheduleKind kind) {
+  std::vector<int> replicas;
+  for (const Stage& s : plan.stages) replicas.push_back(s.replicas);
+  const bool replicated = std::any_of(replicas.begin(), replicas.end(), [](int r) { return r > 1; });
+  const int positions = plan.num_stages() / plan.chunks_per_device;
+  return make_schedule(kind, positions, plan.chunks_per_device, plan.micro_batches, stage_consumers(plan, profile),
+                       replicated, replicas);
+}
+
 EvaluatedPlan evaluate_plan(const PlanChoice& choice, const Profile& profile, const Cluster& cluster,
                             const PlanSettings& settings) {
   PartitionRequest r;
@@ -50,7 +63,7 @@ EvaluatedPlan evaluate_plan(const PlanChoice& choice, const Profile& profile, co
   r.chunks_per_device = choice.chunks;
   r.replicas = choice.free_replication ? 1 : choice.groups;
   r.batch = settings.batch;
-  r.micro_batches = choice.micro_batches;
+  r.micro_batches = step_micro_batches(choice);
   r.schedule = choice.schedule;
   r.memory_cap_bytes = settings.memory_cap_bytes;
   r.free_replication = choice.free_replication;
@@ -65,13 +78,8 @@ EvaluatedPlan evaluate_plan(const PlanChoice& choice, const Profile& profile, co
   } else {
     e.plan = partition(choice.partitioner, r);
   }
-  const std::vector<std::vector<int>> consumers = stage_consumers(e.plan, profile);
-  const bool replicated =
-      std::any_of(e.plan.stages.begin(), e.plan.stages.end(), [](const Stage& s) { return s.replicas > 1; });
-  const int positions = e.plan.num_stages() / e.plan.chunks_per_device;
-  e.schedule =
-      make_schedule(choice.schedule, positions, e.plan.chunks_per_device, choice.micro_batches, consumers, replicated);
-  const ScheduleCheck check = validate_schedule(e.schedule, consumers);
+  e.schedule = plan_schedule(e.plan, profile, choice.schedule);
+  const ScheduleCheck check = validate_schedule(e.schedule, stage_consumers(e.plan, profile));
   e.table = stage_table(e.plan, profile, check.peak_in_flight);
   SimulationOptions sim;
   sim.bucket_bytes = e.plan.num_stages() == 1 ? settings.bucket_bytes : 0;

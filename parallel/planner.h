@@ -21,6 +21,8 @@ struct PlanChoice {
   int groups = 1;  // data-parallel replicas of every stage
   int stages = 1;  // pipeline positions (devices per group)
   int chunks = 1;  // stages per position (interleaved schedule)
+  // Per group: the step has groups x micro_batches (free replication: micro_batches in all), each
+  // replica of a stage taking whole micro-batches in turn.
   int micro_batches = 1;
   ScheduleKind schedule = ScheduleKind::one_f_one_b;
   bool free_replication = false;  // antichain: per-stage replication within groups x stages devices
@@ -50,6 +52,13 @@ struct EvaluatedPlan {
   // choice.label(), with free replication's actual stages ("antichain+replication 4-2-1 1f1b M=16").
   std::string label() const;
 };
+
+// The step's micro-batches over all replicas (the plan's micro_batches) for a choice.
+int step_micro_batches(const PlanChoice& choice);
+
+// The schedule a plan runs: `kind` over the plan's positions, chunks, micro-batches, stage consumers
+// and replicas (with an all_reduce per stage when some stage is replicated).
+Schedule plan_schedule(const Plan& plan, const Profile& profile, ScheduleKind kind);
 
 // Partitions, schedules, validates and simulates one choice. Infeasible choices (memory cap,
 // indivisible batch, too few devices, a schedule that cannot run) throw baton::Error saying why.

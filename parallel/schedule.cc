@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 
+#include "parallel/schedule_replicas.h"
 #include "runtime/core/error.h"
 
 namespace baton::parallel {
@@ -33,8 +34,8 @@ std::vector<Step> gpipe_order(int stage, int micro_batches) {
 // 1F1B (PipeDream-Flush, Megatron's non-interleaved schedule): min(S - s - 1, M) warm-up forwards,
 // then one forward and one backward in turn, then the remaining backwards. Stage s then holds at
 // most min(S - s, M) micro-batches between forward and backward.
-std::vector<Step> one_f_one_b_order(int stage, int stages, int micro_batches) {
-  const int warmup = std::min(stages - stage - 1, micro_batches);
+std::vector<Step> one_f_one_b_order(int stage, int warmup_forwards, int micro_batches) {
+  const int warmup = std::min(warmup_forwards, micro_batches);
   std::vector<Step> order;
   for (int m = 0; m < warmup; ++m) order.push_back({true, stage, m});
   for (int m = warmup; m < micro_batches; ++m) {
@@ -86,6 +87,17 @@ std::vector<Step> interleaved_order(int position, int devices, int chunks, int m
   return order;
 }
 
+// Equal replication: each step of one group's order becomes G steps, micro-batch j of group g being
+// the step's micro-batch g + G j, so that replica g's filtered program is the group's order.
+std::vector<Step> expand_over_groups(const std::vector<Step>& order, int groups) {
+  std::vector<Step> out;
+  out.reserve(order.size() * static_cast<size_t>(groups));
+  for (const Step& step : order) {
+    for (int g = 0; g < groups; ++g) out.push_back({step.forward, step.stage, step.micro_batch * groups + g});
+  }
+  return out;
+}
+
 // Appends one compute step of a position's order with its transfers: receives before, sends after.
 // `backwards_done` counts each stage's backwards so far (the all_reduce follows the last).
 void append_step(std::vector<Instruction>& program, const Step& step, const std::vector<std::vector<int>>& next,
@@ -123,6 +135,10 @@ Schedule schedule_shell(ScheduleKind kind, int devices, int chunks, int micro_ba
 }
 
 }  // namespace
+
+bool Schedule::replicated() const {
+  return std::any_of(replicas.begin(), replicas.end(), [](int r) { return r > 1; });
+}
 
 std::string_view schedule_kind_name(ScheduleKind kind) {
   switch (kind) {
@@ -212,22 +228,29 @@ std::vector<std::vector<int>> producers_of(const std::vector<std::vector<int>>& 
 }
 
 Schedule make_schedule(ScheduleKind kind, int devices, int chunks, int micro_batches,
-                       const std::vector<std::vector<int>>& consumers, bool all_reduce) {
+                       const std::vector<std::vector<int>>& consumers, bool all_reduce,
+                       const std::vector<int>& replicas) {
   Schedule schedule = schedule_shell(kind, devices, chunks, micro_batches);
   BATON_CHECK(chunks == 1 || kind == ScheduleKind::interleaved, schedule_kind_name(kind),
               " schedule: chunks must be 1, got ", chunks,
               " (only the interleaved schedule runs several chunks per device)");
   const std::vector<std::vector<int>> next = resolve_consumers(consumers, schedule.stages);
   const std::vector<std::vector<int>> prev = producers_of(next);
+  const int equal = replica_schedule::check_replicas(schedule, replicas);  // G, or 0 for unequal replication
+  if (std::any_of(replicas.begin(), replicas.end(), [](int r) { return r > 1; })) schedule.replicas = replicas;
+  const int groups = std::max(equal, 1);
   for (int r = 0; r < devices; ++r) {
     std::vector<Step> order;
     if (kind == ScheduleKind::gpipe) {
-      order = gpipe_order(r, micro_batches);
+      order = gpipe_order(r, micro_batches / groups);
     } else if (chunks == 1) {  // 1f1b, and interleaved with one chunk per device, which is 1F1B
-      order = one_f_one_b_order(r, devices, micro_batches);
+      const int warmup =
+          equal == 0 ? replica_schedule::unequal_warmup(replicas)[static_cast<size_t>(r)] : devices - r - 1;
+      order = one_f_one_b_order(r, warmup, micro_batches / groups);
     } else {
-      order = interleaved_order(r, devices, chunks, micro_batches);
+      order = interleaved_order(r, devices, chunks, micro_batches / groups);
     }
+    if (groups > 1) order = expand_over_groups(order, groups);
     std::vector<Instruction>& program = schedule.programs[r];
     std::vector<int> backwards_done(schedule.stages, 0);
     for (const Step& step : order) append_step(program, step, next, prev, all_reduce, micro_batches, backwards_done);

@@ -44,10 +44,17 @@ struct Schedule {
   int micro_batches = 1;
   // Forward only (evaluation): forwards and activation transfers, no backward, no optimiser step.
   bool forward_only = false;
+  // Replicas of each stage (empty: one each). Replica k of stage s takes the step's micro-batches
+  // m = k, k + r, k + 2r, ... (r = replicas[s]): it runs its position's program filtered to those
+  // micro-batches (replica_program), so `programs` hold the step's order over all M micro-batches.
+  std::vector<int> replicas;
   std::vector<std::vector<Instruction>> programs;  // one per pipeline position, in issue order
 
   int chunks() const { return stages / devices; }
   int position_of(int stage) const { return stage % devices; }
+  // Replicas of `stage` (1 when `replicas` is empty); every stage of a position has as many.
+  int replicas_of(int stage) const { return replicas.empty() ? 1 : replicas[static_cast<size_t>(stage)]; }
+  bool replicated() const;  // some stage has more than one replica
 };
 
 // `consumers` with the chain default filled in (empty: stage s feeds s + 1) and checked: one entry
@@ -59,12 +66,29 @@ std::vector<std::vector<int>> producers_of(const std::vector<std::vector<int>>& 
 // `consumers[s]`: the later stages that read a value stage s produces (Plan's stage_consumers;
 // empty means a chain: s feeds s + 1). `chunks` > 1 only for interleaved (stages = devices x chunks).
 // `all_reduce`: emit an all_reduce per stage (stages with replicas, or data-parallel groups).
+// `replicas` (per stage; empty: one each) must divide M. With G replicas everywhere, each replica's
+// program is the schedule of M / G micro-batches (its micro-batches renumbered), so G replicas of
+// every stage run exactly as G groups of the whole pipeline. With unequal replication (one chunk per
+// device), 1F1B's warm-up at stage s is the largest of the later stages' replicas (enough forwards
+// to feed every later replica), r_s (S - s - 1) (each replica's own warm-up, as with equal
+// replication) and stage s + 1's warm-up + 1 (no deadlock), capped at M; GPipe is unchanged.
 // Impossible requests (chunks > 1 without interleaving, a consumer that is not a later stage, say)
 // are errors that say why. Interleaved takes any micro-batch count: when devices does not divide it,
 // micro-batches go through the chunks in larger groups (Megatron's microbatch_group_size_per_vp_stage,
 // see docs/planner.md). Interleaved with chunks == 1 is 1F1B.
 Schedule make_schedule(ScheduleKind kind, int devices, int chunks, int micro_batches,
-                       const std::vector<std::vector<int>>& consumers = {}, bool all_reduce = false);
+                       const std::vector<std::vector<int>>& consumers = {}, bool all_reduce = false,
+                       const std::vector<int>& replicas = {});
+
+// Replica `replica` of pipeline position `position`: its program, the position's instructions for
+// its micro-batches (m mod r == replica) plus every all_reduce and optimizer_step of its stages.
+std::vector<Instruction> replica_program(const Schedule& schedule, int position, int replica);
+// Per stage: the most micro-batches one replica holds between forward and backward (each replica's
+// program runs in order, so this is exact).
+std::vector<int> replica_peak_in_flight(const Schedule& schedule);
+// Equal replication (G replicas of every stage): what group g runs, its replica programs with micro-
+// batch g + G j renumbered j, M / G micro-batches and no replicas. Errors when replication is unequal.
+Schedule group_schedule(const Schedule& schedule, int group);
 
 // Forward-only instruction lists (evaluation): each position runs its stages micro-batch by
 // micro-batch (micro-batch 0 through all of its stages, then micro-batch 1, ...), receiving each

@@ -73,12 +73,13 @@ nlohmann::json schedule_to_json(const Schedule& schedule) {
                          {"micro_batches", schedule.micro_batches},
                          {"programs", std::move(programs)}};
   if (schedule.forward_only) json["forward_only"] = true;  // training schedules leave it out
+  if (schedule.replicated()) json["replicas"] = schedule.replicas;
   return json;
 }
 
 Schedule schedule_from_json(const nlohmann::json& json, std::string_view source) {
   const JsonFields fields(json, source, "");
-  fields.allow_only({"format", "kind", "devices", "stages", "micro_batches", "forward_only", "programs"});
+  fields.allow_only({"format", "kind", "devices", "stages", "micro_batches", "forward_only", "replicas", "programs"});
   const std::string format = fields.string("format");
   if (format != kFormat) fields.fail("format", detail::concat("'", kFormat, "' (found '", format, "')"));
   Schedule schedule;
@@ -92,6 +93,7 @@ Schedule schedule_from_json(const nlohmann::json& json, std::string_view source)
   schedule.stages = get_int_field(fields, "stages", 1);
   schedule.micro_batches = get_int_field(fields, "micro_batches", 1);
   schedule.forward_only = fields.boolean("forward_only", false);
+  if (fields.has("replicas")) schedule.replicas = fields.int32s("replicas");
   if (schedule.stages % schedule.devices != 0) {
     fields.fail("stages", detail::concat("a multiple of devices (", schedule.devices, "), found ", schedule.stages));
   }

@@ -59,6 +59,14 @@ class Validator {
                 "position (", sched_.devices, "), got ", sched_.programs.size());
     BATON_CHECK(max_in_flight_.empty() || static_cast<int>(max_in_flight_.size()) == sched_.stages,
                 "max_in_flight: expected one bound per stage (", sched_.stages, "), got ", max_in_flight_.size());
+    BATON_CHECK(sched_.replicas.empty() || static_cast<int>(sched_.replicas.size()) == sched_.stages,
+                "schedule: ", sched_.replicas.size(), " replica counts for ", sched_.stages, " stages");
+    for (int s = 0; s < static_cast<int>(sched_.replicas.size()); ++s) {
+      BATON_CHECK(sched_.replicas_of(s) >= 1 && sched_.micro_batches % sched_.replicas_of(s) == 0 &&
+                      sched_.replicas_of(s) == sched_.replicas_of(sched_.position_of(s)),
+                  "schedule: stage ", s, " has ", sched_.replicas_of(s), " replicas (expected a divisor of the ",
+                  sched_.micro_batches, " micro-batches, as many as the other stages of its position)");
+    }
     next_ = resolve_consumers(consumers, sched_.stages);
     prev_ = producers_of(next_);
   }
@@ -68,7 +76,7 @@ class Validator {
     check_complete();
     execute();
     ScheduleCheck check;
-    check.peak_in_flight = peak_;
+    check.peak_in_flight = sched_.replicated() ? replica_peak_in_flight(sched_) : peak_;  // per replica
     return check;
   }
 

@@ -25,6 +25,11 @@ void check_fit(const Plan& plan, const Schedule& schedule, const Profile& profil
               " stages but the plan has ", plan.num_stages());
   BATON_CHECK(schedule.micro_batches == plan.micro_batches, "simulate: the schedule has ", schedule.micro_batches,
               " micro-batches but the plan has ", plan.micro_batches);
+  for (int s = 0; s < plan.num_stages(); ++s) {
+    BATON_CHECK(schedule.replicas_of(s) == plan.stages[s].replicas, "simulate: the schedule gives stage ", s, " ",
+                schedule.replicas_of(s), " replica(s) but the plan has ", plan.stages[s].replicas,
+                " (make the schedule with the plan's replicas)");
+  }
   BATON_CHECK(schedule.devices >= 1 && schedule.chunks() == plan.chunks_per_device &&
                   schedule.devices * plan.chunks_per_device == plan.num_stages(),
               "simulate: the schedule puts ", schedule.stages, " stages on ", schedule.devices,
@@ -88,19 +93,15 @@ std::vector<sim::Bucket> make_buckets(const Profile& profile, const Stage& stage
 }
 
 std::string lane_name(const sim::Lane& lane, const Plan& plan, const Schedule& schedule) {
-  const int device = lane.position >= 0 ? plan.stages[lane.position].devices[0] : -1;
-  int sharing = 0;  // pipeline positions on this device
-  for (int p = 0; p < schedule.devices; ++p) sharing += plan.stages[p].devices[0] == device ? 1 : 0;
-  const std::string suffix = sharing > 1 ? concat(" (position ", lane.position, ")") : std::string();
-  switch (lane.kind) {
-    case sim::LaneKind::compute:
-      return concat("device ", device, " compute", suffix);
-    case sim::LaneKind::allreduce:
-      return concat("device ", device, " all-reduce", suffix);
-    case sim::LaneKind::link:
-      return concat("link ", lane.from, "->", lane.to);
+  if (lane.kind == sim::LaneKind::link) return concat("link ", lane.from, "->", lane.to);
+  const int device = plan.stages[lane.position].devices[static_cast<size_t>(lane.replica)];
+  int sharing = 0;  // pipeline positions and replicas on this device
+  for (int p = 0; p < schedule.devices; ++p) {
+    for (const int d : plan.stages[p].devices) sharing += d == device ? 1 : 0;
   }
-  return {};
+  const std::string suffix = sharing > 1 ? concat(" (position ", lane.position, ")") : std::string();
+  if (lane.kind == sim::LaneKind::compute) return concat("device ", device, " compute", suffix);
+  return concat(schedule.chunks() > 1 ? "position " : "stage ", lane.position, " all-reduce");
 }
 
 TraceEvent to_event(const sim::Interval& i, const Schedule& schedule) {
@@ -155,35 +156,32 @@ SimulationResult simulate(const Plan& plan, const Schedule& schedule, const Prof
   const bool free_comm = options.free_communication;
 
   std::vector<sim::StageCosts> costs(num_stages);
-  std::vector<double> batch(num_stages);
+  const double micro_batch = plan.micro_batch_size();  // each replica computes whole micro-batches
   for (int s = 0; s < num_stages; ++s) {
     const Stage& stage = plan.stages[s];
     sim::StageCosts& c = costs[s];
-    batch[s] = plan.micro_batch_size() / stage.replicas;
-    const StageWork work = stage_work(profile, cluster, stage.nodes, batch[s], stage.devices, options.algorithm);
+    const StageWork work = stage_work(profile, cluster, stage.nodes, micro_batch, stage.devices, options.algorithm);
     c.fwd_ms = work.fwd_ms;
     c.bwd_ms = work.bwd_ms;
     c.param_bytes = work.param_bytes;
     c.optimizer_ms = work.optimizer_ms;
-    c.device = stage.devices[0];
+    c.devices = stage.devices;
     if (cluster.concurrent_compute() > 0) {  // devices sharing their node's cores: one pool per node
-      c.pool = cluster.node_of(c.device);
-      c.slots = static_cast<int>(std::count_if(stage.devices.begin(), stage.devices.end(),
-                                               [&](int d) { return cluster.node_of(d) == c.pool; }));
+      for (const int d : stage.devices) c.pools.push_back(cluster.node_of(d));
     }
     c.all_reduce = stage.replicas > 1 && c.param_bytes > 0;
     if (!c.all_reduce) continue;
     c.allreduce_ms = free_comm ? 0.0 : work.allreduce_ms;
     if (options.bucket_bytes > 0) {
-      c.buckets = make_buckets(profile, stage, batch[s], c.bwd_ms, options.bucket_bytes);
+      c.buckets = make_buckets(profile, stage, micro_batch, c.bwd_ms, options.bucket_bytes);
       for (sim::Bucket& b : c.buckets) {
         b.allreduce_ms = free_comm ? 0.0 : cluster.allreduce_ms(b.bytes, stage.devices, options.algorithm);
       }
     }
   }
 
-  // Bytes per sample of the values stage a produces and stage b reads; each transfer carries the
-  // sending replica's share of the micro-batch (transfer_bytes): activations a -> b, gradients b -> a.
+  // Bytes per sample of the values stage a produces and stage b reads; each transfer carries a whole
+  // micro-batch (transfer_bytes): activations a -> b, gradients b -> a.
   std::vector<int> stage_of(profile.num_nodes(), -1);
   for (int s = 0; s < num_stages; ++s) {
     for (const int n : plan.stages[s].nodes) stage_of[n] = s;
@@ -199,17 +197,12 @@ SimulationResult simulate(const Plan& plan, const Schedule& schedule, const Prof
     for (const int b : readers) per_sample[a][b] += v.bytes_per_sample;
   }
   std::vector<std::vector<int64_t>> bytes(num_stages, std::vector<int64_t>(num_stages, 0));
-  std::vector<std::vector<double>> transfer_ms(num_stages, std::vector<double>(num_stages, 0.0));
   for (int a = 0; a < num_stages; ++a) {
-    for (int b = a + 1; b < num_stages; ++b) {
-      bytes[a][b] = transfer_bytes(per_sample[a][b], plan.micro_batch_size(), plan.stages[a].replicas);
-      bytes[b][a] = transfer_bytes(per_sample[a][b], plan.micro_batch_size(), plan.stages[b].replicas);
-      if (!free_comm) {
-        transfer_ms[a][b] = cluster.p2p_ms(bytes[a][b], costs[a].device, costs[b].device);
-        transfer_ms[b][a] = cluster.p2p_ms(bytes[b][a], costs[b].device, costs[a].device);
-      }
-    }
+    for (int b = a + 1; b < num_stages; ++b) bytes[a][b] = bytes[b][a] = transfer_bytes(per_sample[a][b], micro_batch);
   }
+  const sim::TransferTime transfer_ms = [&](int64_t n, int from, int to) {
+    return free_comm ? 0.0 : cluster.p2p_ms(n, from, to);
+  };
 
   std::vector<int> pool_places;
   if (cluster.concurrent_compute() > 0) {
@@ -218,13 +211,12 @@ SimulationResult simulate(const Plan& plan, const Schedule& schedule, const Prof
                          cluster.concurrent_compute());
     }
   }
-  const sim::Timeline timeline = sim::run_programs(schedule, costs, transfer_ms, bytes, pool_places);
+  const sim::Timeline timeline = sim::run_programs(schedule, costs, bytes, transfer_ms, pool_places);
 
   SimulationResult result;
-  const int positions = schedule.devices;
   double first_forward = std::numeric_limits<double>::infinity();
   double last_backward = 0;
-  std::vector<double> position_fb(positions, 0.0);
+  std::vector<double> lane_fb(static_cast<size_t>(timeline.compute_lanes), 0.0);
   std::vector<double> stage_busy(num_stages, 0.0);
   for (const sim::Interval& i : timeline.intervals) {
     const double ms = i.end_ms - i.start_ms;
@@ -234,7 +226,7 @@ SimulationResult simulate(const Plan& plan, const Schedule& schedule, const Prof
       case sim::Activity::backward:
         first_forward = std::min(first_forward, i.start_ms);
         last_backward = std::max(last_backward, i.end_ms);
-        position_fb[i.lane] += ms;
+        lane_fb[static_cast<size_t>(i.lane)] += ms;
         stage_busy[i.stage] += ms;
         break;
       case sim::Activity::optimizer:
@@ -242,10 +234,10 @@ SimulationResult simulate(const Plan& plan, const Schedule& schedule, const Prof
         break;
       case sim::Activity::send_activation:
       case sim::Activity::send_gradient:
-        result.communication_ms += ms * plan.stages[i.stage].replicas;  // every sending replica
+        result.communication_ms += ms;
         break;
       case sim::Activity::allreduce:
-        result.communication_ms += ms * plan.stages[i.stage].replicas;
+        result.communication_ms += ms * plan.stages[i.stage].replicas;  // every replica takes part
         break;
     }
   }
@@ -253,25 +245,27 @@ SimulationResult simulate(const Plan& plan, const Schedule& schedule, const Prof
   const double window = last_backward - first_forward;
   if (window > 0) {
     double busy = 0;
-    for (const double b : position_fb) busy += b;
-    result.bubble_fraction = std::clamp(1.0 - busy / (positions * window), 0.0, 1.0);
+    for (const double b : lane_fb) busy += b;
+    result.bubble_fraction = std::clamp(1.0 - busy / (static_cast<double>(lane_fb.size()) * window), 0.0, 1.0);
   }
   result.peak_in_flight = timeline.peak_in_flight;
   for (int s = 0; s < num_stages; ++s) {
-    result.stage_utilisation.push_back(result.step_ms > 0 ? stage_busy[s] / result.step_ms : 0.0);
-    result.compute_ms += stage_busy[s] * plan.stages[s].replicas;
+    const double replicas = plan.stages[s].replicas;
+    result.stage_utilisation.push_back(result.step_ms > 0 ? stage_busy[s] / (replicas * result.step_ms) : 0.0);
+    result.compute_ms += stage_busy[s];
     result.peak_memory_bytes.push_back(
-        stage_memory(profile, plan.stages[s].nodes, batch[s], timeline.peak_in_flight[s]).total());
+        stage_memory(profile, plan.stages[s].nodes, micro_batch, timeline.peak_in_flight[s]).total());
   }
 
   if (options.record_trace) {
-    // Lanes in display order: each position's compute then its all-reduce lane, then the links.
+    // Lanes in display order: each position's replicas' compute then its all-reduce lane, then the links.
     std::vector<int> order(timeline.lanes.size());
     for (size_t l = 0; l < order.size(); ++l) order[l] = static_cast<int>(l);
     const auto key = [&](int l) {
       const sim::Lane& lane = timeline.lanes[l];
       const bool link = lane.kind == sim::LaneKind::link;
-      return std::tuple(link, link ? lane.from : lane.position, link ? lane.to : static_cast<int>(lane.kind));
+      return std::tuple(link, link ? lane.from : lane.position, link ? lane.to : static_cast<int>(lane.kind),
+                        lane.replica);
     };
     std::sort(order.begin(), order.end(), [&](int a, int b) { return key(a) < key(b); });
     std::vector<int> lane_thread(timeline.lanes.size(), -1);

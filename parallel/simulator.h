@@ -31,16 +31,19 @@ struct SimulationResult {
   // Idle share of the pipeline devices' compute between the step's first forward and last
   // backward (GPipe with equal stages and free communication: (S - 1) / (M + S - 1)).
   double bubble_fraction = 0;
-  std::vector<double> stage_utilisation;   // per stage: busy compute time / step time
+  std::vector<double> stage_utilisation;   // per stage: busy compute time / (replicas x step time)
   std::vector<int64_t> peak_memory_bytes;  // per stage, one replica
-  std::vector<int> peak_in_flight;         // per stage
+  std::vector<int> peak_in_flight;         // per stage, one replica
   double compute_ms = 0;                   // busy compute summed over all devices
   double communication_ms = 0;             // transfers and collectives summed
   std::vector<TraceEvent> events;          // process 0 ("predicted")
   std::vector<TraceLane> lanes;
 };
 
-// The schedule must match the plan (same number of stages and micro-batches); it is validated first.
+// The schedule must match the plan (same stages, micro-batches and replicas); it is validated first.
+// Every replica of a stage is simulated: replica k computes micro-batches k, k + r, ... (whole ones),
+// transfers go between the replicas that take a micro-batch, and a stage's all-reduce starts when the
+// last of its replicas reaches it.
 SimulationResult simulate(const Plan& plan, const Schedule& schedule, const Profile& profile, const Cluster& cluster,
                           const SimulationOptions& options = {});
 

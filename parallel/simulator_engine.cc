@@ -1,5 +1,5 @@
-// The simulator's event engine: picks, among the pipeline positions whose next instruction can
-// start, the earliest one, so every shared lane (links, all-reduce lanes) is claimed in time order.
+// The simulator's event engine: picks, among the replica lanes whose next instruction can start, the
+// earliest one, so every shared lane (links, all-reduce lanes, compute pools) is claimed in time order.
 #include "parallel/simulator_engine.h"
 
 #include <algorithm>
@@ -18,55 +18,71 @@ namespace {
 // (gradient?, sending stage, receiving stage, micro-batch) -> arrival time.
 using TransferKey = std::tuple<int, int, int, int>;
 
+// A stage's gradient all-reduce: its replicas reach it one by one; it starts with the last.
+struct Reduction {
+  int arrived = 0;
+  double ready = 0;
+  bool done = false;
+  double done_ms = 0;
+};
+
 class Engine {
  public:
   Engine(const Schedule& schedule, const std::vector<StageCosts>& stages,
-         const std::vector<std::vector<double>>& transfer_ms, const std::vector<std::vector<int64_t>>& transfer_bytes,
+         const std::vector<std::vector<int64_t>>& transfer_bytes, const TransferTime& transfer_ms,
          const std::vector<int>& pool_places)
-      : schedule_(schedule), stages_(stages), transfer_ms_(transfer_ms), transfer_bytes_(transfer_bytes) {
+      : schedule_(schedule), stages_(stages), transfer_bytes_(transfer_bytes), transfer_ms_(transfer_ms) {
     for (const int places : pool_places) {
       BATON_CHECK(places >= 1, "simulate: a compute pool needs at least one place, got ", places);
       place_free_.emplace_back(static_cast<size_t>(places), 0.0);
     }
-    for (const StageCosts& s : stages) {
-      BATON_CHECK(s.pool < static_cast<int>(place_free_.size()) && s.slots >= 1, "simulate: compute pool ", s.pool,
-                  " with ", s.slots, " slot(s), but ", place_free_.size(), " pool(s)");
-    }
-    const int positions = schedule.devices;
-    for (int p = 0; p < positions; ++p) timeline_.lanes.push_back({LaneKind::compute, p, -1, -1});
-    lane_free_.assign(positions, 0.0);
-    allreduce_lane_.assign(positions, -1);
-    pc_.assign(positions, 0);
-    allreduce_done_.assign(schedule.stages, 0.0);
-    in_flight_.assign(schedule.stages, 0);
-    timeline_.peak_in_flight.assign(schedule.stages, 0);
-    // The last backward of each stage (its gradients are final after it).
-    last_backward_.assign(schedule.stages, {-1, -1});
-    for (int p = 0; p < positions; ++p) {
-      const auto& program = schedule.programs[p];
-      for (int i = 0; i < static_cast<int>(program.size()); ++i) {
-        if (program[i].op == Op::backward) last_backward_[program[i].stage] = {p, i};
+    for (int s = 0; s < schedule.stages; ++s) {
+      const StageCosts& c = stages[s];
+      BATON_CHECK(static_cast<int>(c.devices.size()) == schedule.replicas_of(s), "simulate: stage ", s, " has ",
+                  c.devices.size(), " devices for ", schedule.replicas_of(s), " replicas");
+      for (const int pool : c.pools) {
+        BATON_CHECK(pool < static_cast<int>(place_free_.size()), "simulate: compute pool ", pool, " of ",
+                    place_free_.size());
       }
     }
+    for (int p = 0; p < schedule.devices; ++p) {
+      for (int k = 0; k < schedule.replicas_of(p); ++k) {
+        timeline_.lanes.push_back({LaneKind::compute, p, k, -1, -1});
+        programs_.push_back(replica_program(schedule, p, k));
+      }
+    }
+    const size_t lanes = programs_.size();
+    timeline_.compute_lanes = static_cast<int>(lanes);
+    lane_free_.assign(lanes, 0.0);
+    pc_.assign(lanes, 0);
+    in_flight_.assign(lanes, std::vector<int>(static_cast<size_t>(schedule.stages), 0));
+    last_backward_.assign(lanes, std::vector<int>(static_cast<size_t>(schedule.stages), -1));
+    for (size_t l = 0; l < lanes; ++l) {
+      for (int i = 0; i < static_cast<int>(programs_[l].size()); ++i) {
+        if (programs_[l][i].op == Op::backward) last_backward_[l][programs_[l][i].stage] = i;
+      }
+    }
+    allreduce_lane_.assign(schedule.devices, -1);
+    reductions_.assign(schedule.stages, {});
+    timeline_.peak_in_flight.assign(schedule.stages, 0);
   }
 
   Timeline run() {
-    const int positions = schedule_.devices;
     for (;;) {
       int best = -1;
       double best_time = std::numeric_limits<double>::infinity();
       bool remaining = false;
-      for (int p = 0; p < positions; ++p) {
-        if (pc_[p] >= schedule_.programs[p].size()) continue;
+      for (int l = 0; l < static_cast<int>(programs_.size()); ++l) {
+        if (pc_[l] >= programs_[l].size()) continue;
         remaining = true;
-        const std::optional<double> t = ready_time(p, schedule_.programs[p][pc_[p]]);
+        const std::optional<double> t = ready_time(l, programs_[l][pc_[l]]);
         if (t && *t < best_time) {
-          best = p;
+          best = l;
           best_time = *t;
         }
       }
       if (!remaining) break;
-      BATON_CHECK(best >= 0, "simulate: no pipeline position can proceed (every one waits for a transfer)");
+      BATON_CHECK(best >= 0, "simulate: no pipeline replica can proceed (every one waits for a transfer)");
       execute(best, best_time);
       ++pc_[best];
     }
@@ -74,57 +90,67 @@ class Engine {
   }
 
  private:
-  std::optional<double> ready_time(int p, const Instruction& in) const {
+  std::optional<double> ready_time(int l, const Instruction& in) const {
     switch (in.op) {
       case Op::recv_activation:
-        return arrival({0, in.peer, in.stage, in.micro_batch}, p);
+        return arrival({0, in.peer, in.stage, in.micro_batch}, l);
       case Op::recv_gradient:
-        return arrival({1, in.peer, in.stage, in.micro_batch}, p);
-      case Op::optimizer_step:
-        return std::max({lane_free_[p], allreduce_done_[in.stage], places_ready(stages_[in.stage])});
+        return arrival({1, in.peer, in.stage, in.micro_batch}, l);
+      case Op::optimizer_step: {
+        const Reduction& r = reductions_[in.stage];
+        if (stages_[in.stage].all_reduce && !r.done) return std::nullopt;  // waits for every replica
+        return std::max({lane_free_[l], r.done_ms, place_ready(l, in.stage)});
+      }
       case Op::forward:
       case Op::backward:
-        return std::max(lane_free_[p], places_ready(stages_[in.stage]));
+        return std::max(lane_free_[l], place_ready(l, in.stage));
       default:
-        return lane_free_[p];
+        return lane_free_[l];
     }
   }
 
-  // When enough places of the stage's compute pool are free for one of its computations.
-  double places_ready(const StageCosts& stage) const {
-    if (stage.pool < 0) return 0.0;
-    const std::vector<double>& places = place_free_[stage.pool];
-    const size_t k = std::min(places.size(), static_cast<size_t>(stage.slots));
-    if (k == 1) return *std::min_element(places.begin(), places.end());  // the usual case: no copy
-    std::vector<double> free = places;
-    std::nth_element(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(k - 1), free.end());
-    return free[k - 1];
+  int pool_of(int l, int stage) const {
+    const std::vector<int>& pools = stages_[stage].pools;
+    return pools.empty() ? -1 : pools[static_cast<size_t>(timeline_.lanes[l].replica)];
   }
 
-  std::optional<double> arrival(const TransferKey& key, int p) const {
+  // When a place of the lane's compute pool is free for one of its computations.
+  double place_ready(int l, int stage) const {
+    const int pool = pool_of(l, stage);
+    if (pool < 0) return 0.0;
+    return *std::min_element(place_free_[pool].begin(), place_free_[pool].end());
+  }
+
+  std::optional<double> arrival(const TransferKey& key, int l) const {
     const auto it = arrivals_.find(key);
     if (it == arrivals_.end()) return std::nullopt;
-    return std::max(lane_free_[p], it->second);
+    return std::max(lane_free_[l], it->second);
   }
 
-  void execute(int p, double t) {
-    const Instruction& in = schedule_.programs[p][pc_[p]];
+  void execute(int l, double t) {
+    const Instruction& in = programs_[l][pc_[l]];
     const StageCosts& stage = stages_[in.stage];
+    const int position = timeline_.lanes[l].position;
     switch (in.op) {
       case Op::forward: {
-        compute(p, Activity::forward, in, t, stage.fwd_ms);
-        const int count = ++in_flight_[in.stage];
+        compute(l, Activity::forward, in, t, stage.fwd_ms);
+        const int count = ++in_flight_[l][in.stage];
         timeline_.peak_in_flight[in.stage] = std::max(timeline_.peak_in_flight[in.stage], count);
         break;
       }
       case Op::backward:
-        compute(p, Activity::backward, in, t, stage.bwd_ms);
-        --in_flight_[in.stage];
-        if (stage.all_reduce && !stage.buckets.empty() &&
-            last_backward_[in.stage] == std::pair<int, int>{p, static_cast<int>(pc_[p])}) {
-          for (int b = 0; b < static_cast<int>(stage.buckets.size()); ++b) {
-            const Bucket& bucket = stage.buckets[b];
-            allreduce_done_[in.stage] = reduce(p, in.stage, t + bucket.ready_ms, bucket.allreduce_ms, bucket.bytes, b);
+        compute(l, Activity::backward, in, t, stage.bwd_ms);
+        --in_flight_[l][in.stage];
+        if (stage.all_reduce && !stage.buckets.empty() && last_backward_[l][in.stage] == static_cast<int>(pc_[l])) {
+          // Bucket b is final once every replica's last backward has run b's share.
+          if (arrive(in.stage, t)) {
+            double done = 0;
+            for (int b = 0; b < static_cast<int>(stage.buckets.size()); ++b) {
+              const Bucket& bucket = stage.buckets[b];
+              done = reduce(position, in.stage, reductions_[in.stage].ready + bucket.ready_ms, bucket.allreduce_ms,
+                            bucket.bytes, b);
+            }
+            finish(in.stage, done);
           }
         }
         break;
@@ -136,40 +162,45 @@ class Engine {
         break;
       case Op::recv_activation:
       case Op::recv_gradient:
-        lane_free_[p] = t;  // compute waits for the arrival
+        lane_free_[l] = t;  // compute waits for the arrival
         break;
       case Op::all_reduce:
-        if (stage.all_reduce && stage.buckets.empty()) {
-          allreduce_done_[in.stage] = reduce(p, in.stage, t, stage.allreduce_ms, stage.param_bytes, -1);
-        } else if (!stage.all_reduce) {
-          allreduce_done_[in.stage] = t;
-        }  // bucketed: started by the last backward
+        if (stage.all_reduce && stage.buckets.empty() && arrive(in.stage, t)) {
+          finish(in.stage,
+                 reduce(position, in.stage, reductions_[in.stage].ready, stage.allreduce_ms, stage.param_bytes, -1));
+        }  // bucketed: started by the last backwards; nothing to reduce: no wait
         break;
       case Op::optimizer_step:
-        compute(p, Activity::optimizer, in, t, stage.optimizer_ms);
+        compute(l, Activity::optimizer, in, t, stage.optimizer_ms);
         break;
     }
   }
 
-  void compute(int p, Activity activity, const Instruction& in, double t, double ms) {
-    const StageCosts& stage = stages_[in.stage];
-    if (stage.pool >= 0) {
-      // Takes the earliest-free places (all free by t); more slots than places: all, for longer.
-      std::vector<double>& free = place_free_[stage.pool];
-      const size_t k = std::min(free.size(), static_cast<size_t>(stage.slots));
-      ms *= static_cast<double>(stage.slots) / static_cast<double>(k);
-      // (Each taken place ends after t, so the next earliest is another one.)
-      for (size_t i = 0; i < k; ++i) *std::min_element(free.begin(), free.end()) = t + ms;
+  // One more replica of `stage` reached its all-reduce at t; true when it was the last.
+  bool arrive(int stage, double t) {
+    Reduction& r = reductions_[stage];
+    r.ready = std::max(r.ready, t);
+    return ++r.arrived == schedule_.replicas_of(stage);
+  }
+
+  void finish(int stage, double done_ms) {
+    reductions_[stage].done = true;
+    reductions_[stage].done_ms = done_ms;
+  }
+
+  void compute(int l, Activity activity, const Instruction& in, double t, double ms) {
+    if (const int pool = pool_of(l, in.stage); pool >= 0) {
+      *std::min_element(place_free_[pool].begin(), place_free_[pool].end()) = t + ms;  // free by t
     }
-    timeline_.intervals.push_back({p, activity, t, t + ms, in.stage, in.micro_batch, -1, -1, 0});
-    lane_free_[p] = t + ms;
+    timeline_.intervals.push_back({l, activity, t, t + ms, in.stage, in.micro_batch, -1, -1, 0});
+    lane_free_[l] = t + ms;
   }
 
   // Queues an all-reduce on position p's all-reduce lane (FIFO); returns when it completes.
   double reduce(int p, int stage, double ready, double ms, int64_t bytes, int bucket) {
     if (allreduce_lane_[p] < 0) {
       allreduce_lane_[p] = static_cast<int>(timeline_.lanes.size());
-      timeline_.lanes.push_back({LaneKind::allreduce, p, -1, -1});
+      timeline_.lanes.push_back({LaneKind::allreduce, p, 0, -1, -1});
       lane_busy_until_.resize(timeline_.lanes.size(), 0.0);
     }
     const int lane = allreduce_lane_[p];
@@ -180,23 +211,26 @@ class Engine {
   }
 
   // Asynchronous: the transfer waits for its link (FIFO per ordered device pair), the sender does not.
+  // Micro-batch m travels between the replicas that take it: m mod r on either side.
   void send(int gradient, const Instruction& in, double t) {
-    const int from = stages_[in.stage].device;
-    const int to = stages_[in.peer].device;
+    const std::vector<int>& mine = stages_[in.stage].devices;
+    const std::vector<int>& theirs = stages_[in.peer].devices;
+    const int from = mine[static_cast<size_t>(in.micro_batch) % mine.size()];
+    const int to = theirs[static_cast<size_t>(in.micro_batch) % theirs.size()];
+    const int64_t bytes = transfer_bytes_[in.stage][in.peer];
     double arrival = t;
     if (from != to) {
       const auto [it, added] = link_lane_.try_emplace({from, to}, static_cast<int>(timeline_.lanes.size()));
       if (added) {
-        timeline_.lanes.push_back({LaneKind::link, -1, from, to});
+        timeline_.lanes.push_back({LaneKind::link, -1, 0, from, to});
         lane_busy_until_.resize(timeline_.lanes.size(), 0.0);
       }
       const int lane = it->second;
       const double start = std::max(t, busy_until(lane));
-      arrival = start + transfer_ms_[in.stage][in.peer];
+      arrival = start + transfer_ms_(bytes, from, to);
       lane_busy_until_[lane] = arrival;
       timeline_.intervals.push_back({lane, gradient ? Activity::send_gradient : Activity::send_activation, start,
-                                     arrival, in.stage, in.micro_batch, in.peer, -1,
-                                     transfer_bytes_[in.stage][in.peer]});
+                                     arrival, in.stage, in.micro_batch, in.peer, -1, bytes});
     }
     arrivals_[{gradient, in.stage, in.peer, in.micro_batch}] = arrival;
   }
@@ -207,27 +241,28 @@ class Engine {
 
   const Schedule& schedule_;
   const std::vector<StageCosts>& stages_;
-  const std::vector<std::vector<double>>& transfer_ms_;
   const std::vector<std::vector<int64_t>>& transfer_bytes_;
+  const TransferTime& transfer_ms_;
   Timeline timeline_;
-  std::vector<double> lane_free_;        // compute lanes
-  std::vector<double> lane_busy_until_;  // every lane by index (links, all-reduce lanes)
-  std::vector<int> allreduce_lane_;
+  std::vector<std::vector<Instruction>> programs_;  // per compute lane
+  std::vector<double> lane_free_;                   // compute lanes
+  std::vector<double> lane_busy_until_;             // every lane by index (links, all-reduce lanes)
+  std::vector<int> allreduce_lane_;                 // per position
   std::map<std::pair<int, int>, int> link_lane_;
   std::map<TransferKey, double> arrivals_;
   std::vector<size_t> pc_;
-  std::vector<double> allreduce_done_;
-  std::vector<int> in_flight_;
-  std::vector<std::pair<int, int>> last_backward_;
+  std::vector<Reduction> reductions_;            // per stage
+  std::vector<std::vector<int>> in_flight_;      // [lane][stage]
+  std::vector<std::vector<int>> last_backward_;  // [lane][stage]: index of its last backward
   std::vector<std::vector<double>> place_free_;  // per compute pool, per place: when it is free
 };
 
 }  // namespace
 
 Timeline run_programs(const Schedule& schedule, const std::vector<StageCosts>& stages,
-                      const std::vector<std::vector<double>>& transfer_ms,
-                      const std::vector<std::vector<int64_t>>& transfer_bytes, const std::vector<int>& pool_places) {
-  return Engine(schedule, stages, transfer_ms, transfer_bytes, pool_places).run();
+                      const std::vector<std::vector<int64_t>>& transfer_bytes, const TransferTime& transfer_ms,
+                      const std::vector<int>& pool_places) {
+  return Engine(schedule, stages, transfer_bytes, transfer_ms, pool_places).run();
 }
 
 }  // namespace baton::parallel::sim

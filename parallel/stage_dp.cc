@@ -37,7 +37,7 @@ class StageDp {
     if (req_.free_replication) {
       max_devices_ = req_.devices;
       for (int r = 1; r <= max_devices_; ++r) {
-        if ((req_.batch / req_.micro_batches) % r == 0) replica_options_.push_back(r);
+        if (req_.micro_batches % r == 0) replica_options_.push_back(r);  // replicas take whole micro-batches
       }
     } else {
       max_devices_ = stages * req_.replicas;
@@ -49,18 +49,17 @@ class StageDp {
       for (const Stage& s : layout.stages) first_device_.push_back(s.devices.front());
     }
     for (int s = 0; s < stages_; ++s) {
-      int in_flight = in_flight_bound(req_, s, stages_);
+      int in_flight = in_flight_bound(req_, s, stages_, 1);  // capped by M / r for r replicas (held())
       for (int count = s + 1; any_count_ && count < stages_; ++count) {
-        in_flight = std::max(in_flight, in_flight_bound(req_, s, count));
+        in_flight = std::max(in_flight, in_flight_bound(req_, s, count, 1));
       }
       in_flight_.push_back(in_flight);
     }
     lower_bound_.assign(static_cast<size_t>(replica_options_.back()) + 1, {});
     for (int r : replica_options_) {
-      const double batch = micro_batch_ / r;
       std::vector<double> weight(static_cast<size_t>(profile_.num_nodes()));
-      for (int n = 0; n < profile_.num_nodes(); ++n) {
-        weight[n] = metric_ == Metric::time ? profile_.fwd_ms(n, batch) + profile_.bwd_ms(n, batch)
+      for (int n = 0; n < profile_.num_nodes(); ++n) {  // r replicas share the micro-batches
+        weight[n] = metric_ == Metric::time ? (profile_.fwd_ms(n, micro_batch_) + profile_.bwd_ms(n, micro_batch_)) / r
                                             : static_cast<double>(profile_.nodes[n].param_bytes);
       }
       auto& prefix = lower_bound_[r];
@@ -156,19 +155,19 @@ class StageDp {
       const int prev_d = d - c.r;
       const double before = best_[cell(k - 1, c.i, prev_d)];
       const std::vector<int> nodes = states_.stage_nodes(c.i, j);
-      const double batch = micro_batch_ / c.r;
+      const int held = std::min(in_flight_[s], req_.micro_batches / c.r);  // by one replica
       double v = 0;
       if (metric_ == Metric::time) {
         const int first = req_.free_replication ? prev_d : first_device_[s];
         const int next = last ? -1 : (req_.free_replication ? d : first_device_[s + 1]);
         v = std::max(before, stage_time_ms(req_, nodes, c.r, first, next));
         if (v >= cur) return;
-        if (static_cast<double>(stage_memory(profile_, nodes, batch, in_flight_[s]).total()) > cap_) {
+        if (static_cast<double>(stage_memory(profile_, nodes, micro_batch_, held).total()) > cap_) {
           ++cap_rejections_;
           return;
         }
       } else {
-        v = std::max(before, static_cast<double>(stage_memory(profile_, nodes, batch, in_flight_[s]).total()));
+        v = std::max(before, static_cast<double>(stage_memory(profile_, nodes, micro_batch_, held).total()));
         if (v >= cur) return;
       }
       cur = v;
@@ -210,7 +209,7 @@ class StageDp {
   long cap_rejections_ = 0;
   std::vector<int> replica_options_;
   std::vector<int> first_device_;                 // equal replication: stage s's first device
-  std::vector<int> in_flight_;                    // per stage: micro-batches held for memory
+  std::vector<int> in_flight_;                    // per stage: micro-batches held for memory (one replica)
   std::vector<std::vector<double>> lower_bound_;  // per replica count: prefix sums over states
   std::vector<double> best_;
   std::vector<int> from_state_;

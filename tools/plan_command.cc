@@ -219,7 +219,8 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--input", f->model.input, "Input size CxHxW, e.g. 3x224x224");
   cmd->add_option("--batch", f->batch, "Mini-batch over all devices (default 128)")->check(positive());
   cmd->add_option("--micro-batches", f->micro_batches,
-                  "Micro-batches per step (default min(batch per group, 4 x stages))")
+                  "Micro-batches per group per step (the step has groups x as many; with --replication free, "
+                  "the step's; default min(batch per group, 4 x stages))")
       ->check(positive());
   cmd->add_option("--gpus", f->gpus, "Devices to use (a pipeline of this many stages; with --search: every factoring)")
       ->check(positive());

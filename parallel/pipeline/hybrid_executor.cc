@@ -64,6 +64,8 @@ int plan_groups(const Plan& plan) {
   BATON_CHECK(groups >= 1, "hybrid: stages need at least one replica, not ", groups);
   BATON_CHECK(plan.batch % groups == 0, "hybrid: the batch of ", plan.batch, " does not split over ", groups,
               " groups");
+  BATON_CHECK(plan.micro_batches % groups == 0, "hybrid: the step's ", plan.micro_batches,
+              " micro-batches do not split over ", groups, " groups (each group takes whole micro-batches)");
   return groups;
 }
 
@@ -72,6 +74,7 @@ Plan group_plan(const Plan& plan, int group) {
   BATON_CHECK(group >= 0 && group < groups, "hybrid: group ", group, " of ", groups);
   Plan out = plan;
   out.batch = plan.batch / groups;
+  out.micro_batches = plan.micro_batches / groups;
   for (Stage& stage : out.stages) {
     const int device = stage.devices.empty() ? 0 : stage.devices.at(static_cast<size_t>(group));
     stage.replicas = 1;
@@ -150,8 +153,12 @@ void HybridExecutor::add_group(const Graph& graph, const Plan& plan, const Sched
                    .options = options.sync};
   po.processes = std::move(processes);
   try {
-    groups_.push_back(
-        std::make_unique<PipelineExecutor>(graph, group_plan(plan, g), schedule, std::move(devices), std::move(po)));
+    BATON_CHECK(schedule.micro_batches == plan.micro_batches && schedule.replicas_of(0) == groups_count_,
+                "hybrid: the schedule has ", schedule.micro_batches, " micro-batches and ", schedule.replicas_of(0),
+                " replica(s) of stage 0; the plan's step has ", plan.micro_batches, " and ", groups_count_,
+                " (make it with plan_schedule)");
+    groups_.push_back(std::make_unique<PipelineExecutor>(graph, group_plan(plan, g), group_schedule(schedule, g),
+                                                         std::move(devices), std::move(po)));
   } catch (Error& e) {
     e.add_context("in hybrid group " + std::to_string(g));
     throw;

@@ -23,10 +23,12 @@ struct HybridOptions {
 class HybridExecutor {
  public:
   // `plan`: every stage has G replicas (G equal groups; unequal replication is refused), replica g
-  // of stage s runs on devices[g][s]. `schedule`: one group's, with an all_reduce per stage when G
-  // > 1 (make_schedule(..., all_reduce = true)). Group g trains on rows [g B / G, (g + 1) B / G) of
-  // each batch of B rows, in M micro-batches keyed micro_batch_seed(seed, g M + m): the single-device
-  // step over the batch in G x M micro-batches.
+  // of stage s runs on devices[g][s]; its M micro-batches are the step's, G | M. `schedule`: the
+  // step's, made with the plan's replicas (plan_schedule); group g runs group_schedule(schedule, g),
+  // M / G micro-batches. Group g trains on rows [g B / G, (g + 1) B / G) of each batch of B rows, its
+  // micro-batches keyed micro_batch_seed(seed, g M / G + m): the single-device step over the batch in
+  // M micro-batches. (The schedule numbers group g's micro-batches g, g + G, ...; the executor
+  // numbers them g M / G + m: the same work, renumbered.)
   HybridExecutor(const Graph& graph, const Plan& plan, const Schedule& schedule,
                  std::vector<std::vector<Device>> devices, HybridOptions options = {});
   // Across processes (G x P processes, P = schedule.devices positions per group): world rank r runs
@@ -93,7 +95,8 @@ class HybridExecutor {
 };
 
 // Splits a plan whose stages all have G replicas into group g's plan: one replica per stage, on the
-// device of replica g, and a batch of plan.batch / G. Unequal replication is an error naming the
+// device of replica g, a batch of plan.batch / G in plan.micro_batches / G micro-batches. Unequal
+// replication is an error naming the
 // stage (its semantics across groups is not defined here; see docs/hybrid.md).
 int plan_groups(const Plan& plan);
 Plan group_plan(const Plan& plan, int group);

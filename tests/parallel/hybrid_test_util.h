@@ -24,9 +24,11 @@ struct Layout {
 
 // `graph` split into `stages` even stages (`chunks` per position), each replicated `groups` times;
 // group g's positions on cpu:g P .. cpu:g P + P - 1.
-// `plan`'s stages replicated over `groups` groups, group g's positions on cpu:g P ...
+// `plan`'s stages replicated over `groups` groups, group g's positions on cpu:g P ...; each group
+// runs plan.micro_batches micro-batches (the step: groups x as many).
 inline Plan replicated(Plan plan, int groups) {
   const int positions = plan.num_stages() / plan.chunks_per_device;
+  plan.micro_batches *= groups;
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     plan.stages[s].replicas = groups;
     plan.stages[s].devices.clear();
@@ -128,10 +130,13 @@ inline std::vector<std::vector<Device>> plan_devices(const Plan& plan) {
   return devices;
 }
 
-inline Schedule group_schedule(const Graph& graph, const Plan& plan, ScheduleKind kind) {
+// The step's schedule of a hybrid plan: `kind` with the plan's replicas and an all_reduce per stage.
+inline Schedule hybrid_schedule(const Graph& graph, const Plan& plan, ScheduleKind kind) {
   const int chunks = plan.chunks_per_device;
+  std::vector<int> replicas;
+  for (const Stage& s : plan.stages) replicas.push_back(s.replicas);
   return make_schedule(kind, plan.num_stages() / chunks, chunks, plan.micro_batches, consumers_of(graph, plan),
-                       /*all_reduce=*/true);
+                       /*all_reduce=*/true, replicas);
 }
 
 }  // namespace baton::parallel::testing

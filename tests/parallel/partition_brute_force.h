@@ -43,9 +43,9 @@ inline void consider(const PartitionRequest& r, const std::vector<std::vector<in
   for (int s = 0; s < count; ++s) {
     const int next = s + 1 < count ? first[s + 1] : -1;
     worst = std::max(worst, stage_time_ms(r, stages[s], replicas[s], first[s], next));
-    const double batch = static_cast<double>(r.batch) / r.micro_batches / replicas[s];
-    peak = std::max(
-        peak, static_cast<double>(stage_memory(*r.profile, stages[s], batch, in_flight_bound(r, s, count)).total()));
+    const double batch = static_cast<double>(r.batch) / r.micro_batches;  // a replica computes whole ones
+    const int held = in_flight_bound(r, s, count, replicas[s]);
+    peak = std::max(peak, static_cast<double>(stage_memory(*r.profile, stages[s], batch, held).total()));
   }
   ++out.splits;
   out.min_peak = std::min(out.min_peak, peak);
@@ -112,7 +112,7 @@ inline void for_each_dag_split(const Profile& p, int count,
 }
 
 // Equal replication: exactly r.stages stages of r.replicas. Free replication: 1..r.stages stages, each
-// with a replica count dividing the micro-batch, r.devices devices at most in all.
+// with a replica count dividing the step's micro-batches, r.devices devices at most in all.
 inline BruteForce brute_force_dag(const PartitionRequest& r) {
   BruteForce out;
   if (!r.free_replication) {
@@ -121,7 +121,6 @@ inline BruteForce brute_force_dag(const PartitionRequest& r) {
     });
     return out;
   }
-  const int micro_batch = r.batch / r.micro_batches;
   for (int count = 1; count <= std::min(r.stages, r.devices); ++count) {
     for_each_dag_split(*r.profile, count, [&](const std::vector<std::vector<int>>& stages) {
       std::vector<int> reps;
@@ -131,7 +130,7 @@ inline BruteForce brute_force_dag(const PartitionRequest& r) {
           return;
         }
         for (int k = 1; used + k + (count - 1 - static_cast<int>(reps.size())) <= r.devices; ++k) {
-          if (micro_batch % k != 0) continue;
+          if (r.micro_batches % k != 0) continue;  // replicas take whole micro-batches
           reps.push_back(k);
           rec(used + k);
           reps.pop_back();

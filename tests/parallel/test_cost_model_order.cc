@@ -13,6 +13,7 @@
 #include "dag_fixtures.h"
 #include "parallel/cost_model.h"
 #include "parallel/partitioner.h"
+#include "parallel/planner.h"
 #include "parallel/simulator.h"
 #include "parallel/stage_dp.h"
 
@@ -38,7 +39,7 @@ PartitionRequest order_request(const Profile& profile, const Cluster& cluster, c
   r.stages = s.stages;
   r.replicas = s.replicas;
   r.batch = s.micro_batches * s.replicas * 4;
-  r.micro_batches = s.micro_batches;
+  r.micro_batches = s.micro_batches * s.replicas;  // the step's: M per replica
   r.schedule = s.kind;
   return r;
 }
@@ -65,8 +66,7 @@ Plan plan_from_cuts(const PartitionRequest& r, const std::vector<int>& cuts) {
 Priced price(const PartitionRequest& r, const Plan& plan) {
   SimulationOptions options;
   options.record_trace = false;
-  const Schedule schedule = make_schedule(r.schedule, plan.num_stages(), 1, plan.micro_batches,
-                                          stage_consumers(plan, *r.profile), r.replicas > 1);
+  const Schedule schedule = plan_schedule(plan, *r.profile, r.schedule);
   return {plan_bottleneck_ms(r, plan), simulate(plan, schedule, *r.profile, *r.cluster, options).step_ms};
 }
 
@@ -94,7 +94,10 @@ std::vector<PlanSetting> order_settings() {
   return out;
 }
 
-double upper_factor(const PlanSetting& s) { return s.micro_batches + 2.0 * (s.stages - 1); }
+// The step's micro-batches and the bounds' factors: M_step P <= T <= (M_step + 2 r (S - 1)) P, each
+// of the r replica groups running its M micro-batches through S stages.
+double micro_batches_of_step(const PlanSetting& s) { return s.micro_batches * s.replicas; }
+double upper_factor(const PlanSetting& s) { return micro_batches_of_step(s) + 2.0 * s.replicas * (s.stages - 1); }
 
 TEST(CostModelOrder, SimulatedStepLiesWithinThePeriodBounds) {
   std::mt19937 rng(17);
@@ -109,7 +112,7 @@ TEST(CostModelOrder, SimulatedStepLiesWithinThePeriodBounds) {
       for (int k = 0; k < 6; ++k) {
         const Priced p = price(r, plan_from_cuts(r, random_cuts(profile.num_nodes(), s.stages, rng)));
         ++plans;
-        EXPECT_GE(p.step_ms, s.micro_batches * p.period_ms * (1 - 1e-9))
+        EXPECT_GE(p.step_ms, micro_batches_of_step(s) * p.period_ms * (1 - 1e-9))
             << "S=" << s.stages << " M=" << s.micro_batches << " r=" << s.replicas << " trial " << trial;
         EXPECT_LE(p.step_ms, upper_factor(s) * p.period_ms * (1 + 1e-9))
             << "S=" << s.stages << " M=" << s.micro_batches << " r=" << s.replicas << " trial " << trial;
@@ -121,7 +124,7 @@ TEST(CostModelOrder, SimulatedStepLiesWithinThePeriodBounds) {
           if (!(a.period_ms < b.period_ms)) continue;
           ++pairs;
           alike += a.step_ms <= b.step_ms ? 1 : 0;
-          if (upper_factor(s) * a.period_ms < s.micro_batches * b.period_ms) {
+          if (upper_factor(s) * a.period_ms < micro_batches_of_step(s) * b.period_ms) {
             ++separated;
             EXPECT_LT(a.step_ms, b.step_ms);
           }
@@ -159,7 +162,7 @@ TEST(CostModelOrder, PartitionersOptimumIsWithinTheBoundOfTheSimulatorsBest) {
       ++cases;
       same += chosen.step_ms <= best * (1 + 1e-12) ? 1 : 0;
       worst = std::max(worst, chosen.step_ms / best);
-      EXPECT_LE(chosen.step_ms, best * upper_factor(s) / s.micro_batches * (1 + 1e-9))
+      EXPECT_LE(chosen.step_ms, best * upper_factor(s) / micro_batches_of_step(s) * (1 + 1e-9))
           << "M=" << s.micro_batches << " r=" << s.replicas << " trial " << trial;
     }
   }

@@ -30,7 +30,7 @@ std::vector<double> stage_values(PipelineExecutor& pipe, int s) {
 TEST_F(HybridCuda, TwoGpusFollowTheHybridOnFourCpuDevices) {
   const Graph graph = mlp(DType::f32);
   const Plan plan = hybrid_plan(graph, {2, 2}, 2, 1);
-  const Schedule schedule = group_schedule(graph, plan, ScheduleKind::one_f_one_b);
+  const Schedule schedule = hybrid_schedule(graph, plan, ScheduleKind::one_f_one_b);
   for (GradSyncStrategy strategy : {GradSyncStrategy::bucket, GradSyncStrategy::partition}) {
     SCOPED_TRACE(grad_sync_name(strategy));
     HybridOptions options;

@@ -35,7 +35,7 @@ void expect_hybrid_equivalent(const Graph& graph, Layout layout, ScheduleKind ki
   HybridOptions options = f64_hybrid_options(strategy);
   options.pipeline.deferred_batch_norm = deferred_bn;
   options.buckets = {.first_bucket_bytes = 256, .bucket_bytes = 512};  // several buckets per stage
-  HybridExecutor hybrid(graph, plan, group_schedule(graph, plan, kind), plan_devices(plan), options);
+  HybridExecutor hybrid(graph, plan, hybrid_schedule(graph, plan, kind), plan_devices(plan), options);
   hybrid.initialize(11);
 
   PipelineOptions single_options = f64_options();
@@ -86,7 +86,7 @@ TEST(HybridExecutor, AStageWithoutParametersSynchronisesNothing) {
   for (GradSyncStrategy strategy : {GradSyncStrategy::bucket, GradSyncStrategy::partition}) {
     SCOPED_TRACE(grad_sync_name(strategy));
     HybridOptions options = f64_hybrid_options(strategy);
-    HybridExecutor hybrid(graph, plan, group_schedule(graph, plan, ScheduleKind::one_f_one_b), plan_devices(plan),
+    HybridExecutor hybrid(graph, plan, hybrid_schedule(graph, plan, ScheduleKind::one_f_one_b), plan_devices(plan),
                           options);
     hybrid.initialize(11);
     Context host(Device::cpu());
@@ -117,7 +117,8 @@ TEST(HybridExecutor, UnequalReplicationIsRefusedNamingTheStage) {
 TEST(HybridExecutor, AScheduleWithoutAllReduceIsRefused) {
   const Graph graph = mlp(DType::f64);
   const Plan plan = hybrid_plan(graph, {2, 2}, 2, 1);
-  const Schedule plain = make_schedule(ScheduleKind::gpipe, 2, 1, 2, consumers_of(graph, plan));
+  const Schedule plain = make_schedule(ScheduleKind::gpipe, 2, 1, plan.micro_batches, consumers_of(graph, plan),
+                                       /*all_reduce=*/false, {2, 2});
   const std::string message = error_message([&] { HybridExecutor(graph, plan, plain, plan_devices(plan)); });
   EXPECT_NE(message.find("0 all_reduce instructions for stage 0"), std::string::npos) << message;
   EXPECT_NE(message.find("in hybrid group 0"), std::string::npos) << message;
@@ -128,7 +129,7 @@ TEST(HybridExecutor, ABatchThatDoesNotSplitOverTheGroupsIsAnError) {
   const Plan plan = hybrid_plan(graph, {2, 2}, 2, 1);
   HybridOptions options;
   options.pipeline = f64_options();
-  HybridExecutor hybrid(graph, plan, group_schedule(graph, plan, ScheduleKind::gpipe), plan_devices(plan), options);
+  HybridExecutor hybrid(graph, plan, hybrid_schedule(graph, plan, ScheduleKind::gpipe), plan_devices(plan), options);
   hybrid.initialize(1);
   Context host(Device::cpu());
   const std::vector<Tensor> odd = {baton::testing::random_tensor(Shape{15, kFeatures}, DType::f64, host.stream(), 1),

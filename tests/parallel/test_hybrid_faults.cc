@@ -56,7 +56,7 @@ TEST(HybridFaults, AFailingGroupStopsTheOtherAtOnceAndItsErrorIsReported) {
   for (GradSyncStrategy strategy : {GradSyncStrategy::bucket, GradSyncStrategy::partition}) {
     SCOPED_TRACE(grad_sync_name(strategy));
     HybridOptions options = f64_hybrid_options(strategy);
-    HybridExecutor hybrid(graph, plan, group_schedule(graph, plan, ScheduleKind::one_f_one_b), plan_devices(plan),
+    HybridExecutor hybrid(graph, plan, hybrid_schedule(graph, plan, ScheduleKind::one_f_one_b), plan_devices(plan),
                           options);
     hybrid.initialize(1);
     Context host(Device::cpu());

@@ -42,7 +42,7 @@ void expect_equivalent(const Graph& graph, int groups, int chunks, ScheduleKind 
   HybridOptions options = f64_hybrid_options(strategy);
   options.pipeline.deferred_batch_norm = deferred_bn;
   options.buckets = {.first_bucket_bytes = 256, .bucket_bytes = 512};
-  HybridExecutor hybrid(graph, plan, group_schedule(graph, plan, kind), mpi_world(), Device::cpu(), options);
+  HybridExecutor hybrid(graph, plan, hybrid_schedule(graph, plan, kind), mpi_world(), Device::cpu(), options);
   ASSERT_EQ(hybrid.local_group(), mpi_world().rank() / positions);
   hybrid.initialize(11);
 
@@ -103,7 +103,7 @@ TEST(HybridMpi, AWorldThatDoesNotMatchTheLayoutIsRefused) {
   const int too_many = mpi_world().size() * 2;  // positions per group
   const Plan plan = hybrid_plan(graph, {1, too_many}, kMicroBatches, 1);
   const std::string message = error_message([&] {
-    HybridExecutor(graph, plan, group_schedule(graph, plan, ScheduleKind::gpipe), mpi_world(), Device::cpu(),
+    HybridExecutor(graph, plan, hybrid_schedule(graph, plan, ScheduleKind::gpipe), mpi_world(), Device::cpu(),
                    f64_hybrid_options(GradSyncStrategy::bucket));
   });
   EXPECT_NE(message.find("need " + std::to_string(too_many) + " processes, not " + std::to_string(mpi_world().size())),
@@ -117,7 +117,7 @@ TEST(HybridMpi, APlanOrModelThatDiffersBetweenProcessesIsRefusedOnEveryProcess) 
   // Rank 1 runs twice the micro-batches.
   const Plan plan = hybrid_plan(graph, {1, mpi_world().size()}, rank == 1 ? 2 * kMicroBatches : kMicroBatches, 1);
   const std::string message = error_message([&] {
-    HybridExecutor(graph, plan, group_schedule(graph, plan, ScheduleKind::gpipe), mpi_world(), Device::cpu(),
+    HybridExecutor(graph, plan, hybrid_schedule(graph, plan, ScheduleKind::gpipe), mpi_world(), Device::cpu(),
                    f64_hybrid_options(GradSyncStrategy::bucket));
   });
   EXPECT_NE(message.find("the hybrid's plan and model differs between ranks"), std::string::npos) << message;

@@ -50,7 +50,7 @@ void expect_follows_single_device(const Graph& graph, Layout layout, ScheduleKin
   if (cuda_device_count() < ranks)
     GTEST_SKIP() << "needs " << ranks << " GPUs; this machine has " << cuda_device_count();
   const Plan plan = hybrid_plan(graph, layout, kMicroBatches, 1);
-  const Schedule schedule = group_schedule(graph, plan, kind);
+  const Schedule schedule = hybrid_schedule(graph, plan, kind);
   const Reference reference = single_device(graph, layout.groups);
   HybridOptions options;
   options.pipeline.optimizer = kSgd;

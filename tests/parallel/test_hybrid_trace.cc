@@ -55,7 +55,7 @@ TracedStep traced_step(GradSyncStrategy strategy, BucketOptions buckets) {
   const Plan plan = hybrid_plan(graph, {2, 3}, 2, 1);
   HybridOptions options = f64_hybrid_options(strategy);
   options.buckets = buckets;
-  HybridExecutor hybrid(graph, plan, group_schedule(graph, plan, ScheduleKind::one_f_one_b), plan_devices(plan),
+  HybridExecutor hybrid(graph, plan, hybrid_schedule(graph, plan, ScheduleKind::one_f_one_b), plan_devices(plan),
                         options);
   hybrid.initialize(3);
   Context host(Device::cpu());

@@ -129,7 +129,7 @@ TEST(AntichainPartitioner, MatchesExhaustiveSearchOnRandomDags) {
     const int stages = std::uniform_int_distribution<int>(1, std::min(4, n))(rng);
     const int replicas = std::uniform_int_distribution<int>(1, 2)(rng);
     const int micro = 1 << std::uniform_int_distribution<int>(0, 2)(rng);
-    PartitionRequest r = request_for(p, cluster, stages, replicas, micro * replicas * 4, micro);
+    PartitionRequest r = request_for(p, cluster, stages, replicas, micro * replicas * 4, micro * replicas);
     r.schedule = trial % 2 == 0 ? ScheduleKind::gpipe : ScheduleKind::one_f_one_b;
     if (trial % 3 == 0) {
       const auto open = brute_force_dag(r);
@@ -156,8 +156,8 @@ TEST(AntichainPartitioner, MatchesExhaustiveSearchWithFreeReplication) {
   for (int trial = 0; trial < 50; ++trial) {
     const int n = std::uniform_int_distribution<int>(1, 7)(rng);
     const Profile p = random_dag(n, rng);
-    const int micro = 1 << std::uniform_int_distribution<int>(0, 2)(rng);
-    const int micro_batch = std::vector<int>{1, 2, 4, 6}[std::uniform_int_distribution<int>(0, 3)(rng)];
+    const int micro = std::vector<int>{1, 2, 4, 6}[std::uniform_int_distribution<int>(0, 3)(rng)];
+    const int micro_batch = 1 << std::uniform_int_distribution<int>(0, 2)(rng);
     PartitionRequest r = request_for(p, cluster, std::uniform_int_distribution<int>(1, std::min(3, n))(rng), 1,
                                      micro * micro_batch, micro);
     r.free_replication = true;

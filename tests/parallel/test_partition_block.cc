@@ -27,7 +27,7 @@ PartitionRequest random_request(const Profile& profile, const Cluster& cluster, 
   const int n = profile.num_nodes();
   r.stages = std::uniform_int_distribution<int>(1, std::min(5, n))(rng);
   r.replicas = std::uniform_int_distribution<int>(1, 2)(rng);
-  r.micro_batches = 1 << std::uniform_int_distribution<int>(0, 2)(rng);
+  r.micro_batches = r.replicas << std::uniform_int_distribution<int>(0, 2)(rng);  // a multiple of the replicas
   r.batch = r.micro_batches * r.replicas * (1 << std::uniform_int_distribution<int>(0, 3)(rng));
   const int kind = std::uniform_int_distribution<int>(0, 2)(rng);
   r.schedule = kind == 0 ? ScheduleKind::gpipe : ScheduleKind::one_f_one_b;
@@ -48,9 +48,8 @@ void expect_contiguous(const Plan& plan, int n) {
 
 void expect_within_cap(const PartitionRequest& r, const Plan& plan) {
   for (int s = 0; s < plan.num_stages(); ++s) {
-    const StageMemory m =
-        stage_memory(*r.profile, plan.stages[s].nodes, plan.micro_batch_size() / plan.stages[s].replicas,
-                     in_flight_bound(r, s, plan.num_stages()));
+    const StageMemory m = stage_memory(*r.profile, plan.stages[s].nodes, plan.micro_batch_size(),
+                                       in_flight_bound(r, s, plan.num_stages(), plan.stages[s].replicas));
     EXPECT_LE(static_cast<double>(m.total()), memory_cap_bytes(r)) << "stage " << s;
   }
 }

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "parallel/schedule.h"
+#include "parallel/planner.h"
 #include "parallel/simulator.h"
 #include "tests/parallel/simulator_fixtures.h"
 #include "tests/support/test_support.h"
@@ -17,11 +17,7 @@ double pooled_step_ms(const Plan& plan, const Profile& profile, int concurrent) 
   cluster.set_concurrent_compute(concurrent);
   SimulationOptions options;
   options.free_communication = true;
-  bool replicated = false;
-  for (const Stage& s : plan.stages) replicated = replicated || s.replicas > 1;
-  const Schedule schedule =
-      make_schedule(ScheduleKind::gpipe, plan.num_stages(), 1, plan.micro_batches, {}, replicated);
-  return simulate(plan, schedule, profile, cluster, options).step_ms;
+  return simulate(plan, plan_schedule(plan, profile, ScheduleKind::gpipe), profile, cluster, options).step_ms;
 }
 
 TEST(SimulatorPools, StagesWaitForAPlaceOfTheirNode) {
@@ -50,7 +46,7 @@ TEST(SimulatorPools, ReplicasOnOneNodeTakeAPlaceEach) {
   fixtures::ChainSpec spec;
   spec.nodes = 2;
   const Profile profile = fixtures::chain_profile(spec);
-  const Plan plan = fixtures::chain_plan(profile, 1, 8, 4, 2);  // one stage, 2 replicas of 1 sample each
+  const Plan plan = fixtures::chain_plan(profile, 1, 8, 4, 2);  // one stage, 2 replicas of 2 micro-batches each
   const double own = pooled_step_ms(plan, profile, 0);
   EXPECT_NEAR(own, 4 * 2 * 3.0, 1e-9);
   EXPECT_NEAR(pooled_step_ms(plan, profile, 2), own, 1e-9);

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "parallel/planner.h"
 #include "parallel/schedule.h"
 #include "parallel/simulator.h"
 #include "parallel/trace.h"
@@ -21,9 +22,8 @@ namespace {
 // Two groups x two stages, slow links: forward, backward, transfers, all-reduces and optimiser steps.
 SimulationResult hybrid_run() {
   const Profile profile = fixtures::chain_profile({.nodes = 4, .optimizer_ms_per_param_byte = 1e-4});
-  const Plan plan = fixtures::chain_plan(profile, 2, 8, 2, 2);
-  const Schedule schedule =
-      make_schedule(ScheduleKind::one_f_one_b, 2, 1, 2, stage_consumers(plan, profile), /*all_reduce=*/true);
+  const Plan plan = fixtures::chain_plan(profile, 2, 8, 4, 2);  // 2 micro-batches per group
+  const Schedule schedule = plan_schedule(plan, profile, ScheduleKind::one_f_one_b);
   return simulate(plan, schedule, profile, fixtures::test_cluster(4, 1.0, 20.0));
 }
 
@@ -62,7 +62,8 @@ TEST(ChromeTraceTest, SimulatedStepHasCompleteEventsAndNamedLanes) {
   EXPECT_EQ(process_names, 1);
   EXPECT_EQ(complete, r.events.size());
   EXPECT_EQ(named_threads.size(), r.lanes.size());
-  for (const char* lane : {"device 0 compute", "device 1 compute", "device 0 all-reduce", "link 0->1", "link 1->0"}) {
+  for (const char* lane : {"device 0 compute", "device 1 compute", "device 2 compute", "device 3 compute",
+                           "stage 0 all-reduce", "link 0->1", "link 1->0", "link 2->3", "link 3->2"}) {
     EXPECT_TRUE(thread_names.count(lane)) << lane;
   }
   EXPECT_EQ(categories, (std::set<std::string>{"allreduce", "backward", "forward", "optimizer", "transfer"}));
