@@ -16,11 +16,29 @@ namespace baton::parallel {
 void ParallelConfig::update_from_json(const nlohmann::json& j, std::string_view where) {
   const std::string what(where);
   BATON_CHECK(j.is_object(), what, ": expected an object such as {\"stages\": 2}, got ", j.dump());
-  JsonConfig c(j, what, {"stages",           "data_parallel",     "groups",        "grad_sync",   "model_averaging",
-                         "average_every",    "unused_parameters", "micro_batches", "schedule",    "partitioner",
-                         "devices",          "recompute",         "deferred_bn",   "trace",       "block_momentum",
-                         "block_lr",         "block_nesterov",    "elastic_beta",  "local_after", "averaging_exchange",
-                         "averaging_cluster"});
+  JsonConfig c(j, what,
+               {"stages",
+                "data_parallel",
+                "groups",
+                "grad_sync",
+                "model_averaging",
+                "average_every",
+                "unused_parameters",
+                "micro_batches",
+                "schedule",
+                "partitioner",
+                "devices",
+                "recompute",
+                "deferred_bn",
+                "trace",
+                "block_momentum",
+                "block_lr",
+                "block_nesterov",
+                "elastic_beta",
+                "local_after",
+                "averaging_exchange",
+                "averaging_cluster",
+                "replication"});
   stages = c.get_int32("stages", stages, INT32_MIN);
   groups = c.get_int32("groups", groups, INT32_MIN);
   grad_sync = c.get_string("grad_sync", grad_sync);
@@ -41,6 +59,7 @@ void ParallelConfig::update_from_json(const nlohmann::json& j, std::string_view 
   micro_batches = c.get_int32("micro_batches", micro_batches, INT32_MIN);
   schedule = c.get_string("schedule", schedule);
   partitioner = c.get_string("partitioner", partitioner);
+  replication = c.get_string("replication", replication);
   if (c.has("devices") && j["devices"].is_array()) {
     devices.clear();
     for (const nlohmann::json& d : j["devices"]) {
@@ -75,6 +94,7 @@ nlohmann::json ParallelConfig::to_json() const {
           {"micro_batches", micro_batches},
           {"schedule", schedule},
           {"partitioner", partitioner},
+          {"replication", replication},
           {"devices", devices},
           {"recompute", recompute},
           {"deferred_bn", deferred_bn},
@@ -118,6 +138,14 @@ void check_parallel_config(const ParallelConfig& p, const TrainConfig& config) {
               "--partitioner is '", p.partitioner, "', expected uniform, block, antichain or hypergraph");
   BATON_CHECK(p.unused_parameters == "error" || p.unused_parameters == "ready", "--unused-parameters is '",
               p.unused_parameters, "', expected 'error' or 'ready'");
+  BATON_CHECK(p.replication == "equal" || p.replication == "free", "--replication is '", p.replication,
+              "', expected 'equal' or 'free'");
+  BATON_CHECK(p.replication == "equal" || p.partitioner == "antichain",
+              "--replication free: each stage's replicas are chosen by the antichain partitioner (add --partitioner "
+              "antichain; the partitioner is '",
+              p.partitioner, "')");
+  BATON_CHECK(p.replication == "equal" || p.schedule != "interleaved",
+              "--replication free runs one stage per position: use --schedule gpipe or 1f1b, not interleaved");
 }
 
 void check_data_parallel_config(const ParallelConfig& p, const TrainConfig& config) {

@@ -30,11 +30,15 @@ struct ParallelConfig {
   int micro_batches = 0;                    // per step; 0: the largest count <= 4 x stages dividing the batch
   std::string schedule = "1f1b";            // gpipe, 1f1b or interleaved (2 stages per position)
   std::string partitioner = "block";        // uniform, block, antichain or hypergraph
-  std::string devices;                      // "cpu:0,cpu:1" or "cuda:0,cuda:1"; empty: from TrainConfig::device
-  bool recompute = false;                   // every stage recomputes its forward in backward
-  bool deferred_bn = false;                 // BatchNorm statistics once per mini-batch
-  std::string trace;                        // Chrome trace file the caller writes (empty: no timelines recorded)
-  int trace_steps = 10;                     // with `trace`: the measured steps recorded (not a file field)
+  // equal: every stage on `groups` devices (G groups of the pipeline); free: the antichain
+  // partitioner chooses at most `stages` stages and each stage's replicas within groups x stages
+  // devices (PipeDream), the step keeping groups x micro_batches micro-batches.
+  std::string replication = "equal";
+  std::string devices;       // "cpu:0,cpu:1" or "cuda:0,cuda:1"; empty: from TrainConfig::device
+  bool recompute = false;    // every stage recomputes its forward in backward
+  bool deferred_bn = false;  // BatchNorm statistics once per mini-batch
+  std::string trace;         // Chrome trace file the caller writes (empty: no timelines recorded)
+  int trace_steps = 10;      // with `trace`: the measured steps recorded (not a file field)
 
   // Reads the fields present in `j` (a JSON object; "devices" may also be a list of names) over
   // the current values; unknown fields are errors naming `where` and the field.

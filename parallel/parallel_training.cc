@@ -17,42 +17,6 @@ namespace {
 
 constexpr int kInterleavedChunks = 2;  // stages per position under the interleaved schedule
 
-// Rank 0's text on every rank.
-std::string shared_text(comm::Communicator& world, const std::string& mine) {
-  const Stream host = Stream::create(Device::cpu());
-  Tensor length = Tensor::empty_host({1}, DType::i64);
-  length.data<int64_t>()[0] = static_cast<int64_t>(mine.size());
-  world.broadcast(length, 0, host)->wait();
-  Tensor bytes = Tensor::empty_host({length.data<int64_t>()[0]}, DType::u8);
-  if (world.rank() == 0) std::copy(mine.begin(), mine.end(), bytes.data<uint8_t>());
-  world.broadcast(bytes, 0, host)->wait();
-  const auto* data = reinterpret_cast<const char*>(bytes.data<uint8_t>());
-  return {data, data + bytes.numel()};
-}
-
-}  // namespace
-
-Profile share_profile(comm::Communicator& world, const Profile& mine) {
-  const nlohmann::json json =
-      nlohmann::json::parse(shared_text(world, world.rank() == 0 ? profile_to_json(mine).dump() : std::string()));
-  return world.rank() == 0 ? mine : profile_from_json(json, "the profile measured by rank 0");
-}
-
-void share_plan(comm::Communicator& world, Profile& profile, EvaluatedPlan& planned) {
-  const bool root = world.rank() == 0;
-  const nlohmann::json both = nlohmann::json::parse(shared_text(
-      world,
-      root ? nlohmann::json{{"profile", profile_to_json(profile)}, {"plan", plan_to_json(planned.plan, profile)}}.dump()
-           : std::string()));
-  if (root) return;
-  profile = profile_from_json(both.at("profile"), "the profile measured by rank 0");
-  Plan plan = plan_from_json(both.at("plan"), profile, "the plan of rank 0");
-  planned.schedule = plan_schedule(plan, profile, planned.choice.schedule);
-  planned.plan = std::move(plan);
-}
-
-namespace {
-
 std::vector<Device> listed_devices(const std::string& list_text) {
   std::vector<Device> out;
   std::stringstream list(list_text);
@@ -180,6 +144,11 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
   choice.chunks = choice.schedule == ScheduleKind::interleaved ? kInterleavedChunks : 1;
   choice.micro_batches = micro_batch_count(p, config.batch_size);
   setup.micro_batch = static_cast<int>(config.batch_size / p.groups / choice.micro_batches);
+  choice.free_replication = p.replication == "free";
+  if (choice.free_replication) choice.micro_batches *= p.groups;  // the step's: the same micro-batches
+  BATON_CHECK(!choice.free_replication || world == nullptr,
+              "--replication free runs in one process (a worker per stage replica); across processes replicate "
+              "every stage equally with --groups");
   const Profile structure = profile_structure(graph, model_name);
   const int model_stages = choice.stages * choice.chunks;
   BATON_CHECK(static_cast<int>(structure.nodes.size()) >= model_stages, "--stages ", p.stages,
@@ -234,8 +203,18 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
   settings.record_trace = !p.trace.empty();
   setup.planned = evaluate_plan(choice, setup.profile, setup.cluster, settings);
   if (world != nullptr) share_plan(*world, setup.profile, setup.planned);
-  setup.stage_devices = stage_devices(setup.planned.schedule, setup.planned.plan.num_stages(), setup.available);
-  if (p.groups > 1) setup.group_devices = hybrid_devices(setup.planned.plan, setup.available);
+  const Plan& plan = setup.planned.plan;
+  if (unequal_replication(plan)) {
+    // One pipeline, a device per stage replica (in stage order): cluster device d is available[d mod size].
+    for (const Stage& stage : plan.stages) {
+      for (const int d : stage.devices) {
+        setup.stage_devices.push_back(setup.available[static_cast<size_t>(d) % setup.available.size()]);
+      }
+    }
+    return setup;
+  }
+  setup.stage_devices = stage_devices(setup.planned.schedule, plan.num_stages(), setup.available);
+  if (plan.stages.front().replicas > 1) setup.group_devices = hybrid_devices(plan, setup.available);
   return setup;
 }
 

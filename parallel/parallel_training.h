@@ -26,7 +26,8 @@ struct PipelineSetup {
   Profile profile;                                 // measured on available.front() at micro_batch
   Cluster cluster;                                 // from the devices in use (cluster_for_devices)
   EvaluatedPlan planned;                           // plan, schedule, stage table, predicted step (and its timeline)
-  std::vector<Device> stage_devices;               // one per model stage (group 0's with --groups)
+  std::vector<Device> stage_devices;               // one per model stage (group 0's with --groups), or
+                                                   // per stage replica under unequal replication
   std::vector<std::vector<Device>> group_devices;  // the hybrid (groups > 1): [group][stage]
 };
 

@@ -82,6 +82,11 @@ void validate_plan(const Plan& plan, const Profile& profile) {
   }
 }
 
+bool unequal_replication(const Plan& plan) {
+  return std::any_of(plan.stages.begin(), plan.stages.end(),
+                     [&](const Stage& s) { return s.replicas != plan.stages.front().replicas; });
+}
+
 void assign_devices(Plan& plan) {
   BATON_CHECK(plan.chunks_per_device >= 1 && !plan.stages.empty() && plan.num_stages() % plan.chunks_per_device == 0,
               "plan: ", plan.num_stages(), " stages cannot be spread as ", plan.chunks_per_device,

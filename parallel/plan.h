@@ -43,6 +43,9 @@ std::vector<std::vector<int>> stage_consumers(const Plan& plan, const Profile& p
 // by micro_batches and micro_batches by each stage's replicas. Errors name the stage and node.
 void validate_plan(const Plan& plan, const Profile& profile);
 
+// Some stage has more replicas than another (PipeDream's 3-1); equal replication is G groups.
+bool unequal_replication(const Plan& plan);
+
 // Gives replica r of stage s a device: with G equal replicas everywhere, group g's pipeline runs
 // on devices g*P .. g*P+P-1 (P pipeline positions; a pipeline stays inside a machine); otherwise
 // stages take consecutive devices in order. Interleaved plans share devices between the chunks of

@@ -120,12 +120,28 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   if (given("--warmup-steps")) config.lr_schedule["warmup_steps"] = f.warmup_steps;
   config.validate(f.config_file.empty() ? "command line" : f.config_file);
   if (stored) std::fputs(check_resume_overrides(*stored, config, *resume->checkpoint).c_str(), stderr);
-  for (const char* name :
-       {"--stages",           "--micro-batches",  "--schedule",        "--partitioner",   "--devices",
-        "--recompute",        "--deferred-bn",    "--trace",           "--data-parallel", "--unused-parameters",
-        "--groups",           "--grad-sync",      "--model-averaging", "--average-every", "--block-momentum",
-        "--block-lr",         "--block-nesterov", "--elastic-beta",    "--local-after",   "--averaging-exchange",
-        "--averaging-cluster"}) {
+  for (const char* name : {"--stages",
+                           "--micro-batches",
+                           "--schedule",
+                           "--partitioner",
+                           "--devices",
+                           "--recompute",
+                           "--deferred-bn",
+                           "--trace",
+                           "--data-parallel",
+                           "--unused-parameters",
+                           "--groups",
+                           "--grad-sync",
+                           "--model-averaging",
+                           "--average-every",
+                           "--block-momentum",
+                           "--block-lr",
+                           "--block-nesterov",
+                           "--elastic-beta",
+                           "--local-after",
+                           "--averaging-exchange",
+                           "--averaging-cluster",
+                           "--replication"}) {
     pipelined = pipelined || given(name);
   }
   if (given("--stages")) pipeline.stages = f.parallel.stages;
@@ -178,6 +194,7 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   if (given("--micro-batches")) pipeline.micro_batches = f.parallel.micro_batches;
   if (given("--schedule")) pipeline.schedule = f.parallel.schedule;
   if (given("--partitioner")) pipeline.partitioner = f.parallel.partitioner;
+  if (given("--replication")) pipeline.replication = f.parallel.replication;
   if (given("--devices")) pipeline.devices = f.parallel.devices;
   if (given("--device") && !given("--devices")) pipeline.devices.clear();  // --device overrides the file's devices
   if (given("--recompute")) pipeline.recompute = true;

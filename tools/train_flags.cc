@@ -71,10 +71,14 @@ void add_train_flags(CLI::App& cmd, TrainFlags& f) {
       "--unused-parameters", f.parallel.unused_parameters,
       "Data parallel: a parameter that gets no gradient is an 'error' (default) or 'ready' (reduced as zeros)");
   cmd.add_option("--micro-batches", f.parallel.micro_batches,
-                 "Micro-batches per step (default: the largest <= 4 x stages dividing the batch)")
+                 "Micro-batches per group per step; the step has groups x as many (default: the largest <= 4 x "
+                 "stages dividing a group's share of the batch)")
       ->check(whole_number(1, INT32_MAX));
   cmd.add_option("--schedule", f.parallel.schedule, "Pipeline schedule: gpipe, 1f1b or interleaved (default 1f1b)");
   cmd.add_option("--partitioner", f.parallel.partitioner, "uniform, block, antichain or hypergraph (default block)");
+  cmd.add_option("--replication", f.parallel.replication,
+                 "equal (every stage on --groups devices, default) or free (with --partitioner antichain: each "
+                 "stage's replicas chosen within groups x stages devices, PipeDream's plans)");
   cmd.add_option("--devices", f.parallel.devices,
                  "Pipeline devices, e.g. cuda:0,cuda:1 or cpu:0,cpu:1 (stage i on device i mod count); with "
                  "--data-parallel, one device per replica");

@@ -49,7 +49,19 @@ TrainSummary run_pipelined(const Graph& graph, const std::string& model_name, co
   const PipelineSetup setup = plan_pipeline(graph, model_name, config, parallel, progress, world.get());
   const EvaluatedPlan& planned = setup.planned;
   std::vector<std::string> names;
-  for (const Device& d : setup.stage_devices) names.push_back(d.str());
+  if (unequal_replication(planned.plan)) {  // every replica's device of the stage
+    size_t unit = 0;
+    for (const Stage& stage : planned.plan.stages) {
+      std::string all;
+      for (int k = 0; k < stage.replicas; ++k) {
+        if (k > 0) all.push_back(',');
+        all.append(setup.stage_devices.at(unit++).str());
+      }
+      names.push_back(all);
+    }
+  } else {
+    for (const Device& d : setup.stage_devices) names.push_back(d.str());
+  }
   for (size_t s = 0; s < names.size() && world; ++s) {  // every group's process of the stage
     std::string all;
     for (int g = 0; g < parallel.groups; ++g) {
@@ -79,13 +91,21 @@ TrainSummary run_pipelined(const Graph& graph, const std::string& model_name, co
         parallel.groups, parallel.stages, parallel.stages, gpu ? "the GPU of its local rank" : "its cpu:0",
         gpu ? "NCCL send/recv (one communicator per link)" : "MPI send/recv");
   }
-  if (parallel.groups > 1) {
+  const char* sync = parallel.grad_sync == "partition" ? "one all-reduce after its last backward (partition)"
+                                                       : "buckets during its last backward (bucket)";
+  const int group_count = std::max<int>(1, static_cast<int>(setup.group_devices.size()));
+  if (world ? parallel.groups > 1 : group_count > 1) {
+    const int g = world ? parallel.groups : group_count;
     std::printf(
         "hybrid: %d groups of this pipeline (group g on the g-th device of each stage above), %lld samples "
         "each per step; each stage's gradients averaged over the groups by %s\n",
-        parallel.groups, static_cast<long long>(config.batch_size / parallel.groups),
-        parallel.grad_sync == "partition" ? "one all-reduce after its last backward (partition)"
-                                          : "buckets during its last backward (bucket)");
+        g, static_cast<long long>(config.batch_size / g), sync);
+  }
+  if (unequal_replication(planned.plan)) {
+    std::printf(
+        "replicated stages: replica k of a stage with r replicas takes micro-batches k, k + r, ... of the step's "
+        "%d; each stage's replicas sum their gradients by %s\n",
+        planned.plan.micro_batches, sync);
   }
   std::fflush(stdout);
 

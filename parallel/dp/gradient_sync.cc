@@ -65,7 +65,7 @@ void GradientSync::mark_ready(const ParamEntry& entry, bool reached) {
 void GradientSync::launch_ready_buckets() {
   while (next_ < buckets_.size() && pending_[next_] == 0) {
     timings_[next_].issued = std::chrono::steady_clock::now();
-    works_[next_] = comm_.all_reduce(buckets_.view(next_), comm::ReduceOp::mean, compute_);
+    works_[next_] = comm_.all_reduce(buckets_.view(next_), options_.reduce, compute_);
     ++next_;
   }
 }

@@ -40,6 +40,10 @@ class GradientBuckets {
 struct GradientSyncOptions {
   // A parameter no gradient reached in the step is reduced as zeros (true) or is an error naming it.
   bool unused_parameters_ready = false;
+  // mean: replicas whose gradients each cover the whole batch's scale (data parallel, hybrid groups);
+  // sum: replicas that each took some of the step's micro-batches at the batch's loss scale (the
+  // replicas of one pipeline stage under unequal replication).
+  comm::ReduceOp reduce = comm::ReduceOp::mean;
 };
 
 // One bucket's all-reduce: when backward issued it, and when the communicator ran it (from its

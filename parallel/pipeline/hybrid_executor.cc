@@ -85,6 +85,22 @@ Plan group_plan(const Plan& plan, int group) {
 
 HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Schedule& schedule,
                                std::vector<std::vector<Device>> devices, HybridOptions options) {
+  if (unequal_replication(plan)) {
+    // One pipeline whose stages have replicas of their own (PipelineExecutor's units).
+    BATON_CHECK(devices.size() == 1, "hybrid: a plan with unequal replication runs as one pipeline: ", devices.size(),
+                " device lists given (one, with a device per stage replica)");
+    groups_count_ = 1;
+    PipelineOptions po = options.pipeline;
+    po.group_sync = {
+        .strategy = options.grad_sync, .communicators = {}, .buckets = options.buckets, .options = options.sync};
+    try {
+      groups_.push_back(std::make_unique<PipelineExecutor>(graph, plan, schedule, std::move(devices.front()), po));
+    } catch (Error& e) {
+      e.add_context("in the pipeline with replicated stages");
+      throw;
+    }
+    return;
+  }
   groups_count_ = plan_groups(plan);
   BATON_CHECK(static_cast<int>(devices.size()) == groups_count_, "hybrid: ", devices.size(), " device lists for ",
               groups_count_, " groups (one list per group)");
@@ -98,6 +114,9 @@ HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Sched
 
 HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Schedule& schedule,
                                comm::Communicator& world, Device device, HybridOptions options) {
+  BATON_CHECK(!unequal_replication(plan),
+              "hybrid across processes: stages with unequal replicas run in one process "
+              "only (one worker per stage replica); replicate every stage equally (--groups) across processes");
   groups_count_ = plan_groups(plan);
   const int positions = schedule.devices;
   BATON_CHECK(world.size() == groups_count_ * positions, "hybrid across processes: ", groups_count_,
@@ -259,7 +278,7 @@ PendingLoss HybridExecutor::start_step(const std::vector<Tensor>& inputs, const 
   });
   PendingLoss loss = std::move(losses.front());
   losses.erase(losses.begin());
-  loss.average_with(std::move(losses));
+  if (!losses.empty()) loss.average_with(std::move(losses));
   return loss;
 }
 

@@ -22,8 +22,10 @@ struct HybridOptions {
 
 class HybridExecutor {
  public:
-  // `plan`: every stage has G replicas (G equal groups; unequal replication is refused), replica g
-  // of stage s runs on devices[g][s]; its M micro-batches are the step's, G | M. `schedule`: the
+  // `plan`: every stage has G replicas (G equal groups), replica g of stage s runs on devices[g][s];
+  // its M micro-batches are the step's, G | M. A plan with unequal replication runs as one group
+  // (devices: one list, a device per stage replica in stage order) whose PipelineExecutor runs each
+  // replica as a unit (pipeline_executor.h). `schedule`: the
   // step's, made with the plan's replicas (plan_schedule); group g runs group_schedule(schedule, g),
   // M / G micro-batches. Group g trains on rows [g B / G, (g + 1) B / G) of each batch of B rows, its
   // micro-batches keyed micro_batch_seed(seed, g M / G + m): the single-device step over the batch in

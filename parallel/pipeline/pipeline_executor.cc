@@ -13,13 +13,18 @@ namespace {
 
 // The plan against the graph, the schedule against the plan: returns the plan's stage consumers.
 std::vector<std::vector<int>> check_plan_and_schedule(const Graph& graph, const Plan& plan, const Schedule& schedule,
-                                                      const std::string& model) {
+                                                      const PipelineOptions& options) {
   const int num = plan.num_stages();
   for (int s = 0; s < num; ++s) {
     const int replicas = plan.stages[static_cast<size_t>(s)].replicas;
-    BATON_CHECK(replicas == 1, "pipeline stage ", s, " has ", replicas,
-                " replicas: a PipelineExecutor runs one group; plans with replicas run through HybridExecutor");
+    BATON_CHECK(replicas == 1 || (!options.processes && !options.group_sync.active()), "pipeline stage ", s, " has ",
+                replicas,
+                " replicas: replicated stages run in one process and not inside a hybrid group (groups replicate "
+                "every stage)");
+    BATON_CHECK(schedule.replicas_of(s) == replicas, "the schedule gives stage ", s, " ", schedule.replicas_of(s),
+                " replica(s) but the plan has ", replicas, " (make the schedule with the plan's replicas)");
   }
+  const std::string& model = options.model;
   const Profile profile = profile_structure(graph, model);
   validate_plan(plan, profile);
   BATON_CHECK(schedule.stages == num, "the schedule has ", schedule.stages, " stages but the plan has ", num);
@@ -116,14 +121,44 @@ void check_group_sync(const GroupSync& sync, const Schedule& schedule,
 PipelineExecutor::PipelineExecutor(const Graph& graph, Plan plan, Schedule schedule, std::vector<Device> devices,
                                    PipelineOptions options)
     : graph_(graph), plan_(std::move(plan)), schedule_(std::move(schedule)), options_(std::move(options)) {
-  std::vector<std::vector<int>> consumers = check_plan_and_schedule(graph_, plan_, schedule_, options_.model);
+  stage_consumers_ = check_plan_and_schedule(graph_, plan_, schedule_, options_);
+  units_ = replica_units(plan_);
+  if (units_.count() > plan_.num_stages()) {
+    build_replicated(std::move(devices));
+    return;
+  }
   stage_positions_ = positions_of_stages(schedule_);
   check_processes(options_.processes.get(), schedule_, stage_positions_);
   stages_ = make_stages(graph_, plan_, devices, options_, stage_positions_);
-  routing_ = std::make_unique<const PipelineRouting>(graph_, stage_ends(graph_, plan_, stages_), std::move(consumers));
+  routing_ = std::make_unique<const PipelineRouting>(graph_, stage_ends(graph_, plan_, stages_), stage_consumers_);
   if (options_.processes) links_ = make_pipeline_links(*options_.processes, *routing_, stage_positions_, stages_);
-  check_group_sync(options_.group_sync, schedule_, stages_);
-  if (options_.group_sync.active() && options_.group_sync.strategy == GradSyncStrategy::bucket) {
+  sync_ = options_.group_sync;
+  build_syncs_and_optimizers();
+}
+
+void PipelineExecutor::build_replicated(std::vector<Device> devices) {
+  // Every replica a unit: stage-level routing expanded over the units, one program per unit.
+  const Plan units_plan = unit_plan(plan_, units_);
+  std::vector<bool> recompute;
+  for (const int s : units_.stage) {
+    recompute.push_back(!options_.recompute.empty() && options_.recompute.at(static_cast<size_t>(s)));
+  }
+  sync_ = replica_sync(units_, devices, options_.group_sync);  // before the stages: the bucket layout
+  PipelineOptions unit_options = options_;
+  unit_options.recompute = recompute;
+  unit_options.group_sync = sync_;
+  schedule_ = unit_schedule(schedule_, units_);
+  stage_positions_ = positions_of_stages(schedule_);
+  stages_ = make_stages(graph_, units_plan, devices, unit_options, stage_positions_);
+  const std::vector<std::unique_ptr<PipelineStage>> none(static_cast<size_t>(plan_.num_stages()));
+  const PipelineRouting by_stage(graph_, stage_ends(graph_, plan_, none), stage_consumers_);
+  routing_ = std::make_unique<const PipelineRouting>(by_stage.over_units(units_.stage, devices));
+  build_syncs_and_optimizers();
+}
+
+void PipelineExecutor::build_syncs_and_optimizers() {
+  check_group_sync(sync_, schedule_, stages_);
+  if (sync_.active() && sync_.strategy == GradSyncStrategy::bucket) {
     for (auto& stage : stages_)
       buckets_.push_back(stage ? std::make_unique<GradientBuckets>(stage->params()) : nullptr);
   }
@@ -160,8 +195,9 @@ void PipelineExecutor::load_parameters(const ParamStore& whole) {
 
 void PipelineExecutor::store_parameters(ParamStore& whole, Context& ctx) {
   synchronize();
-  for (auto& stage : stages_) {
-    if (stage) copy_by_name(stage->params(), whole, stage->params(), ctx);
+  for (int u = 0; u < num_stages(); ++u) {
+    const auto& stage = stages_[static_cast<size_t>(u)];
+    if (stage && first_replica(u)) copy_by_name(stage->params(), whole, stage->params(), ctx);
   }
   ctx.synchronize();
 }
@@ -233,9 +269,11 @@ double PipelineExecutor::step(const std::vector<Tensor>& inputs, const StepOptio
 
 PipelineOutputs PipelineExecutor::evaluate(const std::vector<Tensor>& inputs) {
   MicroBatches batches = split_batch(graph_, inputs, micro_batches_for(inputs, schedule_.micro_batches), "evaluate");
-  const Schedule forward = make_forward_schedule(schedule_.kind, schedule_.devices, schedule_.chunks(), batches.count(),
-                                                 routing_->consumers());
-  validate_schedule(forward, routing_->consumers());
+  const bool replicated = units_.count() > plan_.num_stages();
+  const Schedule forward = replicated ? unit_forward_schedule(schedule_.kind, batches.count(), stage_consumers_, units_)
+                                      : make_forward_schedule(schedule_.kind, schedule_.devices, schedule_.chunks(),
+                                                              batches.count(), routing_->consumers());
+  if (!replicated) validate_schedule(forward, routing_->consumers());
   PipelineRun run(parts(), std::move(batches), {.mode = Mode::eval});
   run.execute(forward);
   raise_deferred_errors();
@@ -248,35 +286,5 @@ void PipelineExecutor::raise_deferred_errors() {
     if (stage) kernels::raise_deferred_errors(stage->context());
   }
 }
-
-StepRecorder& PipelineExecutor::recorder() {
-  if (recorder_) return *recorder_;
-  const int positions = schedule_.devices;
-  std::vector<std::string> names;
-  for (int p = 0; p < positions; ++p) {
-    std::string stages;
-    for (int s = p; s < num_stages(); s += positions) stages += (stages.empty() ? "" : ", ") + std::to_string(s);
-    // Across processes: the other positions' lanes stay empty in this process's trace.
-    const std::string where =
-        local(p) ? stage(p).device().str() : "position " + std::to_string(p) + " (another process)";
-    names.push_back(where + " compute (stage" + (num_stages() > positions ? "s " : " ") + stages + ")");
-  }
-  std::vector<std::pair<int, int>> links;
-  for (int i = 0; i < num_stages(); ++i) {
-    for (int j = 0; j < num_stages(); ++j) {
-      const bool linked = routing_->linked(i, j) || routing_->linked(j, i);
-      if (linked && local(i) && local(j) && stage(i).device() != stage(j).device()) links.emplace_back(i, j);
-    }
-  }
-  const int communicating = options_.group_sync.active() ? num_stages() : 0;
-  recorder_ = std::make_unique<StepRecorder>(names, links, communicating);
-  return *recorder_;
-}
-
-std::vector<TraceEvent> PipelineExecutor::take_trace() {
-  return recorder_ ? recorder_->take() : std::vector<TraceEvent>{};
-}
-
-std::vector<TraceLane> PipelineExecutor::trace_lanes() { return recorder().lanes(); }
 
 }  // namespace baton::parallel

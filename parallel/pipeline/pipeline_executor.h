@@ -16,6 +16,7 @@
 #include "parallel/pipeline/micro_batches.h"
 #include "parallel/pipeline/pipeline_run.h"
 #include "parallel/pipeline/pipeline_trace.h"
+#include "parallel/pipeline/replica_units.h"
 #include "parallel/pipeline/routing.h"
 #include "parallel/pipeline/stage.h"
 #include "parallel/pipeline/stage_sync.h"
@@ -65,13 +66,24 @@ class PipelineExecutor {
   // `devices`: one per model stage (stages sharing a device get a stream each). The plan's stage
   // nodes are indices into graph.topological_order() (as profile_structure numbers them). The
   // plan is validated, and the schedule against the plan's stage consumers, before anything runs.
+  // Replicated stages (in one process, outside a hybrid group, one stage per position): `schedule`
+  // is the step's with the plan's replicas (plan_schedule), `devices` one per replica in stage order
+  // (stage 0's replicas, then stage 1's, ...). Each replica is a unit: a stage of this executor
+  // (num_stages() counts units) with its own worker, running its stage's program for the micro-
+  // batches it takes (m mod r = its replica); a micro-batch's activations and gradients go between
+  // the units that take it, and a stage's units sum their gradients at its all_reduce (GroupSync's
+  // strategy, bucket or partition). See docs/hybrid.md.
   PipelineExecutor(const Graph& graph, Plan plan, Schedule schedule, std::vector<Device> devices,
                    PipelineOptions options = {});
   ~PipelineExecutor();
   PipelineExecutor(const PipelineExecutor&) = delete;
   PipelineExecutor& operator=(const PipelineExecutor&) = delete;
 
-  int num_stages() const { return static_cast<int>(stages_.size()); }
+  int num_stages() const { return static_cast<int>(stages_.size()); }  // units with replicated stages
+  // With replicated stages: unit u's plan stage and replica (otherwise u and 0).
+  int plan_stage_of(int u) const { return units_.stage.at(static_cast<size_t>(u)); }
+  int replica_of(int u) const { return units_.replica.at(static_cast<size_t>(u)); }
+  bool first_replica(int u) const { return replica_of(u) == 0; }
   // Whether this process runs stage s (always, unless the pipeline spans processes).
   bool local(int s) const { return stages_.at(static_cast<size_t>(s)) != nullptr; }
   // Stage s, which must be local.
@@ -134,19 +146,13 @@ class PipelineExecutor {
 
  private:
   PipelineParts parts() {
-    return {graph_,
-            *routing_,
-            stages_,
-            optimizers_,
-            options_.group_sync,
-            buckets_,
-            stage_positions_,
-            options_.processes.get(),
-            links_.get(),
-            &workers_};
+    return {graph_,       *routing_, stages_, optimizers_, sync_, buckets_, stage_positions_, options_.processes.get(),
+            links_.get(), &workers_};
   }
   // Across processes: the loss stage's process sends the step's loss to the others.
   PendingLoss share_loss(PendingLoss loss);
+  void build_replicated(std::vector<Device> devices);  // the constructor, with replicated stages
+  void build_syncs_and_optimizers();
   StepRecorder& recorder();  // created by the first traced step
   void synchronize();        // every stage's stream
   void order_inputs(const std::vector<Tensor>& inputs, const Stream& written_on);
@@ -155,16 +161,19 @@ class PipelineExecutor {
   Plan plan_;
   Schedule schedule_;
   PipelineOptions options_;
-  std::vector<std::unique_ptr<PipelineStage>> stages_;  // null where another process runs the stage
+  std::vector<std::vector<int>> stage_consumers_;       // the plan's (stage_consumers)
+  ReplicaUnits units_;                                  // one per stage without replicas
+  GroupSync sync_;                                      // the groups' (hybrid), or the replicas' of a stage
+  std::vector<std::unique_ptr<PipelineStage>> stages_;  // per unit; null where another process runs it
   std::vector<int> stage_positions_;                    // [stage]: its pipeline position
   std::unique_ptr<const PipelineRouting> routing_;
   std::unique_ptr<const PipelineLinks> links_;             // across processes: to the other positions
   std::vector<std::unique_ptr<Optimizer>> optimizers_;     // one per stage, or none
   std::vector<std::unique_ptr<GradientBuckets>> buckets_;  // per stage: the hybrid's bucket strategy
   std::unique_ptr<StepRecorder> recorder_;
-  LossReadback losses_;
-  std::optional<Event> inputs_ready_;  // recorded on StepOptions::inputs_stream, reused
-  WorkerThreads workers_;              // the positions' threads in one process, kept across steps
+  std::vector<std::unique_ptr<LossReadback>> losses_;  // one per unit of the loss stage
+  std::optional<Event> inputs_ready_;                  // recorded on StepOptions::inputs_stream, reused
+  WorkerThreads workers_;                              // the positions' threads in one process, kept across steps
 };
 
 }  // namespace baton::parallel

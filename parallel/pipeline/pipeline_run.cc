@@ -65,6 +65,13 @@ void PipelineRun::execute(const Schedule& schedule) {
   BATON_CHECK(schedule.micro_batches == batches_.count(), "the schedule has ", schedule.micro_batches,
               " micro-batches, the run ", batches_.count());
   schedule_ = &schedule;
+  // The backwards each stage runs (all M; a replica of a replicated stage, its own micro-batches).
+  backwards_expected_.assign(states_.size(), 0);
+  for (const auto& program : schedule.programs) {
+    for (const Instruction& ins : program) {
+      if (ins.op == Op::backward) ++backwards_expected_.at(static_cast<size_t>(ins.stage));
+    }
+  }
   if (remote_) {
     // A pipeline across processes: this process runs its own position, on this thread.
     const int position = parts_.processes->rank();
@@ -217,7 +224,7 @@ void PipelineRun::forward(int s, int mb) {
                               micro_batch_seed(settings_.seed, mb));
   in.assign(in.size(), Tensor());  // the tape keeps what backward (or recomputation) needs
   if (settings_.mode == Mode::train) {
-    if (s == routing_.loss_stage()) state.losses[static_cast<size_t>(mb)] = out[routing_.loss_output()];
+    if (routing_.computes_loss(s)) state.losses[static_cast<size_t>(mb)] = out[routing_.loss_output()];
     return;
   }
   // Forward only: keep the graph outputs; nothing is needed for backward.
@@ -233,7 +240,7 @@ void PipelineRun::backward(int s, int mb) {
   StageState& state = this->state(s);
   Context& ctx = st.context();
   std::vector<Tensor> grads = std::move(state.output_grads[static_cast<size_t>(mb)]);
-  if (s == routing_.loss_stage()) {
+  if (routing_.computes_loss(s)) {
     // The loss is a mean over the micro-batch: scaled by n_m / N, the micro-batch gradients sum to
     // the whole batch's. This is the only place the 1/M scaling happens.
     const Tensor& loss = state.losses[static_cast<size_t>(mb)];
@@ -241,7 +248,7 @@ void PipelineRun::backward(int s, int mb) {
     seed.fill(batches_.loss_scale(mb), ctx.stream());
     grads[routing_.loss_output()] = seed;
   }
-  const bool last = ++state.backwards_done == batches_.count();
+  const bool last = ++state.backwards_done == backwards_expected_[static_cast<size_t>(s)];
   ctx.set_check_tag(mb);
   state.input_grads[static_cast<size_t>(mb)] =
       st.executor().backward(ctx, state.tapes[static_cast<size_t>(mb)], grads, last);
@@ -254,24 +261,6 @@ void PipelineRun::optimizer_step(int s) {
   // deferred batch-norm statistics cover the whole mini-batch.
   st.executor().commit_deferred_updates(st.context());
   if (!parts_.optimizers.empty()) parts_.optimizers[static_cast<size_t>(s)]->step(st.context(), settings_.lr);
-}
-
-PendingLoss PipelineRun::mean_loss(LossReadback& readback) {
-  const int s = routing_.loss_stage();
-  std::vector<double> weights;
-  for (int m = 0; m < batches_.count(); ++m) weights.push_back(batches_.loss_scale(m));
-  return readback.read(stage(s).context(), state(s).losses, weights, [s](int64_t mb) {
-    return "in pipeline stage " + std::to_string(s) + ", micro-batch " + std::to_string(mb) +
-           " (found when the step's loss was read)";
-  });
-}
-
-PipelineOutputs PipelineRun::take_outputs() {
-  PipelineOutputs out;
-  out.outputs = std::move(results_);
-  out.output_stage = routing_.output_stage();
-  out.micro_batch_sizes = batches_.sizes;
-  return out;
 }
 
 }  // namespace baton::parallel

@@ -3,8 +3,9 @@
 // interpreter of a schedule: one worker thread per pipeline position issues that position's
 // instruction list, calling the methods below. Where they live:
 //   pipeline_run.cc           workers, errors, dispatch and tracing; forward, backward and
-//                             optimizer_step of one stage; the results
+//                             optimizer_step of one stage
 //   pipeline_run_transfer.cc  send and recv of activations and gradients
+//   pipeline_run_results.cc   the mean loss and the evaluation's outputs
 #pragma once
 
 #include <cstdint>
@@ -72,8 +73,9 @@ class PipelineRun {
   // and micro-batch, once every stage's stream has been synchronised.
   void execute(const Schedule& schedule);
   // After a training run: the batch's mean loss (the micro-batch losses weighted by n_m / N), read
-  // back through `readback` on the loss stage's stream without waiting for it.
-  PendingLoss mean_loss(LossReadback& readback);
+  // back on the loss stage's stream (one readback per unit of a replicated loss stage, added as
+  // needed) without waiting for it.
+  PendingLoss mean_loss(std::vector<std::unique_ptr<LossReadback>>& readbacks);
   // After an evaluation: every graph output of every micro-batch.
   PipelineOutputs take_outputs();
 
@@ -116,6 +118,7 @@ class PipelineRun {
   Mailbox mailbox_;
   std::optional<RemoteTransfers> remote_;          // a pipeline across processes
   std::vector<StageState> states_;                 // each touched only by the worker of its position
+  std::vector<int> backwards_expected_;            // per stage: backwards in the running schedule
   std::vector<std::unique_ptr<StageSync>> syncs_;  // per stage, training runs of a hybrid group
   std::vector<std::vector<Tensor>> results_;       // eval: [graph output][micro-batch]
   std::mutex error_mutex_;

@@ -7,6 +7,7 @@
 #include "parallel/pipeline/transfer.h"
 #include "runtime/core/error.h"
 #include "runtime/train/graph_contract.h"
+#include "runtime/train/optimizer.h"
 
 namespace baton::parallel {
 
@@ -113,10 +114,38 @@ std::vector<EvalPiece> PipelineTrainEngine::eval_pieces(const data::Batch& batch
 std::vector<CheckpointShard> PipelineTrainEngine::shards(int group) {
   PipelineExecutor& pipe = hybrid_->group(group);
   std::vector<CheckpointShard> out;
-  for (int s = 0; s < pipe.num_stages(); ++s) {
-    out.push_back({&pipe.stage_params(s), pipe.stage_optimizer(s), &pipe.stage(s).context()});
+  for (int u = 0; u < pipe.num_stages(); ++u) {
+    if (!pipe.first_replica(u)) continue;  // the same parameters and optimiser state as the first
+    out.push_back({&pipe.stage_params(u), pipe.stage_optimizer(u), &pipe.stage(u).context()});
   }
   return out;
+}
+
+void PipelineTrainEngine::copy_first_replicas(PipelineExecutor& pipe) {
+  std::vector<int> first;  // per plan stage: its first replica's unit
+  for (int u = 0; u < pipe.num_stages(); ++u) {
+    if (pipe.first_replica(u)) first.push_back(u);
+  }
+  for (int u = 0; u < pipe.num_stages(); ++u) {
+    if (pipe.first_replica(u)) continue;
+    const int from = first.at(static_cast<size_t>(pipe.plan_stage_of(u)));
+    Context& ctx = pipe.stage(u).context();
+    pipe.stage(from).context().synchronize();
+    std::unordered_map<std::string, Tensor> source;
+    for (auto& [name, tensor] : model_tensors(pipe.stage_params(from))) source.emplace(name, tensor);
+    for (auto& [name, destination] : model_tensors(pipe.stage_params(u))) {
+      destination.copy_from(source.at(name), ctx.stream());
+    }
+    Optimizer* mine = pipe.stage_optimizer(u);
+    const Optimizer* theirs = pipe.stage_optimizer(from);
+    if (mine != nullptr && theirs != nullptr) {
+      auto to = mine->state();  // views of the state: copying into them writes it
+      const auto state = theirs->state();
+      for (size_t k = 0; k < to.size(); ++k) to[k].second.copy_from(state.at(k).second, ctx.stream());
+      mine->set_steps(theirs->steps());
+    }
+    ctx.synchronize();
+  }
 }
 
 std::string PipelineTrainEngine::save_checkpoint(CheckpointManager& manager, const CheckpointState& state) {
@@ -127,9 +156,11 @@ std::string PipelineTrainEngine::save_checkpoint(CheckpointManager& manager, con
 
 CheckpointState PipelineTrainEngine::load_checkpoint(const std::string& dir) {
   if (across_processes()) return load_across_processes(dir);
-  // Every group starts from the same parameters, buffers and optimiser state.
+  // Every group, and every replica of a stage, starts from the same parameters, buffers and
+  // optimiser state.
   CheckpointState state = CheckpointManager::load(dir, shards());
   for (int g = 1; g < hybrid_->groups(); ++g) CheckpointManager::load(dir, shards(g));
+  for (int g = 0; g < hybrid_->groups(); ++g) copy_first_replicas(hybrid_->group(g));
   return state;
 }
 
@@ -141,11 +172,13 @@ void PipelineTrainEngine::load_weights(const std::string& safetensors_path) {
   std::unordered_map<std::string, Tensor> loaded;
   for (auto& [name, tensor] : model_tensors(whole)) loaded.emplace(name, tensor);
   for (int g = 0; g < hybrid_->groups(); ++g) {
-    for (const CheckpointShard& shard : shards(g)) {
-      for (auto& [name, destination] : model_tensors(*shard.params)) {
-        destination.copy_from(loaded.at(name), shard.ctx->stream());
+    PipelineExecutor& pipe = hybrid_->group(g);
+    for (int u = 0; u < pipe.num_stages(); ++u) {  // every replica of every stage
+      Context& ctx = pipe.stage(u).context();
+      for (auto& [name, destination] : model_tensors(pipe.stage_params(u))) {
+        destination.copy_from(loaded.at(name), ctx.stream());
       }
-      shard.ctx->synchronize();  // `whole` goes away on return
+      ctx.synchronize();  // `whole` goes away on return
     }
   }
 }

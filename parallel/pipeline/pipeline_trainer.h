@@ -77,8 +77,11 @@ class PipelineTrainEngine final : public TrainEngine {
   double measured_step_ms();
 
  private:
-  std::vector<CheckpointShard> shards(int group = 0);  // one per stage
-  std::vector<std::pair<int, int>> local_stages();     // (group, stage) of every stage this process runs
+  // One per stage (a replicated stage's first replica): every parameter in exactly one shard.
+  std::vector<CheckpointShard> shards(int group = 0);
+  // Replicated stages: the first replica's parameters, buffers and optimiser state into the others.
+  static void copy_first_replicas(PipelineExecutor& pipe);
+  std::vector<std::pair<int, int>> local_stages();  // (group, stage) of every stage this process runs
   // Across processes (pipeline_trainer_processes.cc): evaluation through group 0's processes, the
   // result sent from the process computing the prediction to every other; checkpoints gathered into
   // a whole model on the host (WholeModel) and written by world rank 0; loads read by every process.

@@ -64,6 +64,16 @@ PipelineRouting::PipelineRouting(const Graph& graph, std::vector<StageEnds> stag
     }
   }
 
+  for (size_t i = 0; i < num; ++i) {
+    int consumers_of_i = 0, producers_of_i = 0;
+    for (size_t j = 0; j < num; ++j) {
+      consumers_of_i += linked(static_cast<int>(i), static_cast<int>(j)) ? 1 : 0;
+      producers_of_i += linked(static_cast<int>(j), static_cast<int>(i)) ? 1 : 0;
+    }
+    consumer_counts_.push_back(consumers_of_i);
+    producer_counts_.push_back(producers_of_i);
+  }
+
   const ValueInfo& loss = graph.value(baton::loss_output(graph));
   BATON_CHECK(loss.producer >= 0 && loss.shape.numel() == 1 && is_floating(loss.dtype), "the graph's first output '",
               loss.name, "' is not a scalar loss");
@@ -78,8 +88,44 @@ PipelineRouting::PipelineRouting(const Graph& graph, std::vector<StageEnds> stag
     if (g == 0) {
       loss_stage_ = stage;
       loss_output_ = output;
+      loss_units_ = {stage};
     }
   }
+}
+
+PipelineRouting PipelineRouting::over_units(const std::vector<int>& unit_stage,
+                                            const std::vector<Device>& unit_devices) const {
+  const size_t units = unit_stage.size();
+  BATON_CHECK(unit_devices.size() == units, "pipeline routing: ", unit_devices.size(), " devices for ", units,
+              " units");
+  std::vector<int> first_unit(static_cast<size_t>(num_stages()), -1);
+  for (size_t u = units; u-- > 0;) first_unit.at(static_cast<size_t>(unit_stage[u])) = static_cast<int>(u);
+  PipelineRouting out;
+  out.local_.assign(units, true);
+  out.consumers_.resize(units);
+  out.links_.assign(units, std::vector<std::vector<LinkValue>>(units));
+  out.streams_.assign(units, std::vector<LinkStreams>(units));
+  out.graph_outputs_.resize(units);
+  for (size_t u = 0; u < units; ++u) {
+    const auto s = static_cast<size_t>(unit_stage[u]);
+    out.sources_.push_back(sources_.at(s));  // a producer_stage stays a stage (for messages only)
+    out.consumer_counts_.push_back(consumer_counts_[s]);
+    out.producer_counts_.push_back(producer_counts_[s]);
+    if (static_cast<int>(u) == first_unit[s]) out.graph_outputs_[u] = graph_outputs_[s];
+    if (static_cast<int>(s) == loss_stage_) out.loss_units_.push_back(static_cast<int>(u));
+    for (size_t v = 0; v < units; ++v) {
+      const auto t = static_cast<size_t>(unit_stage[v]);
+      out.links_[u][v] = links_[s][t];
+      if (out.links_[u][v].empty()) continue;
+      out.consumers_[u].push_back(static_cast<int>(v));
+      out.streams_[u][v] = LinkStreams::create(unit_devices[u], unit_devices[v]);  // activations
+      out.streams_[v][u] = LinkStreams::create(unit_devices[v], unit_devices[u]);  // gradients
+    }
+  }
+  for (const int stage : output_stage_) out.output_stage_.push_back(first_unit.at(static_cast<size_t>(stage)));
+  out.loss_stage_ = first_unit.at(static_cast<size_t>(loss_stage_));
+  out.loss_output_ = loss_output_;
+  return out;
 }
 
 // Every stage's boundary values, and its device where this process runs it.
@@ -109,16 +155,12 @@ const LinkStreams& PipelineRouting::streams(int from, int to) const {
   return streams_.at(static_cast<size_t>(from)).at(static_cast<size_t>(to));
 }
 
-int PipelineRouting::consumer_count(int stage) const {
-  int n = 0;
-  for (int j = 0; j < num_stages(); ++j) n += linked(stage, j) ? 1 : 0;
-  return n;
-}
+int PipelineRouting::consumer_count(int stage) const { return consumer_counts_.at(static_cast<size_t>(stage)); }
 
-int PipelineRouting::producer_count(int stage) const {
-  int n = 0;
-  for (int j = 0; j < num_stages(); ++j) n += linked(j, stage) ? 1 : 0;
-  return n;
+int PipelineRouting::producer_count(int stage) const { return producer_counts_.at(static_cast<size_t>(stage)); }
+
+bool PipelineRouting::computes_loss(int stage) const {
+  return std::find(loss_units_.begin(), loss_units_.end(), stage) != loss_units_.end();
 }
 
 }  // namespace baton::parallel

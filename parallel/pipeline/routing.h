@@ -55,6 +55,13 @@ class PipelineRouting {
   // pipeline's communicator instead (remote_transfer.h).
   PipelineRouting(const Graph& graph, std::vector<StageEnds> stages, std::vector<std::vector<int>> consumers);
 
+  // Replicated stages, all in this process: the same routing over units, unit u being one replica of
+  // stage unit_stage[u], on unit_devices[u]. Unit u is linked to every unit of the stages its stage
+  // feeds (each micro-batch goes to the one that takes it), consumer and producer counts stay those
+  // of the stages (one send per micro-batch and consumer stage), graph outputs come from the first
+  // unit of their stage, and every unit of the loss stage computes the loss of its micro-batches.
+  PipelineRouting over_units(const std::vector<int>& unit_stage, const std::vector<Device>& unit_devices) const;
+
   int num_stages() const { return static_cast<int>(sources_.size()); }
   // Whether this process runs the stage (always, unless the pipeline spans processes).
   bool local(int stage) const { return local_.at(static_cast<size_t>(stage)); }
@@ -65,8 +72,10 @@ class PipelineRouting {
   bool linked(int from, int to) const { return !link(from, to).empty(); }
   // Streams of the directed link from -> to (activations forwards, gradients backwards).
   const LinkStreams& streams(int from, int to) const;
-  int consumer_count(int stage) const;  // stages that read this one's outputs
-  int producer_count(int stage) const;  // stages whose outputs this one reads
+  int consumer_count(int stage) const;                                // stages that read this one's outputs
+  int producer_count(int stage) const;                                // stages whose outputs this one reads
+  bool computes_loss(int stage) const;                                // the loss stage (with units: any unit of it)
+  const std::vector<int>& loss_units() const { return loss_units_; }  // {loss_stage()} without units
 
   const std::vector<GraphOutputSource>& graph_outputs(int stage) const {
     return graph_outputs_.at(static_cast<size_t>(stage));
@@ -85,6 +94,11 @@ class PipelineRouting {
   std::vector<int> output_stage_;
   int loss_stage_ = -1;
   size_t loss_output_ = 0;
+  std::vector<int> consumer_counts_;  // [stage]
+  std::vector<int> producer_counts_;  // [stage]
+  std::vector<int> loss_units_;
+
+  PipelineRouting() = default;  // over_units() fills one in
 };
 
 }  // namespace baton::parallel

@@ -25,7 +25,7 @@ ParamLayout stage_layout(const Graph& graph, const std::vector<NodeId>& nodes, D
 
 StageSync::StageSync(PipelineStage& stage, comm::Communicator& comm, const GroupSync& sync,
                      const GradientBuckets* buckets)
-    : stage_(stage), comm_(comm) {
+    : stage_(stage), comm_(comm), reduce_(sync.options.reduce) {
   if (sync.strategy != GradSyncStrategy::bucket) return;
   BATON_CHECK(buckets != nullptr, "pipeline stage ", stage.index(), ": the bucket strategy needs the stage's buckets");
   buckets_ = std::make_unique<GradientSync>(*buckets, comm, stage.context().stream(), sync.options);
@@ -47,7 +47,7 @@ StageSync::~StageSync() {
 void StageSync::all_reduce() {
   if (buckets_) return;  // every bucket was issued as backward made it final
   BATON_CHECK(!whole_, "pipeline stage ", stage_.index(), ": all_reduce issued twice in one step");
-  whole_ = comm_.all_reduce(stage_.params().grads_flat(), comm::ReduceOp::mean, stage_.context().stream());
+  whole_ = comm_.all_reduce(stage_.params().grads_flat(), reduce_, stage_.context().stream());
 }
 
 void StageSync::finish() {

@@ -53,7 +53,8 @@ class StageSync {
   StageSync& operator=(const StageSync&) = delete;
 
   // The schedule's all_reduce instruction (after the stage's last backward): the partition strategy
-  // issues the stage's whole flat gradient as one all-reduce (mean over the groups); under the
+  // issues the stage's whole flat gradient as one all-reduce (sync.options.reduce: the mean over the
+  // groups, or the sum over a stage's replicas); under the
   // bucket strategy every bucket has been issued by then.
   void all_reduce();
   // Before the stage's optimiser: orders its compute stream after every all-reduce of the stage;
@@ -71,6 +72,7 @@ class StageSync {
  private:
   PipelineStage& stage_;
   comm::Communicator& comm_;
+  comm::ReduceOp reduce_;                  // mean over groups, sum over a stage's replicas
   std::unique_ptr<GradientSync> buckets_;  // bucket strategy
   std::vector<size_t> buckets_bytes_;
   comm::WorkHandle whole_;  // partition strategy

@@ -73,20 +73,27 @@ double PendingLoss::value() {
     error_ = std::current_exception();
     throw;
   }
-  if (average_others_) value_ = sum / static_cast<double>(1 + others_.size());
-  average_others_ = false;
+  if (combine_ == Combine::average) value_ = sum / static_cast<double>(1 + others_.size());
+  if (combine_ == Combine::sum) value_ = sum;
+  combine_ = Combine::none;
   others_.clear();
   return *value_;
 }
 
 void PendingLoss::also_resolve(std::vector<PendingLoss> others) {
-  BATON_CHECK(!average_others_, "PendingLoss: also_resolve after average_with");
+  BATON_CHECK(combine_ == Combine::none, "PendingLoss: also_resolve after average_with or sum_with");
   for (PendingLoss& other : others) others_.push_back(std::move(other));
 }
 
 void PendingLoss::average_with(std::vector<PendingLoss> others) {
-  BATON_CHECK(others_.empty(), "PendingLoss: average_with after also_resolve");
-  average_others_ = true;
+  BATON_CHECK(others_.empty(), "PendingLoss: average_with after also_resolve or sum_with");
+  combine_ = Combine::average;
+  for (PendingLoss& other : others) others_.push_back(std::move(other));
+}
+
+void PendingLoss::sum_with(std::vector<PendingLoss> others) {
+  BATON_CHECK(others_.empty(), "PendingLoss: sum_with after also_resolve or average_with");
+  combine_ = Combine::sum;
   for (PendingLoss& other : others) others_.push_back(std::move(other));
 }
 

@@ -43,6 +43,9 @@ class PendingLoss {
   // value() becomes the mean of this loss and `others` (resolved in order, the first failure
   // thrown): the hybrid's groups each read the mean loss of an equal share of the batch.
   void average_with(std::vector<PendingLoss> others);
+  // value() becomes the sum of this loss and `others` (resolved in order, the first failure thrown):
+  // the replicas of a pipeline's loss stage each read their own micro-batches' weighted losses.
+  void sum_with(std::vector<PendingLoss> others);
 
  private:
   friend class LossReadback;
@@ -51,7 +54,8 @@ class PendingLoss {
   std::shared_ptr<detail::LossSlot> slot_;
   std::optional<double> value_;
   std::exception_ptr error_;
-  bool average_others_ = false;
+  enum class Combine { none, average, sum };
+  Combine combine_ = Combine::none;  // what value() makes of others_ (none: only resolves them)
 };
 
 class LossReadback {

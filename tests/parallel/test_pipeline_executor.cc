@@ -6,6 +6,7 @@
 
 #include <chrono>
 
+#include "parallel/comm/inproc_communicator.h"
 #include "tests/parallel/pipeline_test_util.h"
 
 namespace baton::parallel {
@@ -175,7 +176,8 @@ TEST(PipelineExecutor, RefusesSchedulesThatDoNotFitThePlan) {
       PipelineExecutor(graph, plan, make_schedule(ScheduleKind::gpipe, 3, 1, 4, consumers), {Device::cpu(0)}, options));
 }
 
-TEST(PipelineExecutor, RefusesReplicasWithAClearError) {
+TEST(PipelineExecutor, RefusesReplicasTheScheduleDoesNotHaveOrInsideAHybridGroup) {
+  // Replicated stages run as units (test_replicated_stages.cc) with the step's schedule made for them.
   const Graph graph = mlp(DType::f64);
   Plan plan = even_plan(graph, 2, 2);
   const Schedule schedule = make_schedule(ScheduleKind::gpipe, 2, 1, 2, consumers_of(graph, plan));
@@ -183,8 +185,12 @@ TEST(PipelineExecutor, RefusesReplicasWithAClearError) {
   options.dtype = DType::f64;
   plan.stages[1].replicas = 2;
   plan.stages[1].devices = {1, 2};
-  EXPECT_ERROR_MENTIONS("a PipelineExecutor runs one group; plans with replicas run through HybridExecutor",
-                        PipelineExecutor(graph, plan, schedule, stage_devices(schedule, false), options));
+  const std::vector<Device> devices = {Device::cpu(0), Device::cpu(1), Device::cpu(2)};
+  EXPECT_ERROR_MENTIONS("the schedule gives stage 1 1 replica(s) but the plan has 2",
+                        PipelineExecutor(graph, plan, schedule, devices, options));
+  options.group_sync.communicators.push_back(std::move(comm::make_inproc_communicators(1).front()));
+  const Schedule replicated = make_schedule(ScheduleKind::gpipe, 2, 1, 2, consumers_of(graph, plan), true, {1, 2});
+  EXPECT_ERROR_MENTIONS("not inside a hybrid group", PipelineExecutor(graph, plan, replicated, devices, options));
 }
 
 TEST(PipelineExecutor, StepChecksItsInputs) {

@@ -38,6 +38,24 @@ TEST_F(TrainHybrid, TrainsGroupsOfPipelinesInThisProcess) {
   EXPECT_NE(from_file.out.find("(bucket)"), std::string::npos) << from_file.out;
 }
 
+// --replication free: the antichain partitioner picks the stages and each stage's replicas over
+// groups x stages devices; whatever it picks (equal or not) trains, and the stage table lists every
+// replica's device.
+TEST_F(TrainHybrid, FreeReplicationTrainsThePlanTheAntichainPartitionerChooses) {
+  const CliResult r = run_baton(
+      "train --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --steps 2 --workers 1 --eval-every 2 "
+      "--groups 1 --stages 3 --replication free --partitioner antichain");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("pipeline: antichain+replication "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("done after 2 steps"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("top-1"), std::string::npos) << r.out;  // evaluation through the first replicas
+  expect_one_line_error(kHybridRun + "--stages 2 --replication free", "add --partitioner antichain");
+  expect_one_line_error(kHybridRun + "--stages 2 --replication some --partitioner antichain",
+                        "--replication is 'some', expected 'equal' or 'free'");
+  expect_one_line_error(kHybridRun + "--stages 2 --replication free --partitioner antichain --schedule interleaved",
+                        "--replication free runs one stage per position");
+}
+
 TEST_F(TrainHybrid, SettingsThatCannotRunAreOneLineErrors) {
   expect_one_line_error(kHybridRun + "--groups 3 --stages 1", "must split evenly over the 3 groups of --groups");
   expect_one_line_error(kHybridRun + "--groups 2 --stages 2 --grad-sync sometimes",
