@@ -2,6 +2,7 @@
 #include "parallel/parallel_training.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 #include <thread>
 
@@ -197,6 +198,19 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
   // CPU stages (threads or processes of this machine) share its cores: as many compute at once as
   // the cores hold stage workers; the simulator queues the others.
   if (cpu) setup.cluster.set_concurrent_compute(std::max(1, cores / stage_threads));
+  if (world != nullptr && cpu && world->size() > 1) {
+    // Processes of this machine pass activations through MPI, not a memcpy: measure that link.
+    const Link link = measure_process_link(*world);
+    for (int a = 0; a < setup.cluster.num_devices(); ++a) {
+      for (int b = a + 1; b < setup.cluster.num_devices(); ++b) setup.cluster.set_link(a, b, link);
+    }
+    if (progress && world->rank() == 0) {
+      char line[160];
+      std::snprintf(line, sizeof line, "link between processes (MPI ping-pong): %.2f GB/s, %.1f us", link.bandwidth_gbs,
+                    link.latency_us);
+      progress(line);
+    }
+  }
   PlanSettings settings;
   settings.batch = static_cast<int>(config.batch_size);
   settings.memory_cap_bytes = 1e300;  // the run itself finds out whether it fits

@@ -59,6 +59,12 @@ std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, co
 // Across processes (collective): rank 0's profile on every process (`mine` is read on rank 0 only).
 Profile share_profile(comm::Communicator& world, const Profile& mine);
 
+// Across processes of one machine (collective): the link between two of them, measured by ping-pong
+// through `world` between ranks 0 and 1 at 64 KiB and 1 MiB (median of 15 round trips after 3
+// warm-ups each), fitted to latency + bytes / bandwidth; every rank returns rank 0's figures.
+// Fewer than two ranks: a default Link (nothing measured).
+Link measure_process_link(comm::Communicator& world);
+
 // Across processes (collective): rank 0's profile and plan on every process, and the schedule made
 // from them as evaluate_plan makes it. The measured times (and a cluster's measured links) differ
 // between processes; the plan they run together must not. (The other fields of `planned` stay each

@@ -1,6 +1,8 @@
-// share_profile and share_plan (see parallel_training.h): rank 0's measured profile and plan on
-// every process of a pipeline across processes.
+// share_profile, share_plan and measure_process_link (see parallel_training.h): what the processes
+// of a pipeline across processes measure and agree on before planning.
 #include <algorithm>
+#include <array>
+#include <chrono>
 
 #include "parallel/parallel_training.h"
 
@@ -21,7 +23,44 @@ std::string shared_text(comm::Communicator& world, const std::string& mine) {
   return {data, data + bytes.numel()};
 }
 
+// Median microseconds of one way of a ping-pong of `bytes` between ranks 0 and 1.
+double one_way_us(comm::Communicator& world, int64_t bytes, const Stream& host) {
+  const int peer = 1 - world.rank();
+  Tensor buffer = Tensor::empty_host({bytes}, DType::u8);
+  std::fill_n(buffer.data<uint8_t>(), bytes, uint8_t{1});
+  std::vector<double> trips;
+  for (int k = 0; k < 18; ++k) {
+    const auto start = std::chrono::steady_clock::now();
+    if (world.rank() == 0) {
+      world.send(buffer, peer, host)->wait();
+      world.recv(buffer, peer, host)->wait();
+    } else {
+      world.recv(buffer, peer, host)->wait();
+      world.send(buffer, peer, host)->wait();
+    }
+    const std::chrono::duration<double, std::micro> trip = std::chrono::steady_clock::now() - start;
+    if (k >= 3) trips.push_back(trip.count());
+  }
+  std::nth_element(trips.begin(), trips.begin() + static_cast<std::ptrdiff_t>(trips.size() / 2), trips.end());
+  return trips[trips.size() / 2] / 2;
+}
+
 }  // namespace
+
+Link measure_process_link(comm::Communicator& world) {
+  if (world.size() < 2) return {};
+  const Stream host = Stream::create(Device::cpu());
+  constexpr std::array<int64_t, 2> kBytes = {64 << 10, 1 << 20};
+  Tensor fit = Tensor::empty_host({2}, DType::f64);  // bandwidth GB/s, latency us
+  if (world.rank() < 2) {
+    const double small = one_way_us(world, kBytes[0], host), large = one_way_us(world, kBytes[1], host);
+    const double bytes_per_us = static_cast<double>(kBytes[1] - kBytes[0]) / std::max(large - small, 1e-3);
+    fit.data<double>()[0] = bytes_per_us / 1e3;  // bytes per us are MB/s
+    fit.data<double>()[1] = std::max(0.0, small - static_cast<double>(kBytes[0]) / bytes_per_us);
+  }
+  world.broadcast(fit, 0, host)->wait();
+  return {"mpi", fit.data<double>()[0], fit.data<double>()[1]};
+}
 
 Profile share_profile(comm::Communicator& world, const Profile& mine) {
   const nlohmann::json json =

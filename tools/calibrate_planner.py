@@ -38,9 +38,14 @@ PLANS = [
     ("2 stages, GPipe, M=8", 2, 2, ["--stages", "2", "--micro-batches", "8", "--schedule", "gpipe"]),
     ("2 groups x 1 stage, M=2", 2, 2, ["--groups", "2", "--stages", "1", "--micro-batches", "2"]),
     ("4 stages, 1F1B, M=8", 4, 4, ["--stages", "4", "--micro-batches", "8"]),
+    # Free replication: the antichain partitioner chooses the stages and their replicas (the chosen
+    # layout of each round is reported); 3 devices, so unequal layouts such as 2-1 can be chosen.
+    ("free replication over 3 devices, 1F1B, M=8", 0, 3,
+     ["--stages", "3", "--micro-batches", "8", "--replication", "free", "--partitioner", "antichain"]),
 ]
 
 STEP_LINE = re.compile(r"step time: predicted ([0-9.]+) ms, measured ([0-9.]+) ms")
+PLAN_LINE = re.compile(r"^pipeline: (.*?), \w+ profile on", re.MULTILINE)
 
 
 def run_plan(args, processes, plan_args):
@@ -52,10 +57,11 @@ def run_plan(args, processes, plan_args):
         command = [args.mpirun, "--allow-run-as-root", "--oversubscribe", "-np", str(processes), *command]
     process = subprocess.run(command, capture_output=True, text=True)
     match = STEP_LINE.search(process.stdout)
-    if process.returncode != 0 or not match:
+    chosen = PLAN_LINE.search(process.stdout)
+    if process.returncode != 0 or not match or not chosen:
         sys.exit(f"calibrate_planner: {' '.join(command)} failed (exit {process.returncode}):\n"
                  f"{process.stdout[-2000:]}{process.stderr[-2000:]}")
-    return float(match.group(1)), float(match.group(2))
+    return float(match.group(1)), float(match.group(2)), chosen.group(1)
 
 
 def write_atomically(path, data):
@@ -93,17 +99,19 @@ def main():
     print("| plan | mode | stage workers / cores | predicted ms | measured ms | error | rounds |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for i, (label, processes, workers, plan_args) in enumerate(plans):
-        predicted = statistics.median(p for p, _ in samples[i])
-        measured = statistics.median(m for _, m in samples[i])
-        errors = [100.0 * (p - m) / m for p, m in samples[i]]
+        predicted = statistics.median(p for p, _, _ in samples[i])
+        measured = statistics.median(m for _, m, _ in samples[i])
+        errors = [100.0 * (p - m) / m for p, m, _ in samples[i]]
         error = statistics.median(errors)
         mode = f"{processes} processes (mpirun)" if processes else "threads, one process"
-        print(f"| {label} | {mode} | {workers} / {cores} | {predicted:.1f} | {measured:.1f} | {error:+.1f}% "
+        chosen = sorted({c for _, _, c in samples[i]})
+        shown = label if "--replication" not in plan_args else f"{label} (chose: {'; '.join(chosen)})"
+        print(f"| {shown} | {mode} | {workers} / {cores} | {predicted:.1f} | {measured:.1f} | {error:+.1f}% "
               f"| {', '.join(f'{e:+.1f}%' for e in errors)} |")
         rows.append({"plan": label, "processes": processes, "stage_workers": workers, "arguments": plan_args,
                      "oversubscribed": workers > cores, "predicted_ms": predicted,
                      "measured_ms": measured, "error_percent": error,
-                     "rounds": [{"predicted_ms": p, "measured_ms": m} for p, m in samples[i]]})
+                     "rounds": [{"predicted_ms": p, "measured_ms": m, "plan": c} for p, m, c in samples[i]]})
     fitting = [r for r in rows if not r["oversubscribed"]]
     within = sum(1 for r in fitting if abs(r["error_percent"]) <= 10.0)
     print(f"{within} of the {len(fitting)} plans whose stage workers fit on the {cores} cores within 10% "

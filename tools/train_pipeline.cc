@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <thread>
 
 #include "parallel/comm/launch_environment.h"
 #include "parallel/comm/mpi_runtime.h"
 #include "parallel/parallel_training.h"
 #include "parallel/trace.h"
+#include "runtime/core/cpu_threads.h"
 #include "tools/rank_output.h"
 #include "tools/stage_table.h"
 
@@ -83,6 +85,14 @@ TrainSummary run_pipelined(const Graph& graph, const std::string& model_name, co
               setup.profile.source.c_str(), setup.profile.device.c_str(), setup.cluster.name().c_str(),
               static_cast<long long>(config.batch_size), setup.micro_batch);
   print_stage_table(planned, setup.profile, names);
+  const int workers = planned.plan.num_devices();  // stage workers: threads, or processes under mpirun
+  const int cores = world ? static_cast<int>(std::thread::hardware_concurrency()) : cpu_cores_available();
+  if (setup.available.front().is_cpu() && workers > cores) {
+    std::printf(
+        "note: %d stage workers share %d cores; the simulator queues them on the cores but does not model the "
+        "kernel's time-slicing, so the predicted step runs low (docs/planner.md, \"Calibration\")\n",
+        workers, cores);
+  }
   if (world) {
     const bool gpu = process_device.is_cuda();
     std::printf(

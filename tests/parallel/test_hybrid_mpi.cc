@@ -4,11 +4,12 @@
 // in G x M micro-batches, and its weights and gradients for the process's own stages (float64, to
 // rounding); skip tensors go straight to their consumer's process; BatchNorm with deferred
 // statistics too; and a world that does not match the layout, or processes that would run different
-// plans or models, are refused on every process.
+// plans or models, are refused on every process; the link between processes is measured once for all.
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "parallel/parallel_training.h"
 #include "tests/parallel/comm/mpi_test_env.h"
 #include "tests/parallel/hybrid_test_util.h"
 
@@ -122,6 +123,26 @@ TEST(HybridMpi, APlanOrModelThatDiffersBetweenProcessesIsRefusedOnEveryProcess) 
   });
   EXPECT_NE(message.find("the hybrid's plan and model differs between ranks"), std::string::npos) << message;
   EXPECT_NE(message.find("rank 1"), std::string::npos) << message;
+}
+
+// The link between processes the planner prices (measure_process_link): a positive bandwidth and a
+// latency from ranks 0 and 1's ping-pong, the same figures on every rank.
+TEST(HybridMpi, TheLinkBetweenProcessesIsMeasuredOnceForAll) {
+  comm::Communicator& world = mpi_world();
+  const Link link = measure_process_link(world);
+  EXPECT_EQ(link.kind, "mpi");
+  EXPECT_GT(link.bandwidth_gbs, 0.0);
+  EXPECT_GE(link.latency_us, 0.0);
+  const Stream host = Stream::create(Device::cpu());
+  Tensor mine = Tensor::empty_host({2}, DType::f64);
+  mine.data<double>()[0] = link.bandwidth_gbs;
+  mine.data<double>()[1] = link.latency_us;
+  Tensor all = Tensor::empty_host({2 * world.size()}, DType::f64);
+  world.all_gather(mine, all, host)->wait();
+  for (int r = 0; r < world.size(); ++r) {
+    EXPECT_EQ(all.data<double>()[2 * r], link.bandwidth_gbs) << "rank " << r;
+    EXPECT_EQ(all.data<double>()[2 * r + 1], link.latency_us) << "rank " << r;
+  }
 }
 
 }  // namespace
