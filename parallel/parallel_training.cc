@@ -44,6 +44,14 @@ std::vector<std::vector<Device>> hybrid_devices(const Plan& plan, const std::vec
   return out;
 }
 
+std::vector<Device> stage_replica_devices(const Plan& plan, const std::vector<Device>& available) {
+  std::vector<Device> out;
+  for (const Stage& stage : plan.stages) {
+    for (const int d : stage.devices) out.push_back(available.at(static_cast<size_t>(d) % available.size()));
+  }
+  return out;
+}
+
 std::vector<Device> pipeline_devices(const ParallelConfig& p, const TrainConfig& config) {
   if (!p.devices.empty()) return listed_devices(p.devices);
   std::vector<Device> out;
@@ -218,13 +226,8 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
   setup.planned = evaluate_plan(choice, setup.profile, setup.cluster, settings);
   if (world != nullptr) share_plan(*world, setup.profile, setup.planned);
   const Plan& plan = setup.planned.plan;
-  if (unequal_replication(plan)) {
-    // One pipeline, a device per stage replica (in stage order): cluster device d is available[d mod size].
-    for (const Stage& stage : plan.stages) {
-      for (const int d : stage.devices) {
-        setup.stage_devices.push_back(setup.available[static_cast<size_t>(d) % setup.available.size()]);
-      }
-    }
+  if (unequal_replication(plan)) {  // one pipeline, a device per stage replica
+    setup.stage_devices = stage_replica_devices(plan, setup.available);
     return setup;
   }
   setup.stage_devices = stage_devices(setup.planned.schedule, plan.num_stages(), setup.available);

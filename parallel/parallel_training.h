@@ -35,6 +35,10 @@ struct PipelineSetup {
 // plan.stages[s].devices[g], which is available[id mod available.size()].
 std::vector<std::vector<Device>> hybrid_devices(const Plan& plan, const std::vector<Device>& available);
 
+// Unequal replication: a device per stage replica in stage order (the units PipelineExecutor runs),
+// the plan's cluster device d being available[d mod available.size()].
+std::vector<Device> stage_replica_devices(const Plan& plan, const std::vector<Device>& available);
+
 // The devices of the pipeline positions (of every group): parallel.devices, else from config.device
 // (auto: every GPU up to G x S, else cpu:0..GS-1; cpu: cpu:0..GS-1; cuda:N: that GPU, one stream
 // per stage).

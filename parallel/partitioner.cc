@@ -59,6 +59,23 @@ double stage_time_ms(const PartitionRequest& r, const std::vector<int>& nodes, i
   return stage_period_ms(work, activation_ms, gradient_ms, r.micro_batches, replicas);
 }
 
+double plan_bottleneck_ms(const PartitionRequest& request, const Plan& plan) {
+  double worst = 0;
+  int first = 0;  // consecutive devices (free replication)
+  for (int s = 0; s < plan.num_stages(); ++s) {
+    const Stage& stage = plan.stages[s];
+    const bool last = s + 1 == plan.num_stages();
+    int dev = stage.devices.front(), next = last ? -1 : plan.stages[s + 1].devices.front();
+    if (request.free_replication) {
+      dev = first;
+      next = last ? -1 : first + stage.replicas;
+    }
+    worst = std::max(worst, stage_time_ms(request, stage.nodes, stage.replicas, dev, next));
+    first += stage.replicas;
+  }
+  return worst;
+}
+
 Plan partition_uniform(const PartitionRequest& r) {
   check_request(r);
   const int n = r.profile->num_nodes();

@@ -48,6 +48,10 @@ Plan partition_hypergraph(const PartitionRequest& request);
 double stage_time_ms(const PartitionRequest& request, const std::vector<int>& nodes, int replicas, int first_device,
                      int next_device);
 
+// The slowest stage_time_ms of `plan` as the partitioners count it (the devices of assign_devices for
+// equal replication, consecutive devices otherwise): what partition_over_cut_states minimised.
+double plan_bottleneck_ms(const PartitionRequest& request, const Plan& plan);
+
 // Micro-batches one of the `replicas` replicas of stage `stage` of `stages` holds at its peak under
 // the request's schedule, a replica taking M / r of the step's M: GPipe all M / r; 1F1B
 // min(stages - stage, M / r) (exact for equal replication; with unequal replication an estimate);

@@ -7,9 +7,12 @@
 #include <tuple>
 
 #include "parallel/schedule.h"
+#include "parallel/schedule_messages.h"
+#include "parallel/schedule_replicas.h"
 #include "runtime/core/error.h"
 
 namespace baton::parallel {
+namespace schedule_messages {  // the Validator beside the messages it matches
 namespace {
 
 // Where an instruction sits: program (position) and index in it.
@@ -17,34 +20,6 @@ struct Location {
   int position = -1;
   int index = -1;
 };
-
-// A transfer, the same for its send and its receive: activations go producer -> consumer,
-// gradients consumer -> producer.
-struct Message {
-  bool gradient = false;
-  int from = 0;
-  int to = 0;
-  int micro_batch = 0;
-
-  bool operator<(const Message& o) const {
-    return std::tie(gradient, from, to, micro_batch) < std::tie(o.gradient, o.from, o.to, o.micro_batch);
-  }
-};
-
-bool is_send(Op op) { return op == Op::send_activation || op == Op::send_gradient; }
-bool is_recv(Op op) { return op == Op::recv_activation || op == Op::recv_gradient; }
-bool is_forward_only_op(Op op) { return op == Op::forward || op == Op::send_activation || op == Op::recv_activation; }
-
-Message message_of(const Instruction& ins) {
-  const bool gradient = ins.op == Op::send_gradient || ins.op == Op::recv_gradient;
-  return is_send(ins.op) ? Message{gradient, ins.stage, ins.peer, ins.micro_batch}
-                         : Message{gradient, ins.peer, ins.stage, ins.micro_batch};
-}
-
-std::string describe_message(const Message& m, bool as_send) {
-  if (as_send) return describe({m.gradient ? Op::send_gradient : Op::send_activation, m.from, m.micro_batch, m.to});
-  return describe({m.gradient ? Op::recv_gradient : Op::recv_activation, m.to, m.micro_batch, m.from});
-}
 
 class Validator {
  public:
@@ -59,14 +34,7 @@ class Validator {
                 "position (", sched_.devices, "), got ", sched_.programs.size());
     BATON_CHECK(max_in_flight_.empty() || static_cast<int>(max_in_flight_.size()) == sched_.stages,
                 "max_in_flight: expected one bound per stage (", sched_.stages, "), got ", max_in_flight_.size());
-    BATON_CHECK(sched_.replicas.empty() || static_cast<int>(sched_.replicas.size()) == sched_.stages,
-                "schedule: ", sched_.replicas.size(), " replica counts for ", sched_.stages, " stages");
-    for (int s = 0; s < static_cast<int>(sched_.replicas.size()); ++s) {
-      BATON_CHECK(sched_.replicas_of(s) >= 1 && sched_.micro_batches % sched_.replicas_of(s) == 0 &&
-                      sched_.replicas_of(s) == sched_.replicas_of(sched_.position_of(s)),
-                  "schedule: stage ", s, " has ", sched_.replicas_of(s), " replicas (expected a divisor of the ",
-                  sched_.micro_batches, " micro-batches, as many as the other stages of its position)");
-    }
+    (void)replica_schedule::check_replicas(sched_, sched_.replicas);  // the rules make_schedule follows
     next_ = resolve_consumers(consumers, sched_.stages);
     prev_ = producers_of(next_);
   }
@@ -309,10 +277,11 @@ class Validator {
 };
 
 }  // namespace
+}  // namespace schedule_messages
 
 ScheduleCheck validate_schedule(const Schedule& schedule, const std::vector<std::vector<int>>& consumers,
                                 const std::vector<int>& max_in_flight) {
-  return Validator(schedule, consumers, max_in_flight).run();
+  return schedule_messages::Validator(schedule, consumers, max_in_flight).run();
 }
 
 }  // namespace baton::parallel

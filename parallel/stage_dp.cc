@@ -287,21 +287,4 @@ Plan partition_over_cut_states(const PartitionRequest& request, const CutStates&
   return plan;
 }
 
-double plan_bottleneck_ms(const PartitionRequest& request, const Plan& plan) {
-  double worst = 0;
-  int first = 0;  // consecutive devices (free replication)
-  for (int s = 0; s < plan.num_stages(); ++s) {
-    const Stage& stage = plan.stages[s];
-    const bool last = s + 1 == plan.num_stages();
-    int dev = stage.devices.front(), next = last ? -1 : plan.stages[s + 1].devices.front();
-    if (request.free_replication) {
-      dev = first;
-      next = last ? -1 : first + stage.replicas;
-    }
-    worst = std::max(worst, stage_time_ms(request, stage.nodes, stage.replicas, dev, next));
-    first += stage.replicas;
-  }
-  return worst;
-}
-
 }  // namespace baton::parallel

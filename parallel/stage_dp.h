@@ -19,8 +19,4 @@ namespace baton::parallel {
 Plan partition_over_cut_states(const PartitionRequest& request, const CutStates& states,
                                const std::string& partitioner);
 
-// The slowest stage_time_ms of `plan` as the partitioners count it (the devices of assign_devices for
-// equal replication, consecutive devices otherwise): what partition_over_cut_states minimised.
-double plan_bottleneck_ms(const PartitionRequest& request, const Plan& plan);
-
 }  // namespace baton::parallel

@@ -123,7 +123,7 @@ PipelineExecutor::PipelineExecutor(const Graph& graph, Plan plan, Schedule sched
     : graph_(graph), plan_(std::move(plan)), schedule_(std::move(schedule)), options_(std::move(options)) {
   stage_consumers_ = check_plan_and_schedule(graph_, plan_, schedule_, options_);
   units_ = replica_units(plan_);
-  if (units_.count() > plan_.num_stages()) {
+  if (replicated()) {
     build_replicated(std::move(devices));
     return;
   }
@@ -269,11 +269,11 @@ double PipelineExecutor::step(const std::vector<Tensor>& inputs, const StepOptio
 
 PipelineOutputs PipelineExecutor::evaluate(const std::vector<Tensor>& inputs) {
   MicroBatches batches = split_batch(graph_, inputs, micro_batches_for(inputs, schedule_.micro_batches), "evaluate");
-  const bool replicated = units_.count() > plan_.num_stages();
-  const Schedule forward = replicated ? unit_forward_schedule(schedule_.kind, batches.count(), stage_consumers_, units_)
-                                      : make_forward_schedule(schedule_.kind, schedule_.devices, schedule_.chunks(),
-                                                              batches.count(), routing_->consumers());
-  if (!replicated) validate_schedule(forward, routing_->consumers());
+  const Schedule forward = replicated()
+                               ? unit_forward_schedule(schedule_.kind, batches.count(), stage_consumers_, units_)
+                               : make_forward_schedule(schedule_.kind, schedule_.devices, schedule_.chunks(),
+                                                       batches.count(), routing_->consumers());
+  if (!replicated()) validate_schedule(forward, routing_->consumers());
   PipelineRun run(parts(), std::move(batches), {.mode = Mode::eval});
   run.execute(forward);
   raise_deferred_errors();

@@ -84,6 +84,8 @@ class PipelineExecutor {
   int plan_stage_of(int u) const { return units_.stage.at(static_cast<size_t>(u)); }
   int replica_of(int u) const { return units_.replica.at(static_cast<size_t>(u)); }
   bool first_replica(int u) const { return replica_of(u) == 0; }
+  // Whether some plan stage has more than one replica (then num_stages() counts units).
+  bool replicated() const { return units_.count() > plan_.num_stages(); }
   // Whether this process runs stage s (always, unless the pipeline spans processes).
   bool local(int s) const { return stages_.at(static_cast<size_t>(s)) != nullptr; }
   // Stage s, which must be local.

@@ -14,7 +14,7 @@ StepRecorder& PipelineExecutor::recorder() {
     // Across processes: the other positions' lanes stay empty in this process's trace.
     const std::string where =
         local(p) ? stage(p).device().str() : "position " + std::to_string(p) + " (another process)";
-    if (units_.count() > plan_.num_stages()) {  // one lane per replica
+    if (replicated()) {  // one lane per replica
       names.push_back(where + " compute (stage " + std::to_string(plan_stage_of(p)) + " replica " +
                       std::to_string(replica_of(p)) + ")");
       continue;

@@ -80,9 +80,7 @@ class HybridTrainer : public ::testing::Test {
     plan.stages[0].replicas = 2;  // PipeDream's 2-1
     assign_devices(plan);
     PipelineTrainOptions options;
-    for (const Stage& stage : plan.stages) {
-      for (const int d : stage.devices) options.devices.push_back(Device::cpu(d));
-    }
+    options.devices = stage_replica_devices(plan, {Device::cpu(0), Device::cpu(1), Device::cpu(2)});
     options.grad_sync = sync;
     PipelineTrainEngine engine(graph, c, plan, plan_schedule(plan, profile, ScheduleKind::one_f_one_b), options);
     EXPECT_EQ(engine.executor().num_stages(), 3);  // three replicas of two stages

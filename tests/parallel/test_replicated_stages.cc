@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "parallel/parallel_training.h"
 #include "tests/parallel/hybrid_test_util.h"
 
 namespace baton::parallel {
@@ -24,12 +25,10 @@ Plan replicated_plan(const Graph& graph, const std::vector<int>& replicas, int m
   return plan;
 }
 
+// A device per stage replica, cluster device d on cpu:d.
 std::vector<Device> unit_devices(const Plan& plan) {
-  std::vector<Device> out;
-  for (const Stage& stage : plan.stages) {
-    for (const int d : stage.devices) out.push_back(Device::cpu(d));
-  }
-  return out;
+  return stage_replica_devices(
+      plan, {Device::cpu(0), Device::cpu(1), Device::cpu(2), Device::cpu(3), Device::cpu(4), Device::cpu(5)});
 }
 
 void expect_equivalent(const Graph& graph, const std::vector<int>& replicas, ScheduleKind kind,
