@@ -1,11 +1,13 @@
 // MpiCommunicator: the mpi backend's Communicator over one MPI communicator; every MPI call runs on the
 // engine's communication thread, in issue order. Reductions are MPI's own or in rank order (MpiReduction).
+#include <atomic>
 #include <limits>
 
 #include "parallel/comm/host_communicator.h"
 #include "parallel/comm/mpi_calls.h"
 #include "parallel/comm/mpi_engine.h"
 #include "parallel/comm/pending_work.h"
+#include "parallel/comm/spin_wait.h"
 #include "runtime/core/log.h"
 
 namespace baton::comm {
@@ -127,8 +129,14 @@ class MpiCommunicator final : public HostCommunicator {
     const auto [seq, what] = number_send(tensor, peer);
     check_count(tensor.numel(), what);
     auto work = make_work(what, peer_description(peer));
-    engine_->post([engine = engine_.get(), comm = info_.comm, tensor, peer, tag = tag_of(seq), work, what,
-                   ready = StreamReady(stream)] {
+    // The caller usually computes next, on a core the communication thread shares (one core per
+    // rank): the posted send then waits for a scheduler time slice, 2-5 ms measured, before MPI
+    // sees it, and the receiving stage waits with it. So unless a blocking operation is ahead of
+    // it, the caller yields the core until MPI_Isend has been called (bounded by kHandOffSpin).
+    const bool only_sends_ahead = engine_->only_sends_ahead();
+    auto posted = std::make_shared<std::atomic<bool>>(false);
+    engine_->post_send([engine = engine_.get(), comm = info_.comm, tensor, peer, tag = tag_of(seq), work, what,
+                        ready = StreamReady(stream), posted] {
       auto request = std::make_shared<MPI_Request>(MPI_REQUEST_NULL);
       check_or_abort(*engine, what, [&] {
         ready.wait();
@@ -136,6 +144,7 @@ class MpiCommunicator final : public HostCommunicator {
                             comm, request.get()),
                   "MPI_Isend");
       });
+      posted->store(true, std::memory_order_release);
       engine->add_in_flight([engine, request, tensor, work, what] {
         int finished = 0;
         check_or_abort(*engine, what,
@@ -144,6 +153,7 @@ class MpiCommunicator final : public HostCommunicator {
         return finished != 0;
       });
     });
+    if (only_sends_ahead) spin_until([&] { return posted->load(std::memory_order_acquire); });
     return work;
   }
 

@@ -166,6 +166,17 @@ void MpiEngine::run(const std::function<void()>& task) {
   result.get();
 }
 
+void MpiEngine::post(std::function<void()> task) {
+  tasks_that_may_block_.fetch_add(1, std::memory_order_acq_rel);
+  thread_->post([this, task = std::move(task)] {
+    struct Finished {
+      std::atomic<int>& count;
+      ~Finished() { count.fetch_sub(1, std::memory_order_acq_rel); }
+    } finished{tasks_that_may_block_};
+    task();
+  });
+}
+
 bool MpiEngine::poll_in_flight() {
   std::erase_if(in_flight_, [](const std::function<bool()>& test) { return test(); });
   return !in_flight_.empty();

@@ -3,6 +3,7 @@
 // Internal to the mpi backend; this header names no MPI type, so it compiles without MPI.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -40,7 +41,12 @@ class MpiEngine {
   std::string_view thread_level() const;
 
   // Runs `task` on the communication thread after the tasks posted before it.
-  void post(std::function<void()> task) { thread_->post(std::move(task)); }
+  void post(std::function<void()> task);
+  // The same for a task that only starts a send (MPI_Isend), which returns at once.
+  void post_send(std::function<void()> task) { thread_->post(std::move(task)); }
+  // Whether every task queued or running is a send: a task posted now is taken up within
+  // microseconds once the communication thread has the core.
+  bool only_sends_ahead() const { return tasks_that_may_block_.load(std::memory_order_acquire) == 0; }
   // The same, waiting for it; an exception it throws is rethrown here.
   void run(const std::function<void()>& task);
   // Called on the communication thread around a blocking MPI call: past `timeout` the watchdog
@@ -69,6 +75,7 @@ class MpiEngine {
   int provided_ = 0;
   std::thread::id comm_thread_;
   std::vector<std::function<bool()>> in_flight_;  // communication thread only
+  std::atomic<int> tasks_that_may_block_{0};      // posted with post() and not finished
 
   struct Watched {
     std::string what;
