@@ -37,7 +37,8 @@ class Cluster {
   void set_link(int a, int b, Link link);
   // Devices of one node that compute at full speed at the same time; 0 (the default): every device
   // has hardware of its own. CPU virtual devices share the machine's cores: with W-thread workers on
-  // C cores, C / W of them run at once and the others wait for a core (the simulator queues them).
+  // C cores there are C / W places, and n computations on p places each progress at min(1, p / n) of
+  // their speed (the simulator shares the places as the kernel time-slices cores).
   int concurrent_compute() const { return concurrent_compute_; }
   void set_concurrent_compute(int devices);
 

@@ -1,5 +1,7 @@
-// The simulator's event engine: picks, among the replica lanes whose next instruction can start, the
-// earliest one, so every shared lane (links, all-reduce lanes, compute pools) is claimed in time order.
+// The simulator's event engine: takes the earliest event, either the start of a replica lane's next
+// instruction or the end of a computation, so every shared lane (links, all-reduce lanes) is claimed
+// in time order. Computations of a compute pool share its places as the kernel's scheduler shares
+// cores: n of them on p places each progress at min(1, p / n) of their speed.
 #include "parallel/simulator_engine.h"
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <tuple>
 #include <utility>
 
+#include "parallel/simulator_sharing.h"
 #include "runtime/core/error.h"
 
 namespace baton::parallel::sim {
@@ -31,18 +34,17 @@ class Engine {
   Engine(const Schedule& schedule, const std::vector<StageCosts>& stages,
          const std::vector<std::vector<int64_t>>& transfer_bytes, const TransferTime& transfer_ms,
          const std::vector<int>& pool_places)
-      : schedule_(schedule), stages_(stages), transfer_bytes_(transfer_bytes), transfer_ms_(transfer_ms) {
-    for (const int places : pool_places) {
-      BATON_CHECK(places >= 1, "simulate: a compute pool needs at least one place, got ", places);
-      place_free_.emplace_back(static_cast<size_t>(places), 0.0);
-    }
+      : schedule_(schedule),
+        stages_(stages),
+        transfer_bytes_(transfer_bytes),
+        transfer_ms_(transfer_ms),
+        shared_(pool_places) {
     for (int s = 0; s < schedule.stages; ++s) {
       const StageCosts& c = stages[s];
       BATON_CHECK(static_cast<int>(c.devices.size()) == schedule.replicas_of(s), "simulate: stage ", s, " has ",
                   c.devices.size(), " devices for ", schedule.replicas_of(s), " replicas");
       for (const int pool : c.pools) {
-        BATON_CHECK(pool < static_cast<int>(place_free_.size()), "simulate: compute pool ", pool, " of ",
-                    place_free_.size());
+        BATON_CHECK(pool < shared_.pools(), "simulate: compute pool ", pool, " of ", shared_.pools());
       }
     }
     for (int p = 0; p < schedule.devices; ++p) {
@@ -54,6 +56,7 @@ class Engine {
     const size_t lanes = programs_.size();
     timeline_.compute_lanes = static_cast<int>(lanes);
     lane_free_.assign(lanes, 0.0);
+    computing_.assign(lanes, false);
     pc_.assign(lanes, 0);
     in_flight_.assign(lanes, std::vector<int>(static_cast<size_t>(schedule.stages), 0));
     last_backward_.assign(lanes, std::vector<int>(static_cast<size_t>(schedule.stages), -1));
@@ -75,15 +78,23 @@ class Engine {
       for (int l = 0; l < static_cast<int>(programs_.size()); ++l) {
         if (pc_[l] >= programs_[l].size()) continue;
         remaining = true;
+        if (computing_[l]) continue;
         const std::optional<double> t = ready_time(l, programs_[l][pc_[l]]);
         if (t && *t < best_time) {
           best = l;
           best_time = *t;
         }
       }
-      if (!remaining) break;
+      const auto [finishing, finish_time] = shared_.next_finish();
+      if (!remaining && finishing < 0) break;
+      if (finishing >= 0 && finish_time <= best_time) {
+        shared_.advance(finish_time);
+        finish_computation(static_cast<size_t>(finishing));
+        continue;
+      }
       BATON_CHECK(best >= 0, "simulate: no pipeline replica can proceed (every one waits for a transfer)");
-      execute(best, best_time);
+      shared_.advance(best_time);
+      execute(best, shared_.now());
       ++pc_[best];
     }
     return std::move(timeline_);
@@ -99,11 +110,8 @@ class Engine {
       case Op::optimizer_step: {
         const Reduction& r = reductions_[in.stage];
         if (stages_[in.stage].all_reduce && !r.done) return std::nullopt;  // waits for every replica
-        return std::max({lane_free_[l], r.done_ms, place_ready(l, in.stage)});
+        return std::max(lane_free_[l], r.done_ms);
       }
-      case Op::forward:
-      case Op::backward:
-        return std::max(lane_free_[l], place_ready(l, in.stage));
       default:
         return lane_free_[l];
     }
@@ -112,13 +120,6 @@ class Engine {
   int pool_of(int l, int stage) const {
     const std::vector<int>& pools = stages_[stage].pools;
     return pools.empty() ? -1 : pools[static_cast<size_t>(timeline_.lanes[l].replica)];
-  }
-
-  // When a place of the lane's compute pool is free for one of its computations.
-  double place_ready(int l, int stage) const {
-    const int pool = pool_of(l, stage);
-    if (pool < 0) return 0.0;
-    return *std::min_element(place_free_[pool].begin(), place_free_[pool].end());
   }
 
   std::optional<double> arrival(const TransferKey& key, int l) const {
@@ -141,18 +142,6 @@ class Engine {
       case Op::backward:
         compute(l, Activity::backward, in, t, stage.bwd_ms);
         --in_flight_[l][in.stage];
-        if (stage.all_reduce && !stage.buckets.empty() && last_backward_[l][in.stage] == static_cast<int>(pc_[l])) {
-          // Bucket b is final once every replica's last backward has run b's share.
-          if (arrive(in.stage, t)) {
-            double done = 0;
-            for (int b = 0; b < static_cast<int>(stage.buckets.size()); ++b) {
-              const Bucket& bucket = stage.buckets[b];
-              done = reduce(position, in.stage, reductions_[in.stage].ready + bucket.ready_ms, bucket.allreduce_ms,
-                            bucket.bytes, b);
-            }
-            finish(in.stage, done);
-          }
-        }
         break;
       case Op::send_activation:
         send(0, in, t);
@@ -188,12 +177,36 @@ class Engine {
     reductions_[stage].done_ms = done_ms;
   }
 
+  // Starts a computation of `ms` at full speed; the lane waits until finish_computation.
   void compute(int l, Activity activity, const Instruction& in, double t, double ms) {
-    if (const int pool = pool_of(l, in.stage); pool >= 0) {
-      *std::min_element(place_free_[pool].begin(), place_free_[pool].end()) = t + ms;  // free by t
+    shared_.start({l, pool_of(l, in.stage), timeline_.intervals.size(), static_cast<int>(pc_[l]), ms});
+    timeline_.intervals.push_back({l, activity, t, t, in.stage, in.micro_batch, -1, -1, 0});
+    computing_[l] = true;
+  }
+
+  void finish_computation(size_t index) {
+    const SharedCompute::Running done = shared_.finish(index);
+    Interval& interval = timeline_.intervals[done.interval];
+    interval.end_ms = shared_.now();
+    lane_free_[done.lane] = shared_.now();
+    computing_[done.lane] = false;
+    const StageCosts& stage = stages_[interval.stage];
+    if (interval.activity != Activity::backward || !stage.all_reduce || stage.buckets.empty() ||
+        last_backward_[done.lane][interval.stage] != done.pc) {
+      return;
     }
-    timeline_.intervals.push_back({l, activity, t, t + ms, in.stage, in.micro_batch, -1, -1, 0});
-    lane_free_[l] = t + ms;
+    // Bucket b is final once every replica's last backward has run b's share (its offset stretched as
+    // the backward was).
+    const double stretch = stage.bwd_ms > 0 ? (interval.end_ms - interval.start_ms) / stage.bwd_ms : 1.0;
+    if (!arrive(interval.stage, interval.start_ms)) return;
+    const int position = timeline_.lanes[done.lane].position;
+    double finished = 0;
+    for (int b = 0; b < static_cast<int>(stage.buckets.size()); ++b) {
+      const Bucket& bucket = stage.buckets[b];
+      finished = reduce(position, interval.stage, reductions_[interval.stage].ready + bucket.ready_ms * stretch,
+                        bucket.allreduce_ms, bucket.bytes, b);
+    }
+    finish(interval.stage, finished);
   }
 
   // Queues an all-reduce on position p's all-reduce lane (FIFO); returns when it completes.
@@ -254,7 +267,8 @@ class Engine {
   std::vector<Reduction> reductions_;            // per stage
   std::vector<std::vector<int>> in_flight_;      // [lane][stage]
   std::vector<std::vector<int>> last_backward_;  // [lane][stage]: index of its last backward
-  std::vector<std::vector<double>> place_free_;  // per compute pool, per place: when it is free
+  SharedCompute shared_;                         // the computations under way, and the clock
+  std::vector<bool> computing_;                  // per compute lane
 };
 
 }  // namespace

@@ -89,8 +89,9 @@ TrainSummary run_pipelined(const Graph& graph, const std::string& model_name, co
   const int cores = world ? static_cast<int>(std::thread::hardware_concurrency()) : cpu_cores_available();
   if (setup.available.front().is_cpu() && workers > cores) {
     std::printf(
-        "note: %d stage workers share %d cores; the simulator queues them on the cores but does not model the "
-        "kernel's time-slicing, so the predicted step runs low (docs/planner.md, \"Calibration\")\n",
+        "note: %d stage workers share %d cores; the simulator time-slices the cores between them, but the kernel "
+        "leaves cores idle that the model fills, so the predicted step runs low (docs/planner.md, "
+        "\"Calibration\")\n",
         workers, cores);
   }
   if (world) {

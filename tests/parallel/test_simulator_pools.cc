@@ -1,11 +1,13 @@
-// Compute pools: devices sharing a node's cores (CPU virtual devices) compute at most
-// Cluster::concurrent_compute at a time; a stage whose replicas need more places runs longer.
+// Compute pools: devices sharing a node's cores (CPU virtual devices) have Cluster::concurrent_compute
+// places; n computations on p places each progress at min(1, p / n) of their speed (the kernel
+// time-slices the cores), so a stage whose replicas need more places runs longer.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "parallel/planner.h"
 #include "parallel/simulator.h"
+#include "parallel/simulator_engine.h"
 #include "tests/parallel/simulator_fixtures.h"
 #include "tests/support/test_support.h"
 
@@ -51,6 +53,44 @@ TEST(SimulatorPools, ReplicasOnOneNodeTakeAPlaceEach) {
   EXPECT_NEAR(own, 4 * 2 * 3.0, 1e-9);
   EXPECT_NEAR(pooled_step_ms(plan, profile, 2), own, 1e-9);
   EXPECT_NEAR(pooled_step_ms(plan, profile, 1), 2 * own, 1e-9);  // both replicas on one place
+}
+
+// One stage of r replicas on r devices of one pool with `places` places, GPipe, one micro-batch each:
+// every replica's forward, then its backward (1 and 2 ms of work).
+sim::Timeline shared_pool_timeline(int replicas, int places) {
+  const Schedule schedule = make_schedule(ScheduleKind::gpipe, 1, 1, replicas, {}, false, {replicas});
+  sim::StageCosts stage;
+  stage.fwd_ms = 1.0;
+  stage.bwd_ms = 2.0;
+  for (int k = 0; k < replicas; ++k) {
+    stage.devices.push_back(k);
+    stage.pools.push_back(0);
+  }
+  return sim::run_programs(schedule, {stage}, {{0}}, [](int64_t, int, int) { return 0.0; }, {places});
+}
+
+TEST(SimulatorPools, ComputationsShareThePlacesAsTheKernelSharesCores) {
+  struct Case {
+    int replicas, places;
+    double forward_ends, backward_ends;  // every replica's, computing at min(1, places / replicas)
+  };
+  for (const Case c : {Case{2, 1, 2.0, 6.0}, Case{3, 2, 1.5, 4.5}, Case{2, 2, 1.0, 3.0}, Case{4, 1, 4.0, 12.0}}) {
+    const sim::Timeline timeline = shared_pool_timeline(c.replicas, c.places);
+    int forwards = 0, backwards = 0;
+    for (const sim::Interval& i : timeline.intervals) {
+      if (i.activity == sim::Activity::forward) {
+        ++forwards;
+        EXPECT_NEAR(i.start_ms, 0.0, 1e-12) << c.replicas << " on " << c.places;
+        EXPECT_NEAR(i.end_ms, c.forward_ends, 1e-12) << c.replicas << " on " << c.places;
+      } else if (i.activity == sim::Activity::backward) {
+        ++backwards;
+        EXPECT_NEAR(i.start_ms, c.forward_ends, 1e-12) << c.replicas << " on " << c.places;
+        EXPECT_NEAR(i.end_ms, c.backward_ends, 1e-12) << c.replicas << " on " << c.places;
+      }
+    }
+    EXPECT_EQ(forwards, c.replicas);
+    EXPECT_EQ(backwards, c.replicas);
+  }
 }
 
 TEST(SimulatorPools, ClusterFilesCarryTheCountAndRefuseANegativeOne) {
