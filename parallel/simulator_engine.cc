@@ -186,27 +186,28 @@ class Engine {
 
   void finish_computation(size_t index) {
     const SharedCompute::Running done = shared_.finish(index);
-    Interval& interval = timeline_.intervals[done.interval];
-    interval.end_ms = shared_.now();
     lane_free_[done.lane] = shared_.now();
     computing_[done.lane] = false;
-    const StageCosts& stage = stages_[interval.stage];
-    if (interval.activity != Activity::backward || !stage.all_reduce || stage.buckets.empty() ||
-        last_backward_[done.lane][interval.stage] != done.pc) {
+    // A copy: reduce() below adds intervals.
+    const Interval computed = timeline_.intervals[done.interval];
+    timeline_.intervals[done.interval].end_ms = shared_.now();
+    const StageCosts& stage = stages_[computed.stage];
+    if (computed.activity != Activity::backward || !stage.all_reduce || stage.buckets.empty() ||
+        last_backward_[done.lane][computed.stage] != done.pc) {
       return;
     }
     // Bucket b is final once every replica's last backward has run b's share (its offset stretched as
     // the backward was).
-    const double stretch = stage.bwd_ms > 0 ? (interval.end_ms - interval.start_ms) / stage.bwd_ms : 1.0;
-    if (!arrive(interval.stage, interval.start_ms)) return;
+    const double stretch = stage.bwd_ms > 0 ? (shared_.now() - computed.start_ms) / stage.bwd_ms : 1.0;
+    if (!arrive(computed.stage, computed.start_ms)) return;
     const int position = timeline_.lanes[done.lane].position;
     double finished = 0;
     for (int b = 0; b < static_cast<int>(stage.buckets.size()); ++b) {
       const Bucket& bucket = stage.buckets[b];
-      finished = reduce(position, interval.stage, reductions_[interval.stage].ready + bucket.ready_ms * stretch,
+      finished = reduce(position, computed.stage, reductions_[computed.stage].ready + bucket.ready_ms * stretch,
                         bucket.allreduce_ms, bucket.bytes, b);
     }
-    finish(interval.stage, finished);
+    finish(computed.stage, finished);
   }
 
   // Queues an all-reduce on position p's all-reduce lane (FIFO); returns when it completes.
