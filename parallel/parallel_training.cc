@@ -155,9 +155,8 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
   setup.micro_batch = static_cast<int>(config.batch_size / p.groups / choice.micro_batches);
   choice.free_replication = p.replication == "free";
   if (choice.free_replication) choice.micro_batches *= p.groups;  // the step's: the same micro-batches
-  BATON_CHECK(!choice.free_replication || world == nullptr,
-              "--replication free runs in one process (a worker per stage replica); across processes replicate "
-              "every stage equally with --groups");
+  // Across processes every process runs one stage replica: the plan uses all of them.
+  choice.all_devices = choice.free_replication && world != nullptr;
   const Profile structure = profile_structure(graph, model_name);
   const int model_stages = choice.stages * choice.chunks;
   BATON_CHECK(static_cast<int>(structure.nodes.size()) >= model_stages, "--stages ", p.stages,

@@ -27,6 +27,7 @@ struct PartitionRequest {
   // with at most `devices` devices in all (PipeDream); otherwise stages x replicas exactly.
   bool free_replication = false;
   int devices = 0;
+  bool all_devices = false;        // free replication: exactly `devices` devices (one process each)
   double balance_tolerance = 0.1;  // hypergraph: max part load <= (1 + tolerance) x average
   unsigned seed = 1;               // hypergraph: tie-breaking and coarsening order
 };

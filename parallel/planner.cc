@@ -68,6 +68,7 @@ EvaluatedPlan evaluate_plan(const PlanChoice& choice, const Profile& profile, co
   r.memory_cap_bytes = settings.memory_cap_bytes;
   r.free_replication = choice.free_replication;
   r.devices = choice.groups * choice.stages;
+  r.all_devices = choice.all_devices;
 
   EvaluatedPlan e;
   e.choice = choice;

@@ -26,6 +26,7 @@ struct PlanChoice {
   int micro_batches = 1;
   ScheduleKind schedule = ScheduleKind::one_f_one_b;
   bool free_replication = false;  // antichain: per-stage replication within groups x stages devices
+  bool all_devices = false;       // free replication on exactly groups x stages devices (processes)
 
   std::string label() const;  // "block 2x4 1f1b M=8"
 };

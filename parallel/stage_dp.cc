@@ -91,7 +91,7 @@ class StageDp {
     }
     double result = kInf;
     for (int k = any_count_ ? 1 : stages_; k <= stages_; ++k) {
-      for (int d = 1; d <= max_devices_; ++d) {
+      for (int d = req_.all_devices ? max_devices_ : 1; d <= max_devices_; ++d) {
         const double v = best_[cell(k, full, d)];
         if (v < result) {
           result = v;
@@ -262,6 +262,10 @@ Plan partition_over_cut_states(const PartitionRequest& request, const CutStates&
   std::vector<StageDp::Choice> choices;
   const double bottleneck = solve_all(request, states, Metric::time, &choices);
   if (!std::isfinite(bottleneck)) {
+    BATON_CHECK(!request.all_devices || std::isfinite(solve_all(request, states, Metric::memory, nullptr)),
+                "partition ", partitioner, ": no split of '", profile.model, "' into at most ", request.stages,
+                " stages uses exactly ", request.devices, " devices with replica counts that divide the step's ",
+                request.micro_batches, " micro-batches (try another number of processes or micro-batches)");
     const double peak = solve_all(request, states, Metric::memory, nullptr);
     const double cap = memory_cap_bytes(request);
     BATON_FAIL("partition ", partitioner, ": no split of '", profile.model, "' into ",

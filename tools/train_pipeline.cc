@@ -51,20 +51,22 @@ TrainSummary run_pipelined(const Graph& graph, const std::string& model_name, co
   const PipelineSetup setup = plan_pipeline(graph, model_name, config, parallel, progress, world.get());
   const EvaluatedPlan& planned = setup.planned;
   std::vector<std::string> names;
-  if (unequal_replication(planned.plan)) {  // every replica's device of the stage
+  const bool units = unequal_replication(planned.plan);
+  if (units) {  // every replica's device of the stage (its process under mpirun)
     size_t unit = 0;
     for (const Stage& stage : planned.plan.stages) {
       std::string all;
-      for (int k = 0; k < stage.replicas; ++k) {
+      for (int k = 0; k < stage.replicas; ++k, ++unit) {
         if (k > 0) all.push_back(',');
-        all.append(setup.stage_devices.at(unit++).str());
+        if (world) all.append("rank ");
+        all.append(world ? std::to_string(unit) : setup.stage_devices.at(unit).str());
       }
       names.push_back(all);
     }
   } else {
     for (const Device& d : setup.stage_devices) names.push_back(d.str());
   }
-  for (size_t s = 0; s < names.size() && world; ++s) {  // every group's process of the stage
+  for (size_t s = 0; s < names.size() && world && !units; ++s) {  // every group's process of the stage
     std::string all;
     for (int g = 0; g < parallel.groups; ++g) {
       if (g > 0) all.push_back(',');
@@ -94,7 +96,13 @@ TrainSummary run_pipelined(const Graph& graph, const std::string& model_name, co
         "\"Calibration\")\n",
         workers, cores);
   }
-  if (world) {
+  if (world && units) {
+    const bool gpu = process_device.is_cuda();
+    std::printf(
+        "across processes: %d processes (MPI), world rank u runs stage replica u (stage 0's replicas first) on %s; "
+        "activations and gradients between replicas through %s\n",
+        world->size(), gpu ? "the GPU of its local rank" : "its cpu:0", gpu ? "NCCL send/recv" : "MPI send/recv");
+  } else if (world) {
     const bool gpu = process_device.is_cuda();
     std::printf(
         "across processes: %d x %d processes (MPI), world rank g x %d + s runs stage s of group g on %s; "
@@ -105,14 +113,14 @@ TrainSummary run_pipelined(const Graph& graph, const std::string& model_name, co
   const char* sync = parallel.grad_sync == "partition" ? "one all-reduce after its last backward (partition)"
                                                        : "buckets during its last backward (bucket)";
   const int group_count = std::max<int>(1, static_cast<int>(setup.group_devices.size()));
-  if (world ? parallel.groups > 1 : group_count > 1) {
+  if (!units && (world ? parallel.groups > 1 : group_count > 1)) {
     const int g = world ? parallel.groups : group_count;
     std::printf(
         "hybrid: %d groups of this pipeline (group g on the g-th device of each stage above), %lld samples "
         "each per step; each stage's gradients averaged over the groups by %s\n",
         g, static_cast<long long>(config.batch_size / g), sync);
   }
-  if (unequal_replication(planned.plan)) {
+  if (units) {
     std::printf(
         "replicated stages: replica k of a stage with r replicas takes micro-batches k, k + r, ... of the step's "
         "%d; each stage's replicas sum their gradients by %s\n",

@@ -31,11 +31,16 @@ std::vector<std::unique_ptr<comm::Communicator>> stage_communicators(const std::
 // stage's nodes and the model's parameters (name, dtype, shape).
 std::vector<std::string> pipeline_fingerprint(const Graph& graph, const Plan& plan, const Schedule& schedule,
                                               DType dtype) {
-  std::vector<std::string> lines = {
-      "stages " + std::to_string(plan.num_stages()) + ", replicas " + std::to_string(plan.stages.front().replicas) +
-          ", batch " + std::to_string(plan.batch),
-      "schedule " + std::string(schedule_kind_name(schedule.kind)) + ", " + std::to_string(schedule.devices) +
-          " positions, " + std::to_string(schedule.micro_batches) + " micro-batches"};
+  std::string replicas;
+  for (const Stage& stage : plan.stages) {
+    if (!replicas.empty()) replicas.push_back('-');
+    replicas.append(std::to_string(stage.replicas));
+  }
+  std::vector<std::string> lines = {"stages " + std::to_string(plan.num_stages()) + ", replicas " + replicas +
+                                        ", batch " + std::to_string(plan.batch),
+                                    "schedule " + std::string(schedule_kind_name(schedule.kind)) + ", " +
+                                        std::to_string(schedule.devices) + " positions, " +
+                                        std::to_string(schedule.micro_batches) + " micro-batches"};
   for (int s = 0; s < plan.num_stages(); ++s) {
     std::string nodes;
     for (int n : plan.stages[static_cast<size_t>(s)].nodes) {
@@ -51,37 +56,6 @@ std::vector<std::string> pipeline_fingerprint(const Graph& graph, const Plan& pl
 }
 
 }  // namespace
-
-int plan_groups(const Plan& plan) {
-  BATON_CHECK(!plan.stages.empty(), "hybrid: the plan has no stages");
-  const int groups = plan.stages.front().replicas;
-  for (int s = 0; s < plan.num_stages(); ++s) {
-    const int replicas = plan.stages[static_cast<size_t>(s)].replicas;
-    BATON_CHECK(replicas == groups, "hybrid: stage ", s, " has ", replicas, " replicas where stage 0 has ", groups,
-                ": only plans replicating every stage equally (G groups of the whole pipeline) run; a plan with "
-                "unequal replication per stage (PipeDream's 4-2-1 style) is refused (docs/hybrid.md)");
-  }
-  BATON_CHECK(groups >= 1, "hybrid: stages need at least one replica, not ", groups);
-  BATON_CHECK(plan.batch % groups == 0, "hybrid: the batch of ", plan.batch, " does not split over ", groups,
-              " groups");
-  BATON_CHECK(plan.micro_batches % groups == 0, "hybrid: the step's ", plan.micro_batches,
-              " micro-batches do not split over ", groups, " groups (each group takes whole micro-batches)");
-  return groups;
-}
-
-Plan group_plan(const Plan& plan, int group) {
-  const int groups = plan_groups(plan);
-  BATON_CHECK(group >= 0 && group < groups, "hybrid: group ", group, " of ", groups);
-  Plan out = plan;
-  out.batch = plan.batch / groups;
-  out.micro_batches = plan.micro_batches / groups;
-  for (Stage& stage : out.stages) {
-    const int device = stage.devices.empty() ? 0 : stage.devices.at(static_cast<size_t>(group));
-    stage.replicas = 1;
-    stage.devices = {device};
-  }
-  return out;
-}
 
 HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Schedule& schedule,
                                std::vector<std::vector<Device>> devices, HybridOptions options) {
@@ -114,9 +88,29 @@ HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Sched
 
 HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Schedule& schedule,
                                comm::Communicator& world, Device device, HybridOptions options) {
-  BATON_CHECK(!unequal_replication(plan),
-              "hybrid across processes: stages with unequal replicas run in one process "
-              "only (one worker per stage replica); replicate every stage equally (--groups) across processes");
+  if (unequal_replication(plan)) {
+    // One pipeline of units (stage replicas), a process each: PipelineExecutor's units.
+    int units = 0;
+    for (const Stage& stage : plan.stages) units += stage.replicas;
+    BATON_CHECK(world.size() == units, "hybrid across processes: a plan with ", units,
+                " stage replicas needs as many processes (one each), not ", world.size());
+    comm::check_agreement(world, "the pipeline's plan and model",
+                          pipeline_fingerprint(graph, plan, schedule, options.pipeline.dtype));
+    groups_count_ = 1;
+    local_group_ = 0;
+    PipelineOptions po = options.pipeline;
+    po.group_sync = {
+        .strategy = options.grad_sync, .communicators = {}, .buckets = options.buckets, .options = options.sync};
+    po.processes = world.split(0, world.rank());
+    try {
+      groups_.push_back(std::make_unique<PipelineExecutor>(
+          graph, plan, schedule, std::vector<Device>(static_cast<size_t>(units), device), std::move(po)));
+    } catch (Error& e) {
+      e.add_context("in the pipeline with replicated stages");
+      throw;
+    }
+    return;
+  }
   groups_count_ = plan_groups(plan);
   const int positions = schedule.devices;
   BATON_CHECK(world.size() == groups_count_ * positions, "hybrid across processes: ", groups_count_,

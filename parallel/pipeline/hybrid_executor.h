@@ -41,7 +41,9 @@ class HybridExecutor {
   // through NCCL communicators bootstrapped from those (pipeline_links.h). Every process calls
   // step with the whole batch; each runs its group's share through its stages and returns the
   // batch's loss. A failing process leaves the others waiting until the communicators' timeout,
-  // which ends the job (mpi) or fails their steps (docs/hybrid.md, "Across processes").
+  // which ends the job (mpi) or fails their steps (docs/hybrid.md, "Across processes"). A plan with
+  // unequal replication runs as one pipeline of stage replicas (units), world rank u running unit u
+  // (stage 0's replicas first, then stage 1's, ...): local_group() 0 on every process.
   HybridExecutor(const Graph& graph, const Plan& plan, const Schedule& schedule, comm::Communicator& world,
                  Device device, HybridOptions options = {});
   ~HybridExecutor();

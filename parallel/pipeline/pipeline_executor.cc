@@ -5,118 +5,10 @@
 #include <string>
 
 #include "kernels/deferred_checks.h"
-#include "parallel/analytic_profile.h"
+#include "parallel/pipeline/pipeline_build.h"
 #include "runtime/train/optimizer.h"
 
 namespace baton::parallel {
-namespace {
-
-// The plan against the graph, the schedule against the plan: returns the plan's stage consumers.
-std::vector<std::vector<int>> check_plan_and_schedule(const Graph& graph, const Plan& plan, const Schedule& schedule,
-                                                      const PipelineOptions& options) {
-  const int num = plan.num_stages();
-  for (int s = 0; s < num; ++s) {
-    const int replicas = plan.stages[static_cast<size_t>(s)].replicas;
-    BATON_CHECK(replicas == 1 || (!options.processes && !options.group_sync.active()), "pipeline stage ", s, " has ",
-                replicas,
-                " replicas: replicated stages run in one process and not inside a hybrid group (groups replicate "
-                "every stage)");
-    BATON_CHECK(schedule.replicas_of(s) == replicas, "the schedule gives stage ", s, " ", schedule.replicas_of(s),
-                " replica(s) but the plan has ", replicas, " (make the schedule with the plan's replicas)");
-  }
-  const std::string& model = options.model;
-  const Profile profile = profile_structure(graph, model);
-  validate_plan(plan, profile);
-  BATON_CHECK(schedule.stages == num, "the schedule has ", schedule.stages, " stages but the plan has ", num);
-  BATON_CHECK(schedule.micro_batches == plan.micro_batches, "the schedule has ", schedule.micro_batches,
-              " micro-batches but the plan has ", plan.micro_batches);
-  BATON_CHECK(static_cast<int>(schedule.programs.size()) == schedule.devices, "the schedule has ",
-              schedule.programs.size(), " instruction lists for ", schedule.devices, " pipeline positions");
-  std::vector<std::vector<int>> consumers = stage_consumers(plan, profile);
-  try {
-    validate_schedule(schedule, consumers);
-  } catch (Error& e) {
-    e.add_context("while checking the schedule against the plan's stages before running it");
-    throw;
-  }
-  return consumers;
-}
-
-// The pipeline position of every stage: the one whose instruction list runs it.
-std::vector<int> positions_of_stages(const Schedule& schedule) {
-  std::vector<int> positions(static_cast<size_t>(schedule.stages), -1);
-  for (size_t p = 0; p < schedule.programs.size(); ++p) {
-    for (const Instruction& ins : schedule.programs[p])
-      positions.at(static_cast<size_t>(ins.stage)) = static_cast<int>(p);
-  }
-  return positions;
-}
-
-// Across processes: one rank per position, and no stage without instructions.
-void check_processes(const comm::Communicator* processes, const Schedule& schedule, const std::vector<int>& positions) {
-  if (processes == nullptr) return;
-  BATON_CHECK(processes->size() == schedule.devices,
-              "a pipeline across processes needs one process per pipeline "
-              "position: the schedule has ",
-              schedule.devices, " positions, the communicator ", processes->size(), " ranks");
-  for (size_t s = 0; s < positions.size(); ++s) {
-    BATON_CHECK(positions[s] >= 0, "pipeline stage ", s, " has no instructions in the schedule");
-  }
-}
-
-// One PipelineStage per plan stage this process runs, over its nodes, on its device (null for the
-// stages of other processes).
-std::vector<std::unique_ptr<PipelineStage>> make_stages(const Graph& graph, const Plan& plan,
-                                                        const std::vector<Device>& devices,
-                                                        const PipelineOptions& options,
-                                                        const std::vector<int>& positions) {
-  const int num = plan.num_stages();
-  BATON_CHECK(static_cast<int>(devices.size()) == num, "the pipeline has ", num, " stages but ", devices.size(),
-              " devices were given (one per stage)");
-  BATON_CHECK(options.recompute.empty() || static_cast<int>(options.recompute.size()) == num,
-              "PipelineOptions::recompute has ", options.recompute.size(), " entries for ", num, " stages");
-  const std::vector<NodeId> order = graph.topological_order();
-  std::vector<std::unique_ptr<PipelineStage>> stages;
-  for (int s = 0; s < num; ++s) {
-    if (options.processes && positions[static_cast<size_t>(s)] != options.processes->rank()) {
-      stages.push_back(nullptr);
-      continue;
-    }
-    std::vector<NodeId> nodes;
-    for (int i : plan.stages[static_cast<size_t>(s)].nodes) nodes.push_back(order.at(static_cast<size_t>(i)));
-    const ExecutorOptions executor{.recompute = !options.recompute.empty() && options.recompute[static_cast<size_t>(s)],
-                                   .defer_buffer_updates = options.deferred_batch_norm};
-    const ParamLayout layout = stage_layout(graph, nodes, options.dtype, options.group_sync);
-    stages.push_back(std::make_unique<PipelineStage>(graph, s, std::move(nodes), devices[static_cast<size_t>(s)],
-                                                     options.dtype, executor, layout));
-  }
-  return stages;
-}
-
-// A hybrid group: one communicator per stage (per local stage across processes), and every stage's
-// all_reduce in the schedule.
-void check_group_sync(const GroupSync& sync, const Schedule& schedule,
-                      const std::vector<std::unique_ptr<PipelineStage>>& stages) {
-  if (!sync.active()) return;
-  BATON_CHECK(static_cast<int>(sync.communicators.size()) == schedule.stages,
-              "the group's gradient synchronisation has ", sync.communicators.size(), " communicators for ",
-              schedule.stages, " stages (one per stage)");
-  std::vector<int> all_reduces(static_cast<size_t>(schedule.stages), 0);
-  for (const auto& program : schedule.programs) {
-    for (const Instruction& ins : program) {
-      if (ins.op == Op::all_reduce) ++all_reduces[static_cast<size_t>(ins.stage)];
-    }
-  }
-  for (int s = 0; s < schedule.stages; ++s) {
-    BATON_CHECK(sync.communicators[static_cast<size_t>(s)] != nullptr || !stages[static_cast<size_t>(s)], "stage ", s,
-                " has no communicator");
-    BATON_CHECK(all_reduces[static_cast<size_t>(s)] == 1, "the schedule has ", all_reduces[static_cast<size_t>(s)],
-                " all_reduce instructions for stage ", s,
-                " where a group of a hybrid needs one (make_schedule with all_reduce = true)");
-  }
-}
-
-}  // namespace
 
 PipelineExecutor::PipelineExecutor(const Graph& graph, Plan plan, Schedule schedule, std::vector<Device> devices,
                                    PipelineOptions options)
@@ -143,16 +35,31 @@ void PipelineExecutor::build_replicated(std::vector<Device> devices) {
   for (const int s : units_.stage) {
     recompute.push_back(!options_.recompute.empty() && options_.recompute.at(static_cast<size_t>(s)));
   }
-  sync_ = replica_sync(units_, devices, options_.group_sync);  // before the stages: the bucket layout
+  schedule_ = unit_schedule(schedule_, units_);
+  stage_positions_ = positions_of_stages(schedule_);  // unit u at position u
+  comm::Communicator* processes = options_.processes.get();
+  check_processes(processes, schedule_, stage_positions_);
+  BATON_CHECK(static_cast<int>(devices.size()) == units_.count(), "replicated pipeline: ", devices.size(),
+              " devices for ", units_.count(), " stage replicas (one each)");
+  // Before the stages: the bucket layout.
+  sync_ = processes ? replica_sync_across(units_, *processes, devices.at(static_cast<size_t>(processes->rank())),
+                                          options_.group_sync)
+                    : replica_sync(units_, devices, options_.group_sync);
   PipelineOptions unit_options = options_;
   unit_options.recompute = recompute;
   unit_options.group_sync = sync_;
-  schedule_ = unit_schedule(schedule_, units_);
-  stage_positions_ = positions_of_stages(schedule_);
   stages_ = make_stages(graph_, units_plan, devices, unit_options, stage_positions_);
   const std::vector<std::unique_ptr<PipelineStage>> none(static_cast<size_t>(plan_.num_stages()));
   const PipelineRouting by_stage(graph_, stage_ends(graph_, plan_, none), stage_consumers_);
-  routing_ = std::make_unique<const PipelineRouting>(by_stage.over_units(units_.stage, devices));
+  std::vector<std::optional<Device>> local_devices;
+  for (size_t u = 0; u < devices.size(); ++u) {
+    if (stages_[u])
+      local_devices.emplace_back(devices[u]);
+    else
+      local_devices.emplace_back();
+  }
+  routing_ = std::make_unique<const PipelineRouting>(by_stage.over_units(units_.stage, local_devices));
+  if (processes) links_ = make_pipeline_links(*processes, *routing_, stage_positions_, stages_);
   build_syncs_and_optimizers();
 }
 
@@ -243,9 +150,14 @@ PendingLoss PipelineExecutor::start_step(const std::vector<Tensor>& inputs, cons
   PipelineRun run(parts(), std::move(batches),
                   {.mode = Mode::train, .seed = options.seed, .lr = options.lr, .recorder = recorder});
   run.execute(schedule_);
-  PendingLoss loss = !options_.processes
-                         ? run.mean_loss(losses_)
-                         : share_loss(local(routing_->loss_stage()) ? run.mean_loss(losses_) : PendingLoss());
+  PendingLoss loss;
+  if (!options_.processes) {
+    loss = run.mean_loss(losses_);
+  } else if (replicated()) {
+    loss = sum_loss_across(run.mean_loss(losses_));  // the loss stage's units may be in several processes
+  } else {
+    loss = share_loss(local(routing_->loss_stage()) ? run.mean_loss(losses_) : PendingLoss());
+  }
   if (recorder != nullptr) {
     synchronize();  // the trace's events are read now
     recorder->end_step();
@@ -258,6 +170,14 @@ PendingLoss PipelineExecutor::share_loss(PendingLoss loss) {
   Tensor value = Tensor::empty_host({1}, DType::f64);
   value.data<double>()[0] = loss.valid() ? loss.value() : 0.0;
   options_.processes->broadcast(value, position_of(routing_->loss_stage()), host)->wait();
+  return PendingLoss(value.data<double>()[0]);
+}
+
+PendingLoss PipelineExecutor::sum_loss_across(PendingLoss loss) {
+  const Stream host = Stream::create(Device::cpu());
+  Tensor value = Tensor::empty_host({1}, DType::f64);
+  value.data<double>()[0] = loss.valid() ? loss.value() : 0.0;
+  options_.processes->all_reduce(value, comm::ReduceOp::sum, host)->wait();
   return PendingLoss(value.data<double>()[0]);
 }
 

@@ -66,13 +66,14 @@ class PipelineExecutor {
   // `devices`: one per model stage (stages sharing a device get a stream each). The plan's stage
   // nodes are indices into graph.topological_order() (as profile_structure numbers them). The
   // plan is validated, and the schedule against the plan's stage consumers, before anything runs.
-  // Replicated stages (in one process, outside a hybrid group, one stage per position): `schedule`
+  // Replicated stages (outside a hybrid group, one stage per position): `schedule`
   // is the step's with the plan's replicas (plan_schedule), `devices` one per replica in stage order
   // (stage 0's replicas, then stage 1's, ...). Each replica is a unit: a stage of this executor
   // (num_stages() counts units) with its own worker, running its stage's program for the micro-
   // batches it takes (m mod r = its replica); a micro-batch's activations and gradients go between
   // the units that take it, and a stage's units sum their gradients at its all_reduce (GroupSync's
-  // strategy, bucket or partition). See docs/hybrid.md.
+  // strategy, bucket or partition). Across processes, process u runs unit u (`devices` still one per
+  // unit; only this process's is used), and the loss is summed over the processes. See docs/hybrid.md.
   PipelineExecutor(const Graph& graph, Plan plan, Schedule schedule, std::vector<Device> devices,
                    PipelineOptions options = {});
   ~PipelineExecutor();
@@ -153,6 +154,8 @@ class PipelineExecutor {
   }
   // Across processes: the loss stage's process sends the step's loss to the others.
   PendingLoss share_loss(PendingLoss loss);
+  // Across processes with replicated stages: the sum of the processes' parts of the loss.
+  PendingLoss sum_loss_across(PendingLoss loss);
   void build_replicated(std::vector<Device> devices);  // the constructor, with replicated stages
   void build_syncs_and_optimizers();
   StepRecorder& recorder();  // created by the first traced step

@@ -10,8 +10,10 @@ PendingLoss PipelineRun::mean_loss(std::vector<std::unique_ptr<LossReadback>>& r
   std::vector<PendingLoss> parts;
   for (size_t k = 0; k < units.size(); ++k) {
     // Each unit of the loss stage holds the losses of the micro-batches it took (all of them
-    // without replicas), weighted by n_m / N: their sum is the batch's mean loss.
+    // without replicas), weighted by n_m / N: their sum is the batch's mean loss. Across processes
+    // this process sums its own units' (the caller adds the other processes').
     const int s = units[k];
+    if (!routing_.local(s)) continue;
     std::vector<Tensor> losses;
     std::vector<double> weights;
     for (int m = 0; m < batches_.count(); ++m) {
@@ -25,6 +27,7 @@ PendingLoss PipelineRun::mean_loss(std::vector<std::unique_ptr<LossReadback>>& r
              " (found when the step's loss was read)";
     }));
   }
+  if (parts.empty()) return PendingLoss();
   PendingLoss loss = std::move(parts.front());
   parts.erase(parts.begin());
   if (!parts.empty()) loss.sum_with(std::move(parts));

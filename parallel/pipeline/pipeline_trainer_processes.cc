@@ -59,8 +59,8 @@ std::string PipelineTrainEngine::save_across_processes(CheckpointManager& manage
   pipe.raise_deferred_errors();
   if (hybrid_->local_group() != 0) return {};  // group 0's parameters, as in one process
   WholeModel whole(graph_, DType::f32, optimizer_config_);
-  for (int s = 0; s < pipe.num_stages(); ++s) {
-    if (pipe.local(s)) whole.take(pipe.stage(s), pipe.stage_optimizer(s));
+  for (int s = 0; s < pipe.num_stages(); ++s) {  // a stage's first replica speaks for it
+    if (pipe.local(s) && pipe.first_replica(s)) whole.take(pipe.stage(s), pipe.stage_optimizer(s));
   }
   whole.gather(*pipe.processes());
   if (!primary()) return {};

@@ -114,4 +114,17 @@ GroupSync replica_sync(const ReplicaUnits& units, const std::vector<Device>& dev
   return settings;
 }
 
+GroupSync replica_sync_across(const ReplicaUnits& units, comm::Communicator& processes, Device device,
+                              GroupSync settings) {
+  BATON_CHECK(processes.size() == units.count(), "replicated pipeline across processes: ", processes.size(),
+              " processes for ", units.count(), " stage replicas (one process each)");
+  const int unit = processes.rank();
+  settings.options.reduce = comm::ReduceOp::sum;
+  settings.communicators.assign(static_cast<size_t>(units.count()), nullptr);
+  std::unique_ptr<comm::Communicator> stage = processes.split(units.stage[unit], units.replica[unit]);
+  settings.communicators[static_cast<size_t>(unit)] =
+      device.is_cuda() ? comm::make_nccl_communicator(*stage, device) : std::move(stage);
+  return settings;
+}
+
 }  // namespace baton::parallel

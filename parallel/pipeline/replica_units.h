@@ -44,4 +44,10 @@ Schedule unit_forward_schedule(ScheduleKind kind, int micro_batches, const std::
 // summing their gradients (each unit's cover its micro-batches at the batch's loss scale).
 GroupSync replica_sync(const ReplicaUnits& units, const std::vector<Device>& devices, GroupSync settings);
 
+// Across processes (process u runs unit u): this process's unit's communicator over the processes of
+// its stage's units, split from `processes` (every process calls this together), NCCL over it when
+// `device` is a GPU; the other units' entries are null.
+GroupSync replica_sync_across(const ReplicaUnits& units, comm::Communicator& processes, Device device,
+                              GroupSync settings);
+
 }  // namespace baton::parallel

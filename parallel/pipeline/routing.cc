@@ -94,14 +94,14 @@ PipelineRouting::PipelineRouting(const Graph& graph, std::vector<StageEnds> stag
 }
 
 PipelineRouting PipelineRouting::over_units(const std::vector<int>& unit_stage,
-                                            const std::vector<Device>& unit_devices) const {
+                                            const std::vector<std::optional<Device>>& unit_devices) const {
   const size_t units = unit_stage.size();
   BATON_CHECK(unit_devices.size() == units, "pipeline routing: ", unit_devices.size(), " devices for ", units,
               " units");
   std::vector<int> first_unit(static_cast<size_t>(num_stages()), -1);
   for (size_t u = units; u-- > 0;) first_unit.at(static_cast<size_t>(unit_stage[u])) = static_cast<int>(u);
   PipelineRouting out;
-  out.local_.assign(units, true);
+  for (const std::optional<Device>& device : unit_devices) out.local_.push_back(device.has_value());
   out.consumers_.resize(units);
   out.links_.assign(units, std::vector<std::vector<LinkValue>>(units));
   out.streams_.assign(units, std::vector<LinkStreams>(units));
@@ -118,8 +118,9 @@ PipelineRouting PipelineRouting::over_units(const std::vector<int>& unit_stage,
       out.links_[u][v] = links_[s][t];
       if (out.links_[u][v].empty()) continue;
       out.consumers_[u].push_back(static_cast<int>(v));
-      out.streams_[u][v] = LinkStreams::create(unit_devices[u], unit_devices[v]);  // activations
-      out.streams_[v][u] = LinkStreams::create(unit_devices[v], unit_devices[u]);  // gradients
+      if (!unit_devices[u] || !unit_devices[v]) continue;  // through the processes' communicator
+      out.streams_[u][v] = LinkStreams::create(*unit_devices[u], *unit_devices[v]);  // activations
+      out.streams_[v][u] = LinkStreams::create(*unit_devices[v], *unit_devices[u]);  // gradients
     }
   }
   for (const int stage : output_stage_) out.output_stage_.push_back(first_unit.at(static_cast<size_t>(stage)));

@@ -55,12 +55,14 @@ class PipelineRouting {
   // pipeline's communicator instead (remote_transfer.h).
   PipelineRouting(const Graph& graph, std::vector<StageEnds> stages, std::vector<std::vector<int>> consumers);
 
-  // Replicated stages, all in this process: the same routing over units, unit u being one replica of
-  // stage unit_stage[u], on unit_devices[u]. Unit u is linked to every unit of the stages its stage
+  // Replicated stages: the same routing over units, unit u being one replica of stage unit_stage[u],
+  // on unit_devices[u] (across processes, one unit per process). Unit u is linked to every unit of the stages its stage
   // feeds (each micro-batch goes to the one that takes it), consumer and producer counts stay those
   // of the stages (one send per micro-batch and consumer stage), graph outputs come from the first
   // unit of their stage, and every unit of the loss stage computes the loss of its micro-batches.
-  PipelineRouting over_units(const std::vector<int>& unit_stage, const std::vector<Device>& unit_devices) const;
+  // `unit_devices[u]`: unit u's device where this process runs it, empty for another process's.
+  PipelineRouting over_units(const std::vector<int>& unit_stage,
+                             const std::vector<std::optional<Device>>& unit_devices) const;
 
   int num_stages() const { return static_cast<int>(sources_.size()); }
   // Whether this process runs the stage (always, unless the pipeline spans processes).

@@ -41,6 +41,14 @@ inline Plan hybrid_plan(const Graph& graph, Layout layout, int micro_batches, in
   return replicated(even_plan(graph, layout.stages, micro_batches, chunks), layout.groups);
 }
 
+// `graph` in even stages with these replicas each (unequal replication), their devices consecutive.
+inline Plan replicated_plan(const Graph& graph, const std::vector<int>& replicas, int micro_batches) {
+  Plan plan = even_plan(graph, static_cast<int>(replicas.size()), micro_batches);
+  for (size_t s = 0; s < replicas.size(); ++s) plan.stages[s].replicas = replicas[s];
+  assign_devices(plan);
+  return plan;
+}
+
 // Float64, SGD with momentum and weight decay, `strategy` across the groups.
 inline HybridOptions f64_hybrid_options(GradSyncStrategy strategy) {
   HybridOptions options;
@@ -119,6 +127,16 @@ void expect_same_losses(const Graph& graph, PipelineExecutor& single, int steps,
     const double loss = step(inputs, options);
     const double expected = single.step(inputs, options);
     EXPECT_NEAR(loss, expected, tolerance * std::max(1.0, std::abs(expected))) << "step " << i;
+  }
+}
+
+// The first graph output of every micro-batch of two evaluations, equal to 1e-12.
+inline void expect_same_outputs(const PipelineOutputs& mine, const PipelineOutputs& theirs, const Stream& stream) {
+  ASSERT_EQ(mine.micro_batch_sizes, theirs.micro_batch_sizes);
+  for (size_t m = 0; m < mine.micro_batch_sizes.size(); ++m) {
+    const auto a = baton::testing::to_doubles(mine.outputs[0][m], stream);
+    const auto b = baton::testing::to_doubles(theirs.outputs[0][m], stream);
+    EXPECT_TRUE(baton::testing::all_close(a, b, 1e-12, 1e-12)) << "micro-batch " << m;
   }
 }
 

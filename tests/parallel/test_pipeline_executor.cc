@@ -190,7 +190,8 @@ TEST(PipelineExecutor, RefusesReplicasTheScheduleDoesNotHaveOrInsideAHybridGroup
                         PipelineExecutor(graph, plan, schedule, devices, options));
   options.group_sync.communicators.push_back(std::move(comm::make_inproc_communicators(1).front()));
   const Schedule replicated = make_schedule(ScheduleKind::gpipe, 2, 1, 2, consumers_of(graph, plan), true, {1, 2});
-  EXPECT_ERROR_MENTIONS("not inside a hybrid group", PipelineExecutor(graph, plan, replicated, devices, options));
+  EXPECT_ERROR_MENTIONS("do not run inside a hybrid group",
+                        PipelineExecutor(graph, plan, replicated, devices, options));
 }
 
 TEST(PipelineExecutor, StepChecksItsInputs) {

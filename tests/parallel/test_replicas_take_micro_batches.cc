@@ -104,6 +104,22 @@ TEST(ReplicaSimulation, ThreeReplicasOfASlowStageFeedOneFastStage) {
               single.step_ms);
 }
 
+// A free-replication request: at most `stages` stages on up to `devices` devices, M micro-batches of
+// one sample.
+PartitionRequest free_request(const Profile& profile, const Cluster& cluster, int stages, int micro_batches,
+                              int devices) {
+  PartitionRequest r;
+  r.profile = &profile;
+  r.cluster = &cluster;
+  r.stages = stages;
+  r.batch = micro_batches;
+  r.micro_batches = micro_batches;
+  r.schedule = ScheduleKind::one_f_one_b;
+  r.free_replication = true;
+  r.devices = devices;
+  return r;
+}
+
 // The antichain DP with free replication may replicate a stage 3 times with micro-batches of one
 // sample (3 | M), which splitting a micro-batch across replicas never allowed.
 TEST(ReplicaPartition, FreeReplicationNeedsReplicasToDivideTheMicroBatchCountOnly) {
@@ -113,15 +129,7 @@ TEST(ReplicaPartition, FreeReplicationNeedsReplicasToDivideTheMicroBatchCountOnl
   for (double& ms : profile.nodes[0].fwd_ms) ms *= 3;
   for (double& ms : profile.nodes[0].bwd_ms) ms *= 3;
   const Cluster cluster = fixtures::test_cluster(4);
-  PartitionRequest r;
-  r.profile = &profile;
-  r.cluster = &cluster;
-  r.stages = 2;
-  r.batch = 6;
-  r.micro_batches = 6;
-  r.schedule = ScheduleKind::one_f_one_b;
-  r.free_replication = true;
-  r.devices = 4;
+  PartitionRequest r = free_request(profile, cluster, 2, 6, 4);
   const Plan plan = partition_antichain(r);
   ASSERT_EQ(plan.num_stages(), 2);
   EXPECT_EQ(plan.stages[0].replicas, 3);
@@ -130,6 +138,27 @@ TEST(ReplicaPartition, FreeReplicationNeedsReplicasToDivideTheMicroBatchCountOnl
   r.micro_batches = 2;  // 3 replicas cannot share 2 micro-batches
   r.batch = 2;
   for (const Stage& s : partition_antichain(r).stages) EXPECT_NE(s.replicas, 3);
+}
+
+// Across processes every process runs one stage replica: with all_devices the plan uses exactly the
+// devices, or the partitioner says why it cannot.
+TEST(ReplicaPartition, AllDevicesUsesEveryDeviceOrSaysWhyNot) {
+  const Profile profile = fixtures::chain_profile({.nodes = 3, .fwd_ms = 1.0, .bwd_ms = 2.0});
+  const Cluster cluster = fixtures::test_cluster(6);
+  PartitionRequest r = free_request(profile, cluster, 3, 12, 6);
+  r.all_devices = true;
+  for (const int devices : {1, 2, 3, 4, 5, 6}) {
+    r.devices = devices;
+    const Plan plan = partition_antichain(r);
+    int used = 0;
+    for (const Stage& s : plan.stages) used += s.replicas;
+    EXPECT_EQ(used, devices);
+    EXPECT_NO_THROW(validate_plan(plan, profile));
+  }
+  r.stages = 1;  // one stage on 5 devices: 5 does not divide 12 micro-batches
+  r.devices = 5;
+  EXPECT_ERROR_MENTIONS("into at most 1 stages uses exactly 5 devices with replica counts that divide the step's 12",
+                        partition_antichain(r));
 }
 
 // Plan files of format 1 split each micro-batch over a stage's replicas: with G replicas everywhere

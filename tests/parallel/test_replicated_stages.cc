@@ -17,14 +17,6 @@ namespace {
 using namespace baton::parallel::testing;  // NOLINT
 using baton::testing::error_message;
 
-// `graph` in even stages with these replicas, their devices consecutive (cpu:0, cpu:1, ...).
-Plan replicated_plan(const Graph& graph, const std::vector<int>& replicas, int micro_batches) {
-  Plan plan = even_plan(graph, static_cast<int>(replicas.size()), micro_batches);
-  for (size_t s = 0; s < replicas.size(); ++s) plan.stages[s].replicas = replicas[s];
-  assign_devices(plan);
-  return plan;
-}
-
 // A device per stage replica, cluster device d on cpu:d.
 std::vector<Device> unit_devices(const Plan& plan) {
   return stage_replica_devices(
@@ -57,14 +49,7 @@ void expect_equivalent(const Graph& graph, const std::vector<int>& replicas, Sch
   // Evaluation runs each stage's first replica: the same outputs as the single run.
   Context host(Device::cpu());
   const std::vector<Tensor> inputs = batch_for(graph, host.stream(), 42);
-  const PipelineOutputs mine = units.evaluate(inputs);
-  const PipelineOutputs theirs = single->evaluate(inputs);
-  ASSERT_EQ(mine.micro_batch_sizes, theirs.micro_batch_sizes);
-  for (size_t m = 0; m < mine.micro_batch_sizes.size(); ++m) {
-    const auto a = baton::testing::to_doubles(mine.outputs[0][m], host.stream());
-    const auto b = baton::testing::to_doubles(theirs.outputs[0][m], host.stream());
-    EXPECT_TRUE(baton::testing::all_close(a, b, 1e-12, 1e-12)) << "micro-batch " << m;
-  }
+  expect_same_outputs(units.evaluate(inputs), single->evaluate(inputs), host.stream());
 }
 
 TEST(ReplicatedStages, EqualTheSingleDeviceRunForEveryShapeScheduleAndStrategy) {

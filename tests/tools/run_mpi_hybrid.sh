@@ -3,7 +3,9 @@
 # the losses and evaluation of the same run in one process, rank 0 alone prints and writes (each
 # process its own --trace file), its
 # checkpoint resumes on one device and as a plain pipeline across 2 processes, a process count that
-# does not match is refused, and a rank killed in the middle of a step ends the job quickly, naming it.
+# does not match is refused, PipeDream's 3-1 (a process per stage replica) logs the losses of the same
+# plan in one process and its checkpoint resumes on one device, and a rank killed in the middle of a
+# step ends the job quickly, naming it.
 # Usage: run_mpi_hybrid.sh <baton> <mpiexec> <its arguments...>
 set -uo pipefail
 
@@ -62,6 +64,49 @@ grep -q 'at step 4' "$dir/resume2.out" || { cat "$dir/resume2.out"; fail "the 2-
 one=$(losses "$dir/one.jsonl" | tail -2 | cut -c1-13)
 two=$(losses "$dir/two.jsonl" | tail -2 | cut -c1-13)
 [[ "$one" == "$two" ]] || fail "the resumed losses differ: one device '$one', 2 processes '$two'"
+
+echo "== unequal replicas across processes: a process per stage replica"
+# Heavy convolutions before a fully connected layer with most of the parameters: the antichain
+# partitioner replicates the convolutions 3 times and leaves the layer alone (3-1 on 4 devices).
+cat >"$dir/convfc.json" <<'SPEC'
+{"format": "baton.graph/1", "outputs": ["loss", "fc2"],
+ "inputs": [{"dtype": "f32", "name": "x", "shape": [1, 3, 32, 32]}, {"dtype": "i64", "name": "labels", "shape": [1]}],
+ "layers": [
+  {"inputs": ["x"], "name": "conv1", "type": "Conv2d", "params": {"in_channels": 3, "out_channels": 64, "kernel_size": [3, 3], "padding": [1, 1], "stride": [1, 1], "dilation": [1, 1], "groups": 1, "bias": true, "bias_init": {"constant": 0.0}, "weight_init": {"normal": [0.0, 0.1]}}},
+  {"inputs": ["conv1"], "name": "relu1", "type": "ReLU", "params": {}},
+  {"inputs": ["relu1"], "name": "conv2", "type": "Conv2d", "params": {"in_channels": 64, "out_channels": 64, "kernel_size": [3, 3], "padding": [1, 1], "stride": [1, 1], "dilation": [1, 1], "groups": 1, "bias": true, "bias_init": {"constant": 0.0}, "weight_init": {"normal": [0.0, 0.05]}}},
+  {"inputs": ["conv2"], "name": "relu2", "type": "ReLU", "params": {}},
+  {"inputs": ["relu2"], "name": "conv3", "type": "Conv2d", "params": {"in_channels": 64, "out_channels": 64, "kernel_size": [3, 3], "padding": [1, 1], "stride": [1, 1], "dilation": [1, 1], "groups": 1, "bias": true, "bias_init": {"constant": 0.0}, "weight_init": {"normal": [0.0, 0.05]}}},
+  {"inputs": ["conv3"], "name": "relu3", "type": "ReLU", "params": {}},
+  {"inputs": ["relu3"], "name": "pool", "type": "MaxPool2d", "params": {"kernel_size": [2, 2], "stride": [2, 2], "padding": [0, 0], "dilation": [1, 1], "ceil_mode": false}},
+  {"inputs": ["pool"], "name": "flatten", "type": "Flatten", "params": {"start_dim": 1, "end_dim": -1}},
+  {"inputs": ["flatten"], "name": "fc1", "type": "Linear", "params": {"in_features": 16384, "out_features": 256, "bias": true, "bias_init": {"constant": 0.0}, "weight_init": {"normal": [0.0, 0.005]}}},
+  {"inputs": ["fc1"], "name": "relu4", "type": "ReLU", "params": {}},
+  {"inputs": ["relu4"], "name": "fc2", "type": "Linear", "params": {"in_features": 256, "out_features": 4, "bias": true, "bias_init": {"constant": 0.0}, "weight_init": {"normal": [0.0, 0.05]}}},
+  {"inputs": ["fc2", "labels"], "name": "loss", "type": "SoftmaxCrossEntropy", "params": {"label_smoothing": 0.0}}]}
+SPEC
+free=(train --model-spec "$dir/convfc.json" --data synthetic:3x32x32:4:240 --batch-size 48 --steps 4 --workers 1
+      --log-every 1 --eval-every 2 --lr 0.01 --groups 2 --stages 2 --micro-batches 3 --replication free
+      --partitioner antichain)
+BATON_NUM_THREADS=4 "$baton" "${free[@]}" --metrics "$dir/free-inproc.jsonl" >"$dir/free-inproc.out" 2>&1 ||
+  { cat "$dir/free-inproc.out"; fail "the in-process free-replication run failed"; }
+BATON_NUM_THREADS=1 "${mpiexec[@]}" -n 4 "$baton" "${free[@]}" --metrics "$dir/free-mpi.jsonl" \
+  --checkpoint-dir "$dir/free-ckpt" >"$dir/free-mpi.out" 2>&1 || { cat "$dir/free-mpi.out"; fail "the free-replication MPI run failed"; }
+cat "$dir/free-mpi.out"
+for out in free-inproc free-mpi; do
+  grep -q '^pipeline: antichain+replication 3-1 ' "$dir/$out.out" ||
+    fail "$out: the partitioner did not choose 3-1: $(grep '^pipeline:' "$dir/$out.out")"
+done
+[[ $(grep -c '^across processes: 4 processes (MPI), world rank u runs stage replica u' "$dir/free-mpi.out") -eq 1 ]] ||
+  fail "rank 0 alone should print the replicas' layout once"
+if [[ "$(losses "$dir/free-inproc.jsonl")" != "$(losses "$dir/free-mpi.jsonl")" ]]; then
+  fail "the free-replication MPI run's losses differ from the in-process run's:"
+  paste <(losses "$dir/free-inproc.jsonl") <(losses "$dir/free-mpi.jsonl") >&2
+fi
+"$baton" train --resume "$dir/free-ckpt" --model-spec "$dir/convfc.json" --data synthetic:3x32x32:4:240 --batch-size 48 \
+  --steps 5 --workers 1 --eval-every 0 --lr 0.01 --device cpu >"$dir/free-resume.out" 2>&1 ||
+  { cat "$dir/free-resume.out"; fail "the replicas' checkpoint did not resume on one device"; }
+grep -q 'at step 4' "$dir/free-resume.out" || { cat "$dir/free-resume.out"; fail "the replicas' checkpoint did not resume at step 4"; }
 
 echo "== a rank killed in the middle of the run"
 kill_rank_mid_run 3 4 --groups 2 --stages 2 --micro-batches 2
