@@ -139,6 +139,22 @@ std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph
   return std::make_unique<DataParallelEngine>(graph, config, std::move(options));
 }
 
+CpuStageShare cpu_stage_share(int groups, int stages, bool processes) {
+  CpuStageShare share;
+  share.stage_threads = processes ? cpu_threads() : cpu_threads_per_worker({groups, stages});
+  share.cores = processes ? std::max(1, static_cast<int>(std::thread::hardware_concurrency())) : cpu_cores_available();
+  share.at_once = std::min(groups * stages, share.concurrent_compute());
+  return share;
+}
+
+void CpuStageShare::apply(ProfilerOptions& options, bool processes) const {
+  if (processes) return;  // a process's own threads; the other ranks measure beside it
+  options.cpu_threads = stage_threads;
+  options.busy_neighbours = at_once - 1;
+}
+
+int CpuStageShare::concurrent_compute() const { return std::max(1, cores / stage_threads); }
+
 PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, const TrainConfig& config,
                             const ParallelConfig& p, const std::function<void(const std::string&)>& progress,
                             comm::Communicator* world) {
@@ -170,21 +186,14 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
   po.optimizer = config.optimizer.value("type", std::string("sgd"));
   po.allow_tf32 = config.tf32;
   po.seed = config.seed;
-  // CPU stage times are measured as a stage worker sees them: with its share of the cores (in one
-  // process the groups and then each group's pipeline positions split this thread's CPU threads,
-  // cpu_threads_per_worker; across processes each process has its own) and with the other workers
-  // that fit on the cores computing beside it (the simulator queues those that do not fit:
-  // concurrent_compute below). Rank 0's profile is the one used; the ranks that fit on the cores
-  // measure at the same time, so each is the others' neighbour.
+  // CPU stage times are measured as a stage worker sees them (CpuStageShare). Rank 0's profile is
+  // the one used; across processes the ranks that fit on the cores measure at the same time, so each
+  // is the others' neighbour.
   const bool cpu = setup.available.front().is_cpu();
-  const int stage_threads = world == nullptr ? cpu_threads_per_worker({p.groups, p.stages}) : cpu_threads();
-  const int cores =
-      world != nullptr ? std::max(1, static_cast<int>(std::thread::hardware_concurrency())) : cpu_cores_available();
-  const int at_once = std::min(p.stages * p.groups, std::max(1, cores / stage_threads));
-  if (world == nullptr && cpu) {
-    po.cpu_threads = stage_threads;
-    po.busy_neighbours = at_once - 1;
-  }
+  const CpuStageShare share = cpu_stage_share(p.groups, p.stages, world != nullptr);
+  const int stage_threads = share.stage_threads;
+  const int at_once = share.at_once;
+  if (cpu) share.apply(po, world != nullptr);
   const bool measures = world == nullptr || world->rank() == 0 || (cpu && world->rank() < at_once);
   if (progress && (world == nullptr || world->rank() == 0)) {
     progress("profiling " + model_name + " on " + setup.available.front().str() + " at micro-batch " +
@@ -202,9 +211,9 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
       gpu_per_process ? std::vector<Device>(static_cast<size_t>(world->size()), setup.available.front())
                       : setup.available,
       p.stages * p.groups);
-  // CPU stages (threads or processes of this machine) share its cores: as many compute at once as
-  // the cores hold stage workers; the simulator queues the others.
-  if (cpu) setup.cluster.set_concurrent_compute(std::max(1, cores / stage_threads));
+  // CPU stages (threads or processes of this machine) share its cores: the simulator time-slices
+  // them over as many places as the cores hold stage workers.
+  if (cpu) setup.cluster.set_concurrent_compute(share.concurrent_compute());
   if (world != nullptr && cpu && world->size() > 1) {
     // Processes of this machine pass activations through MPI, not a memcpy: measure that link.
     const Link link = measure_process_link(*world);

@@ -15,6 +15,7 @@
 #include "parallel/pipeline/pipeline_trainer.h"
 #include "parallel/planner.h"
 #include "parallel/profile.h"
+#include "parallel/profiler.h"
 #include "runtime/graph/graph.h"
 #include "runtime/train/train_config.h"
 
@@ -43,6 +44,24 @@ std::vector<Device> stage_replica_devices(const Plan& plan, const std::vector<De
 // (auto: every GPU up to G x S, else cpu:0..GS-1; cpu: cpu:0..GS-1; cuda:N: that GPU, one stream
 // per stage).
 std::vector<Device> pipeline_devices(const ParallelConfig& parallel, const TrainConfig& config);
+
+// How CPU stage workers share the machine's cores, so that their profile is taken as they compute
+// and the simulator shares the cores as they do (docs/planner.md, "Calibration"). In one process the
+// groups and then each group's pipeline positions split this thread's CPU threads; across processes
+// every process has its own share.
+struct CpuStageShare {
+  int stage_threads = 1;  // the threads each stage worker computes with
+  int cores = 1;          // the machine's (across processes) or this process's
+  int at_once = 1;        // stage workers computing at the same time: those that fit on the cores
+
+  // The profiler as a stage worker sees the device: with its threads and, in one process, the
+  // workers that fit on the cores training beside the timed one (across processes those are the
+  // other ranks, measuring at the same time).
+  void apply(ProfilerOptions& options, bool processes) const;
+  // Stage workers of a node computing at full speed at once (Cluster::set_concurrent_compute).
+  int concurrent_compute() const;
+};
+CpuStageShare cpu_stage_share(int groups, int stages, bool processes);
 
 // Checks `parallel`, chooses the devices, measures the compute times on the first device at the
 // micro-batch size (1 warm-up, 3 repeats), picks the cluster and evaluates the plan (the predicted

@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "models/model_registry.h"
@@ -177,23 +179,37 @@ void run_hybrid_bench(const Flags& f, bool layouts_given) {
         processes ? ("one MPI process per group and stage (" + std::to_string(launch.size) + ")").c_str()
                   : "CPU virtual devices of this process",
         f.steps, f.warmup);
-    std::printf("profiling %s on cpu:0 (1 warm-up, median of 3) for the simulator\n", f.model.c_str());
+    std::printf(
+        "profiling %s on cpu:0 (1 warm-up, median of 3) for the simulator, as each layout's stage "
+        "workers compute\n",
+        f.model.c_str());
     std::fflush(stdout);
-    ProfilerOptions profiler;
-    profiler.batch_sizes.assign(micro_sizes.begin(), micro_sizes.end());
-    profiler.warmup = 1;
-    profiler.repeats = 3;
-    profiler.allow_tf32 = false;
-    // Across processes rank 0 alone measures (the others would compete for its cores) and shares it.
-    Profile profile;
-    if (!world || launch.rank == 0) profile = measure_profile(graph, f.model, Device::cpu(), profiler);
-    if (world) profile = share_profile(*world, profile);
+    // One profile per way the layouts share the cores (a stage worker's threads and the workers
+    // beside it, CpuStageShare). Across processes rank 0 alone measures (the others would compete
+    // for its cores) and shares it.
+    std::map<std::pair<int, int>, Profile> profiles;
+    const auto profile_for = [&](const CpuStageShare& share) -> const Profile& {
+      ProfilerOptions profiler;
+      profiler.batch_sizes.assign(micro_sizes.begin(), micro_sizes.end());
+      profiler.warmup = 1;
+      profiler.repeats = 3;
+      profiler.allow_tf32 = false;
+      share.apply(profiler, processes);
+      const auto [it, added] = profiles.try_emplace({profiler.cpu_threads, profiler.busy_neighbours});
+      if (!added) return it->second;
+      if (!world || launch.rank == 0) it->second = measure_profile(graph, f.model, Device::cpu(), profiler);
+      if (world) it->second = share_profile(*world, it->second);
+      return it->second;
+    };
     std::vector<Row> rows;
     for (const Layout& l : layouts) {
       const int chunks = kind == ScheduleKind::interleaved ? 2 : 1;
       std::vector<Device> devices;
       for (int d = 0; d < l.groups * l.stages; ++d) devices.push_back(Device::cpu(d));
-      const Cluster cluster = cluster_for_devices(devices, l.groups * l.stages);
+      Cluster cluster = cluster_for_devices(devices, l.groups * l.stages);
+      const CpuStageShare share = cpu_stage_share(l.groups, l.stages, processes);
+      cluster.set_concurrent_compute(share.concurrent_compute());
+      const Profile& profile = profile_for(share);
       PlanSettings settings;
       settings.batch = f.batch;
       Profile used = profile;

@@ -102,8 +102,9 @@ void report(const Flags& f, const std::vector<Row>& rows, int cores, int process
   }
   std::printf(
       "messages and bytes: group 0's all-reduces per step (each group sends the same); hidden: the share of their "
-      "time during which %s was computing. pred ms: the simulator with a core per device (it does not tell bucket "
-      "from partition); core-bound: no faster than the whole step's work over the %d hardware threads, which "
+      "time during which %s was computing. pred ms: the simulator, profiled as each layout's stage workers compute "
+      "and sharing the cores as they do (it does not tell bucket from partition); core-bound: no faster than the whole "
+      "step's work over the %d hardware threads, which "
       "every layout's %s share with their communication threads\n",
       processes > 0 ? "some process of the group" : "some pipeline position of the group", cores,
       processes > 0 ? "processes" : "devices");
