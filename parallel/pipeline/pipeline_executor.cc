@@ -150,14 +150,8 @@ PendingLoss PipelineExecutor::start_step(const std::vector<Tensor>& inputs, cons
   PipelineRun run(parts(), std::move(batches),
                   {.mode = Mode::train, .seed = options.seed, .lr = options.lr, .recorder = recorder});
   run.execute(schedule_);
-  PendingLoss loss;
-  if (!options_.processes) {
-    loss = run.mean_loss(losses_);
-  } else if (replicated()) {
-    loss = sum_loss_across(run.mean_loss(losses_));  // the loss stage's units may be in several processes
-  } else {
-    loss = share_loss(local(routing_->loss_stage()) ? run.mean_loss(losses_) : PendingLoss());
-  }
+  // mean_loss: the part of this process's loss units (all of them in one process, none elsewhere).
+  PendingLoss loss = options_.processes ? share_loss(run.mean_loss(losses_)) : run.mean_loss(losses_);
   if (recorder != nullptr) {
     synchronize();  // the trace's events are read now
     recorder->end_step();
@@ -166,14 +160,6 @@ PendingLoss PipelineExecutor::start_step(const std::vector<Tensor>& inputs, cons
 }
 
 PendingLoss PipelineExecutor::share_loss(PendingLoss loss) {
-  const Stream host = Stream::create(Device::cpu());
-  Tensor value = Tensor::empty_host({1}, DType::f64);
-  value.data<double>()[0] = loss.valid() ? loss.value() : 0.0;
-  options_.processes->broadcast(value, position_of(routing_->loss_stage()), host)->wait();
-  return PendingLoss(value.data<double>()[0]);
-}
-
-PendingLoss PipelineExecutor::sum_loss_across(PendingLoss loss) {
   const Stream host = Stream::create(Device::cpu());
   Tensor value = Tensor::empty_host({1}, DType::f64);
   value.data<double>()[0] = loss.valid() ? loss.value() : 0.0;

@@ -152,10 +152,10 @@ class PipelineExecutor {
     return {graph_,       *routing_, stages_, optimizers_, sync_, buckets_, stage_positions_, options_.processes.get(),
             links_.get(), &workers_};
   }
-  // Across processes: the loss stage's process sends the step's loss to the others.
+  // Across processes: the step's loss on every process, the sum of the processes' parts (`loss`, or
+  // none where no loss unit runs; the loss stage's replicas may be in several processes, and a sum
+  // with zeros is exact, so one process's part arrives unchanged).
   PendingLoss share_loss(PendingLoss loss);
-  // Across processes with replicated stages: the sum of the processes' parts of the loss.
-  PendingLoss sum_loss_across(PendingLoss loss);
   void build_replicated(std::vector<Device> devices);  // the constructor, with replicated stages
   void build_syncs_and_optimizers();
   StepRecorder& recorder();  // created by the first traced step
