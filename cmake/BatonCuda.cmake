@@ -11,6 +11,15 @@ if(NOT BATON_CUDA MATCHES "^(AUTO|ON|OFF|EMU)$")
   message(FATAL_ERROR "BATON_CUDA must be AUTO, ON, OFF or EMU (got '${BATON_CUDA}')")
 endif()
 
+# baton_cuda_sources_one_by_one(<target>): the target's .cu files compile one by one with every CMake.
+# CMake 3.31 and later would put them in unity batches, which older ones cannot: a name clash between
+# two .cu files would then show only with the newer CMake (as one did, with 4.4), never in CI's.
+function(baton_cuda_sources_one_by_one target)
+  get_target_property(sources ${target} SOURCES)
+  list(FILTER sources INCLUDE REGEX "\\.cu$")
+  set_source_files_properties(${sources} TARGET_DIRECTORY ${target} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+endfunction()
+
 if(BATON_CUDA STREQUAL "EMU")
   set(BATON_HAVE_CUDA ON)
   set(BATON_CUDA_EMULATED ON)
@@ -76,6 +85,7 @@ function(baton_find_cuda_library prefix target header root_var)
   endif()
   message(STATUS "baton: ${prefix} ${${prefix}_LIBRARY}")
 endfunction()
+
 
 if(BATON_HAVE_CUDA)
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)

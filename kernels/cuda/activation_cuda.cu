@@ -33,12 +33,6 @@ struct TanhBackwardOp {
   __device__ T operator()(T y, T dy) const { return store<T>(tanh_grad(load(y), load(dy))); }
 };
 
-// out = factor · x.
-template <typename T>
-struct ScaleOp {
-  Acc<T> factor;
-  __device__ T operator()(T x) const { return store<T>(factor * load(x)); }
-};
 // Reads the scalar once per thread (bind) and scales by alpha · scalar rounded to Acc<T>, as the CPU.
 template <typename T, typename S>
 struct ScaleByScalarOp {

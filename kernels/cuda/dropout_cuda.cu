@@ -17,24 +17,22 @@
 namespace baton::kernels::cuda {
 namespace {
 
-constexpr int kLanes = kDropoutLanes;
-
 // No __restrict__: out may be in (each element is read before it is written, by the same thread).
 template <bool kVector, typename T>
 __global__ void dropout_kernel(const T* in, T* out, int64_t n, uint64_t seed, uint32_t threshold, Acc<T> scale) {
-  const int64_t blocks = (n + kLanes - 1) / kLanes;
+  const int64_t blocks = (n + kDropoutLanes - 1) / kDropoutLanes;
   for (int64_t b = grid_thread(); b < blocks; b += grid_threads()) {
     const philox::Block bits = philox::block_at(seed, static_cast<uint64_t>(b));
-    const int64_t base = b * kLanes;
-    if (kVector && base + kLanes <= n) {
-      Vec<T, kLanes> v = load_vec<kLanes>(in + base);
+    const int64_t base = b * kDropoutLanes;
+    if (kVector && base + kDropoutLanes <= n) {
+      Vec<T, kDropoutLanes> v = load_vec<kDropoutLanes>(in + base);
 #pragma unroll
-      for (int j = 0; j < kLanes; ++j) {
+      for (int j = 0; j < kDropoutLanes; ++j) {
         v.v[j] = store<T>(dropout_value(load(v.v[j]), dropout_keeps(bits.v[j], threshold), scale));
       }
-      store_vec<kLanes>(out + base, v);
+      store_vec<kDropoutLanes>(out + base, v);
     } else {
-      for (int j = 0; j < kLanes && base + j < n; ++j) {
+      for (int j = 0; j < kDropoutLanes && base + j < n; ++j) {
         out[base + j] = store<T>(dropout_value(load(in[base + j]), dropout_keeps(bits.v[j], threshold), scale));
       }
     }
@@ -48,12 +46,12 @@ void dropout(Context& ctx, DType dtype, const void* in, uint32_t threshold, doub
   if (n == 0) return;
   CudaDeviceGuard guard(ctx.device().index());
   const auto stream = cuda_stream(ctx);
-  const unsigned grid = detail::grid_for((n + kLanes - 1) / kLanes);
+  const unsigned grid = detail::grid_for((n + kDropoutLanes - 1) / kDropoutLanes);
   dispatch_floating("dropout", dtype, [&]<typename T>() {
     const auto* src = static_cast<const T*>(in);
     auto* dst = static_cast<T*>(out);
     const auto s = static_cast<Acc<T>>(scale);
-    constexpr uintptr_t kVecBytes = sizeof(Vec<T, kLanes>);
+    constexpr uintptr_t kVecBytes = sizeof(Vec<T, kDropoutLanes>);
     if (reinterpret_cast<uintptr_t>(src) % kVecBytes == 0 && reinterpret_cast<uintptr_t>(dst) % kVecBytes == 0) {
       dropout_kernel<true><<<grid, detail::kBlockSize, 0, stream>>>(src, dst, n, seed, threshold, s);
     } else {

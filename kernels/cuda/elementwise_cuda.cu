@@ -24,11 +24,6 @@ struct MulOp {
   __device__ T operator()(T a, T b) const { return store<T>(load(a) * load(b)); }
 };
 template <typename T>
-struct ScaleOp {
-  Acc<T> alpha;
-  __device__ T operator()(T x) const { return store<T>(alpha * load(x)); }
-};
-template <typename T>
 struct AxpbyOp {
   Acc<T> alpha, beta;
   __device__ T operator()(T x, T y) const { return store<T>(alpha * load(x) + beta * load(y)); }

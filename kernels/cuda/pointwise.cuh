@@ -20,6 +20,13 @@
 
 namespace baton::kernels::cuda {
 
+// out = factor · x, in the accumulation type (the elementwise scale and the activations' scale by a scalar).
+template <typename T>
+struct ScaleOp {
+  Acc<T> factor;
+  __device__ T operator()(T x) const { return store<T>(factor * load(x)); }
+};
+
 template <typename Op>
 __device__ __forceinline__ auto bind_op(const Op& op) {
   if constexpr (requires { op.bind(); }) {

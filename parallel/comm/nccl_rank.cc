@@ -43,11 +43,10 @@ NcclRank::~NcclRank() {
   const auto deadline = Clock::now() + timeout();
   bool pending = true;
   while (pending && !failure() && Clock::now() < deadline) {
-    std::vector<std::shared_ptr<NcclOperation>> operations;
-    {
+    const std::vector<std::shared_ptr<NcclOperation>> operations = [this] {
       std::lock_guard<std::mutex> lock(works_mutex_);
-      operations = outstanding_;
-    }
+      return outstanding_;
+    }();
     pending = std::any_of(operations.begin(), operations.end(), [this](const auto& op) { return !poll(*op); });
     if (pending) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }

@@ -31,7 +31,7 @@ std::optional<Initializer> JsonConfig::get_initializer(std::string_view name) co
       R"({"constant": value}, {"uniform": [low, high]} with low <= high, or {"normal": [mean, std]} with std >= 0)";
   if (!v.is_object() || v.size() != 1) fail(name, expected);
   const std::string kind = v.begin().key();
-  const nlohmann::json& args = v.begin().value();
+  const nlohmann::json& args = v.front();
   if (kind == "constant") {
     if (!args.is_number()) fail(name, expected);
     return Initializer::constant(args.get<double>());
