@@ -6,6 +6,7 @@ PyTorch is an optional dependency, needed by this script only (docs/cpu.md, "Sid
 PyTorch"). Usage:
   tools/compare_pytorch.py --baton build/bin/baton --model resnet20 --batch 64 --threads 2
   tools/compare_pytorch.py --baton build/bin/baton --model resnet50 --batch 8 --threads 2
+  tools/compare_pytorch.py --baton build-gpu/bin/baton --model resnet50 --batch 64 --device cuda
 
 Each round runs baton, then PyTorch, as separate processes (rounds alternate, so a change in the
 machine's load hits both). A run trains `--steps` steps and measures samples/s over intervals of
@@ -14,6 +15,10 @@ round, per framework, and the largest resident set (ru_maxrss) of any of its run
 Model, data and optimiser: ResNet-20 (CIFAR, 1x1-conv + BN shortcuts, as baton's resnet20) on
 3x32x32 images with 10 classes, or torchvision's ResNet-50 on 3x224x224 with 1000 classes;
 random images; SGD with momentum 0.9, weight decay 5e-4, learning rate 0.01; float32.
+With --device cuda both train on GPU 0 (PyTorch with cuDNN's autotuner off, as baton picks its
+algorithms by heuristics), both in strict float32 unless --tf32 lets both use TF32 tensor cores for
+convolutions and matrix products (PyTorch's own default allows TF32 in cuDNN's convolutions only); PyTorch reads each step's loss back to the host. Peak memory stays the
+process's resident set (host memory), also on the GPU.
 """
 import argparse
 import json
@@ -30,11 +35,11 @@ def baton_round(args, env):
     size, classes = MODELS[args.model]
     with tempfile.TemporaryDirectory() as folder:
         metrics = os.path.join(folder, "metrics.jsonl")
-        command = [args.baton, "train", "--model", args.model, "--device", "cpu", "--workers", "1",
+        command = [args.baton, "train", "--model", args.model, "--device", baton_device(args), "--workers", "1",
                    "--data", f"synthetic:3x{size}x{size}:{classes}:{args.batch * (args.steps + 1)}",
                    "--batch-size", str(args.batch), "--steps", str(args.steps), "--log-every", str(args.interval),
                    "--eval-every", "0", "--lr", "0.01", "--momentum", "0.9", "--weight-decay", "5e-4",
-                   "--lr-schedule", "constant", "--metrics", metrics]
+                   "--lr-schedule", "constant", "--metrics", metrics] + (["--tf32"] if args.tf32 else [])
         env = dict(env, BATON_NUM_THREADS=str(args.threads))
         process = subprocess.run(["/usr/bin/env", "python3", __file__, "--peak-of", *command], env=env,
                                  capture_output=True, text=True)
@@ -46,9 +51,14 @@ def baton_round(args, env):
     return rates[1:], peak
 
 
+def baton_device(args):
+    return "cuda:0" if args.device == "cuda" else "cpu"
+
+
 def torch_round(args, env):
     command = ["/usr/bin/env", "python3", __file__, "--peak-of", sys.executable, __file__, "--torch-worker",
-               "--model", args.model, "--batch", str(args.batch), "--threads", str(args.threads),
+               "--model", args.model, "--batch", str(args.batch), "--threads", str(args.threads), "--device", args.device,
+               *(["--tf32"] if args.tf32 else []),
                "--steps", str(args.steps), "--interval", str(args.interval)]
     process = subprocess.run(command, env=env, capture_output=True, text=True)
     if process.returncode != 0:
@@ -108,12 +118,17 @@ def torch_worker(args):
     else:
         import torchvision
         model = torchvision.models.resnet50(num_classes=classes)
-    model.train()
+    device = torch.device(args.device)
+    torch.backends.cudnn.benchmark = False
+    torch.backends.cudnn.allow_tf32 = args.tf32
+    torch.backends.cuda.matmul.allow_tf32 = args.tf32
+    model.to(device).train()
     optimiser = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
     loss_fn = torch.nn.CrossEntropyLoss()
     generator = torch.Generator().manual_seed(0)
     batches = [(torch.rand(args.batch, 3, size, size, generator=generator) * 2 - 1,
                 torch.randint(0, classes, (args.batch,), generator=generator)) for _ in range(4)]
+    batches = [(images.to(device), labels.to(device)) for images, labels in batches]
     rates, start = [], time.perf_counter()
     for step in range(1, args.steps + 1):
         images, labels = batches[step % len(batches)]
@@ -135,6 +150,8 @@ def main():
     parser.add_argument("--model", choices=sorted(MODELS), default="resnet20")
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--tf32", action="store_true", help="both may use TF32 tensor cores (GPU)")
     parser.add_argument("--steps", type=int, default=0, help="steps per run (default: 6 intervals)")
     parser.add_argument("--interval", type=int, default=0, help="steps per measured interval (default: 10, ResNet-50 5)")
     parser.add_argument("--rounds", type=int, default=3)
@@ -164,12 +181,12 @@ def main():
     summary = {name: {"samples_per_second": statistics.median(rates), "peak_mib": max(peaks), "intervals": rates}
                for name, (rates, peaks) in results.items()}
     ratio = summary["baton"]["samples_per_second"] / summary["pytorch"]["samples_per_second"]
-    print(f"{args.model}, batch {args.batch}, {args.threads} threads, torch {torch.__version__}: "
+    print(f"{args.model}, batch {args.batch}, {args.device}{' tf32' if args.tf32 else ''}, {args.threads} threads, torch {torch.__version__}: "
           f"baton {summary['baton']['samples_per_second']:.1f} samples/s, "
           f"PyTorch {summary['pytorch']['samples_per_second']:.1f} samples/s, baton / PyTorch {ratio:.2f}x; "
           f"peak memory baton {summary['baton']['peak_mib']:.0f} MiB, PyTorch {summary['pytorch']['peak_mib']:.0f} MiB")
     if args.json:
-        report = {"model": args.model, "batch": args.batch, "threads": args.threads, "steps": args.steps,
+        report = {"model": args.model, "batch": args.batch, "device": args.device, "tf32": args.tf32, "threads": args.threads, "steps": args.steps,
                   "interval": args.interval, "rounds": args.rounds, "torch": torch.__version__,
                   "ratio": ratio, **summary}
         with open(args.json + ".tmp", "w") as f:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# On a machine with a GPU: CUDA build in build-gpu/, every gpu-labelled test (a skipped one is a
-# failure here), `baton devices`, the kernel benchmark, and a summary table; exits non-zero on any failure.
+# On a machine with a GPU: CUDA build in build-gpu/ of the gpu suites and baton, every gpu-labelled
+# test (a skipped one is a failure here, unless it needs more GPUs than the machine has), `baton
+# devices`, the kernel benchmark, and a summary table; exits non-zero on any failure.
 # Environment: BATON_CUDA_ARCHS (default 90), CMAKE_PREFIX_PATH, CUDNN_ROOT, NCCL_ROOT,
 # DEVICE_CMAKE_ARGS (extra configure arguments, split on spaces), BUILD_DIR (default build-gpu), JOBS.
 set -euo pipefail
@@ -31,14 +32,18 @@ fi
 
 say "${configure[*]}"
 "${configure[@]}"
-say "cmake --build $build_dir -j $jobs"
-cmake --build "$build_dir" -j "$jobs"
+# Only what runs here: the gpu-labelled suites and the command line (the cpu suites are `make test`'s).
+say "cmake --build $build_dir -j $jobs --target baton_gpu_tests baton_cli"
+cmake --build "$build_dir" -j "$jobs" --target baton_gpu_tests baton_cli
 
 # gpu tests; the per-test result lines of ctest's output are joined with each test's labels.
 say "ctest -L gpu in $build_dir"
 test_log=$build_dir/gpu-check-ctest.log
 set +e
-(cd "$build_dir" && ctest -L gpu --output-on-failure --no-tests=error -j "$jobs") 2>&1 | tee "$test_log"
+junit=$PWD/$build_dir/gpu-check-junit.xml  # every test's output, skipped ones included
+rm -f "$junit"
+(cd "$build_dir" && ctest -L gpu --output-on-failure --no-tests=error -j "$jobs" --output-junit "$junit") 2>&1 |
+  tee "$test_log"
 ctest_rc=${PIPESTATUS[0]}
 set -e
 if grep -q "No tests were found" "$test_log"; then
@@ -65,9 +70,34 @@ summary=$(awk '
     printf "%-8s %7s %7s %8s\n", "label", "passed", "failed", "skipped"
     for (l in seen) printf "%-8s %7d %7d %8d\n", l, by[l, "passed"], by[l, "failed"], by[l, "skipped"]
     printf "%-8s %7d %7d %8d\n", "all", count["passed"], count["failed"], count["skipped"]
-    if (count["skipped"] > 0) exit 3
-  }' "$labels_log" "$test_log") && skipped=0 || skipped=$?
-[[ $skipped -eq 3 ]] && fail "gpu tests were skipped on a GPU machine (see the reasons above)"
+  }' "$labels_log" "$test_log")
+
+# Skipped tests with their reasons. A test that needs more GPUs than this machine has may skip (it
+# says "needs two GPUs", "needs 4 CUDA devices", ...); any other skip on a GPU machine is a failure.
+if command -v python3 >/dev/null 2>&1 && [[ -s $junit ]]; then
+  skips=$(python3 - "$junit" <<'PY'
+import re, sys, xml.etree.ElementTree as ET
+more_gpus = re.compile(r"needs (two|\d+) (GPUs|CUDA devices)|fewer than \d+ GPUs")
+unexpected = 0
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    if case.find("skipped") is None:
+        continue
+    out = (case.findtext("system-out") or "").splitlines()
+    # GoogleTest: "file:line: Skipped" then the reason; the scripts: "...: skipped: reason".
+    reason = next((out[i + 1] for i, l in enumerate(out[:-1]) if l.endswith(": Skipped")), None)
+    reason = reason or next((l for l in out if "skipped:" in l), "no reason given")
+    expected = bool(more_gpus.search(reason))
+    unexpected += not expected
+    print(f"  {'needs more GPUs' if expected else 'UNEXPECTED'}: {case.get('name')}: {reason.strip()}")
+print(f"unexpected={unexpected}")
+PY
+  )
+  echo "$skips" | grep -v '^unexpected=' || true
+  [[ $(echo "$skips" | sed -n 's/^unexpected=//p') == 0 ]] ||
+    fail "gpu tests were skipped on a GPU machine for a reason other than needing more GPUs (listed above)"
+elif grep -q '\*\*\*Skipped' "$test_log"; then
+  fail "gpu tests were skipped on a GPU machine (python3 is needed to read why from $junit)"
+fi
 
 say "$baton devices"
 "$baton" devices || fail "baton devices"
