@@ -17,6 +17,8 @@ namespace {
 void dropout(std::string_view op, Context& ctx, const NamedTensor& in, double p, uint64_t seed,
              const NamedTensor& out) {
   check_pointwise(op, ctx, {in}, out);
+  // The mask follows the row-major element index, the same bits on every device: row-major only.
+  check_on_context(op, ctx, {in, out});
   BATON_CHECK(p >= 0.0 && p < 1.0, op, ": argument 'p' is ", p, ", expected a drop probability in [0, 1)");
   const Tensor &x = in.tensor, &y = out.tensor;
   if (p == 0.0) {  // every element kept, scaled by 1: a copy (nothing to do in place)

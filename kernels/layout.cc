@@ -47,4 +47,18 @@ void nhwc_to_nchw(Context& ctx, const Tensor& x, const Tensor& out) {
   transpose_op(op, ctx, x, out, Shape{n, c, h, w}, h * w, c);
 }
 
+Tensor to_memory_format(Context& ctx, const Tensor& x, MemoryFormat format) {
+  constexpr std::string_view op = "to_memory_format";
+  check_on_context_any_format(op, ctx, {{"x", x}});
+  if (same_placement(x.shape(), x.format(), format)) return x.as_format(format);
+  check_rank(op, {"x", x}, 4);
+  const Tensor out = Tensor::empty(x.shape(), x.dtype(), ctx.stream(), format);
+  if (format == MemoryFormat::channels_last) {
+    nchw_to_nhwc(ctx, x, out.nhwc_view());
+  } else {
+    nhwc_to_nchw(ctx, x.nhwc_view(), out);
+  }
+  return out;
+}
+
 }  // namespace baton::kernels

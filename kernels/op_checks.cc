@@ -7,11 +7,29 @@ namespace baton::kernels {
 
 std::string pair_text(const std::array<int64_t, 2>& pair) { return detail::concat("[", pair[0], ", ", pair[1], "]"); }
 
-void check_on_context(std::string_view op, const Context& ctx, std::initializer_list<NamedTensor> tensors) {
+void check_on_context_any_format(std::string_view op, const Context& ctx, std::initializer_list<NamedTensor> tensors) {
   for (const NamedTensor& t : tensors) {
     BATON_CHECK(t.tensor.defined(), op, ": argument '", t.name, "' is an undefined tensor");
     BATON_CHECK(t.tensor.device() == ctx.device(), op, ": argument '", t.name, "' is on ", t.tensor.device().str(),
                 " but the op runs on ", ctx.device().str());
+  }
+}
+
+void check_on_context(std::string_view op, const Context& ctx, std::initializer_list<NamedTensor> tensors) {
+  check_on_context_any_format(op, ctx, tensors);
+  for (const NamedTensor& t : tensors) {
+    BATON_CHECK(same_placement(t.tensor.shape(), t.tensor.format(), MemoryFormat::contiguous), op, ": argument '",
+                t.name, "' is a ", memory_format_name(t.tensor.format()), " tensor of shape ", t.tensor.shape().str(),
+                ", which this op does not read (convert it with kernels::to_memory_format)");
+  }
+}
+
+void check_same_placement(std::string_view op, std::initializer_list<NamedTensor> tensors) {
+  const NamedTensor& first = *tensors.begin();
+  for (const NamedTensor& t : tensors) {
+    BATON_CHECK(same_placement(t.tensor.shape(), t.tensor.format(), first.tensor.format()), op, ": argument '", t.name,
+                "' is ", memory_format_name(t.tensor.format()), ", '", first.name, "' ",
+                memory_format_name(first.tensor.format()), " (the same format is needed)");
   }
 }
 
@@ -72,10 +90,12 @@ void check_overlap(std::string_view op, const NamedTensor& out, std::initializer
 void check_pointwise(std::string_view op, const Context& ctx, std::initializer_list<NamedTensor> inputs,
                      const NamedTensor& out) {
   const NamedTensor& first = *inputs.begin();
-  check_on_context(op, ctx, inputs);
-  check_on_context(op, ctx, {out});
+  check_on_context_any_format(op, ctx, inputs);
+  check_on_context_any_format(op, ctx, {out});
   for (const NamedTensor& t : inputs) check_same_shape(op, {first, t});
   check_same_shape(op, {first, out});
+  for (const NamedTensor& t : inputs) check_same_placement(op, {first, t});
+  check_same_placement(op, {first, out});
   check_floating(op, first);
   for (const NamedTensor& t : inputs) check_same_dtype(op, {first, t});
   check_same_dtype(op, {first, out});

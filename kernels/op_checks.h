@@ -18,8 +18,13 @@ struct NamedTensor {
   const Tensor& tensor;
 };
 
-// Every tensor is defined and lives on the context's device.
+// Every tensor is defined, lives on the context's device and is in row-major order: an op that has
+// not been taught channels-last tensors (runtime/core/memory_format.h) refuses them by this check.
 void check_on_context(std::string_view op, const Context& ctx, std::initializer_list<NamedTensor> tensors);
+// The same, for the ops that read either memory format (they check the formats themselves).
+void check_on_context_any_format(std::string_view op, const Context& ctx, std::initializer_list<NamedTensor> tensors);
+// Every tensor places its elements as the first one does (same format, or an equivalent one).
+void check_same_placement(std::string_view op, std::initializer_list<NamedTensor> tensors);
 // Every tensor has the first one's shape.
 void check_same_shape(std::string_view op, std::initializer_list<NamedTensor> tensors);
 // Every tensor has the first one's dtype.
@@ -46,8 +51,9 @@ void check_overlap(std::string_view op, const NamedTensor& out, std::initializer
                    Overlap allowed);
 
 // The checks of the pointwise ops (elementwise, activation, dropout): every tensor is on the
-// context's device, has the first input's shape and one floating dtype, and `out` is exactly an
-// input (in place) or disjoint from every input.
+// context's device, has the first input's shape, placement (either memory format, the same for all:
+// the ops map element i to element i) and one floating dtype, and `out` is exactly an input (in
+// place) or disjoint from every input.
 void check_pointwise(std::string_view op, const Context& ctx, std::initializer_list<NamedTensor> inputs,
                      const NamedTensor& out);
 

@@ -39,6 +39,14 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, const Stream& stream) {
   return Tensor(Storage::allocate(bytes, stream), 0, shape, dtype);
 }
 
+Tensor Tensor::empty(const Shape& shape, DType dtype, const Stream& stream, MemoryFormat format) {
+  BATON_CHECK(format == MemoryFormat::contiguous || shape.rank() == 4, "Tensor::empty: a ", memory_format_name(format),
+              " tensor needs a rank-4 [N, C, H, W] shape, got ", shape.str());
+  Tensor t = empty(shape, dtype, stream);
+  t.format_ = format;
+  return t;
+}
+
 Tensor Tensor::empty_host(const Shape& shape, DType dtype, HostMemory kind) {
   const size_t bytes = static_cast<size_t>(shape.numel()) * dtype_size(dtype);
   return Tensor(Storage::allocate_host(bytes, kind), 0, shape, dtype);
@@ -64,8 +72,8 @@ Tensor Tensor::slice(int64_t begin, int64_t end) const {
   BATON_CHECK(0 <= begin && begin <= end && end <= shape_[0], "slice [", begin, ", ", end,
               ") is out of range for dimension 0 of shape ", shape_.str());
   const size_t row_bytes = static_cast<size_t>(shape_.stride(0)) * dtype_size(dtype_);
-  return Tensor(storage_, offset_bytes_ + static_cast<size_t>(begin) * row_bytes, shape_.with_dim0(end - begin),
-                dtype_);
+  return Tensor(storage_, offset_bytes_ + static_cast<size_t>(begin) * row_bytes, shape_.with_dim0(end - begin), dtype_,
+                format_);
 }
 
 std::vector<Tensor> Tensor::split(int64_t parts) const {
@@ -88,7 +96,37 @@ Tensor Tensor::reshape(const Shape& shape) const {
   check_defined("reshape");
   BATON_CHECK(shape.numel() == numel(), "reshape from ", shape_.str(), " (", numel(), " elements) to ", shape.str(),
               " (", shape.numel(), " elements)");
+  BATON_CHECK(same_placement(shape_, format_, MemoryFormat::contiguous), "reshape of a ", memory_format_name(format_),
+              " tensor of shape ", shape_.str(),
+              ": its elements are not in row-major order (convert it with "
+              "kernels::to_memory_format first)");
   return Tensor(storage_, offset_bytes_, shape, dtype_);
+}
+
+Tensor Tensor::as_format(MemoryFormat format) const {
+  check_defined("as_format");
+  BATON_CHECK(same_placement(shape_, format_, format), "as_format: a ", memory_format_name(format_),
+              " tensor of shape ", shape_.str(), " does not place its elements as a ", memory_format_name(format),
+              " one (convert it with kernels::to_memory_format)");
+  return Tensor(storage_, offset_bytes_, shape_, dtype_, format);
+}
+
+Tensor Tensor::nhwc_view() const {
+  check_defined("nhwc_view");
+  BATON_CHECK(format_ == MemoryFormat::channels_last, "nhwc_view: the tensor of shape ", shape_.str(), " is ",
+              memory_format_name(format_), ", not channels-last");
+  return Tensor(storage_, offset_bytes_, Shape{shape_[0], shape_[2], shape_[3], shape_[1]}, dtype_);
+}
+
+Tensor Tensor::channels_last_from_nhwc(const Tensor& nhwc) {
+  nhwc.check_defined("channels_last_from_nhwc");
+  BATON_CHECK(nhwc.rank() == 4 && nhwc.format_ == MemoryFormat::contiguous,
+              "channels_last_from_nhwc: expected a "
+              "contiguous [N, H, W, C] tensor, got a ",
+              memory_format_name(nhwc.format_), " one of shape ", nhwc.shape_.str());
+  const Shape& s = nhwc.shape_;
+  return Tensor(nhwc.storage_, nhwc.offset_bytes_, Shape{s[0], s[3], s[1], s[2]}, nhwc.dtype_,
+                MemoryFormat::channels_last);
 }
 
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes, const Stream& stream) {
@@ -120,6 +158,9 @@ void Tensor::copy_from(const Tensor& src, const Stream& stream) {
   src.check_defined("copy_from (source)");
   BATON_CHECK(src.shape_ == shape_ && src.dtype_ == dtype_, "copy_from: source ", src.shape_.str(), " ",
               dtype_name(src.dtype_), " into destination ", shape_.str(), " ", dtype_name(dtype_));
+  BATON_CHECK(same_placement(shape_, src.format_, format_), "copy_from: a ", memory_format_name(src.format_),
+              " source into a ", memory_format_name(format_), " destination of shape ", shape_.str(),
+              " (convert with kernels::to_memory_format)");
   copy_bytes(data_ptr(), device(), src.data_ptr(), src.device(), nbytes(), stream);
 }
 
@@ -127,18 +168,18 @@ Tensor Tensor::to(Device device, const Stream& stream) const {
   check_defined("to");
   Tensor out;
   if (device.is_cpu()) {
-    out = Tensor(Storage::allocate(nbytes(), Stream::create(device)), 0, shape_, dtype_);
+    out = Tensor(Storage::allocate(nbytes(), Stream::create(device)), 0, shape_, dtype_, format_);
   } else {
     BATON_CHECK(stream.device() == device || stream.device() == this->device(), "Tensor::to(", device.str(),
                 "): the stream (", stream.device().str(), ") must be on the source or destination device");
     if (stream.device() == device) {
-      out = Tensor(Storage::allocate(nbytes(), stream), 0, shape_, dtype_);
+      out = Tensor(Storage::allocate(nbytes(), stream), 0, shape_, dtype_, format_);
     } else {
 #if BATON_HAVE_CUDA
       // Peer copy issued on the source's stream: allocate on the destination, then order the copy
       // after the allocation and the eventual free after the copy.
       const Stream destination = peer_allocation_stream(device);
-      out = Tensor(Storage::allocate(nbytes(), destination), 0, shape_, dtype_);
+      out = Tensor(Storage::allocate(nbytes(), destination), 0, shape_, dtype_, format_);
       detail::order_after(static_cast<cudaStream_t>(stream.native_handle()),
                           static_cast<cudaStream_t>(destination.native_handle()), device.index());
       out.record_stream(stream);
@@ -152,6 +193,10 @@ Tensor Tensor::to(Device device, const Stream& stream) const {
 }
 
 void Tensor::copy_to_host(void* dst, const Stream& stream) const {
+  BATON_CHECK(same_placement(shape_, format_, MemoryFormat::contiguous), "reading a ", memory_format_name(format_),
+              " tensor of shape ", shape_.str(),
+              " to the host in row-major order: convert it with "
+              "kernels::to_memory_format first");
   copy_bytes(dst, Device::cpu(), data_ptr(), device(), nbytes(), stream);
   stream.synchronize();
 }

@@ -1,4 +1,5 @@
-// Tensor: a contiguous row-major array on one device: shared storage + byte offset + shape + dtype.
+// Tensor: a dense array on one device: shared storage + byte offset + shape + dtype + memory format
+// (row-major, or channels-last for rank-4 CPU activations: runtime/core/memory_format.h).
 // Views along dimension 0 (micro-batch slices) and reshapes share storage and copy nothing.
 // Copies between devices are issued on an explicit stream.
 #pragma once
@@ -12,6 +13,7 @@
 #include "runtime/core/context.h"
 #include "runtime/core/dtype.h"
 #include "runtime/core/error.h"
+#include "runtime/core/memory_format.h"
 #include "runtime/core/shape.h"
 #include "runtime/core/storage.h"
 #include "runtime/core/stream.h"
@@ -25,6 +27,8 @@ class Tensor {
   // Uninitialised memory on the stream's device, ordered on that stream.
   static Tensor empty(const Shape& shape, DType dtype, const Stream& stream);
   static Tensor empty(const Shape& shape, DType dtype, const Context& ctx) { return empty(shape, dtype, ctx.stream()); }
+  // The same in `format` (channels_last needs a rank-4 shape).
+  static Tensor empty(const Shape& shape, DType dtype, const Stream& stream, MemoryFormat format);
   // Uninitialised host memory on cpu:0 (pinned: page-locked for fast asynchronous copies).
   static Tensor empty_host(const Shape& shape, DType dtype, HostMemory kind = HostMemory::pageable);
   // A tensor on the stream's device holding `values` (values.size() must equal shape.numel()).
@@ -34,6 +38,7 @@ class Tensor {
   bool defined() const { return storage_ != nullptr; }
   const Shape& shape() const { return shape_; }
   DType dtype() const { return dtype_; }
+  MemoryFormat format() const { return format_; }
   Device device() const;
   int64_t numel() const { return shape_.numel(); }
   size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
@@ -44,20 +49,29 @@ class Tensor {
   template <typename T>
   T* data() const;  // throws unless T matches the dtype
 
-  // Rows [begin, end) along dimension 0, sharing storage.
+  // Rows [begin, end) along dimension 0, sharing storage (in this tensor's format).
   Tensor slice(int64_t begin, int64_t end) const;
   // `parts` views along dimension 0 whose sizes differ by at most one (the first ones larger).
   std::vector<Tensor> split(int64_t parts) const;
-  // The same elements with another shape of equal numel, sharing storage.
+  // The same elements with another shape of equal numel, sharing storage; the result is contiguous,
+  // so a channels-last tensor must place its elements as a contiguous one would (same_placement).
   Tensor reshape(const Shape& shape) const;
 
-  // Copies `src` (same shape and dtype, any device) into this tensor, ordered on `stream`, which
+  // The same bytes tagged `format`, where that places every element alike (same_placement).
+  Tensor as_format(MemoryFormat format) const;
+  // A channels-last tensor's bytes as the contiguous [N, H, W, C] tensor they are, and back: the
+  // views the format conversions (kernels::to_memory_format) and NHWC kernels work on.
+  Tensor nhwc_view() const;
+  static Tensor channels_last_from_nhwc(const Tensor& nhwc);
+
+  // Copies `src` (same shape, dtype and placement, any device) into this tensor, ordered on `stream`, which
   // must belong to the CUDA device involved (either one for peer copies), or be a CPU stream for
   // host-to-host copies.
   void copy_from(const Tensor& src, const Stream& stream);
   // A copy on `device`; `stream` as for copy_from (a CPU->CPU copy takes any CPU stream).
   Tensor to(Device device, const Stream& stream) const;
-  // Copies to the host and waits for the copy; T must match the dtype.
+  // Copies to the host and waits for the copy, in row-major [N, C, H, W] order (a channels-last
+  // tensor must be converted first: kernels::to_memory_format); T must match the dtype.
   template <typename T>
   std::vector<T> to_vector(const Stream& stream) const;
   // Sets every element to `value` (converted to the dtype), ordered on `stream`.
@@ -73,8 +87,13 @@ class Tensor {
   std::string debug_string(const Stream& stream, int64_t max_elements = 32) const;
 
  private:
-  Tensor(std::shared_ptr<Storage> storage, size_t offset_bytes, Shape shape, DType dtype)
-      : storage_(std::move(storage)), offset_bytes_(offset_bytes), shape_(std::move(shape)), dtype_(dtype) {}
+  Tensor(std::shared_ptr<Storage> storage, size_t offset_bytes, Shape shape, DType dtype,
+         MemoryFormat format = MemoryFormat::contiguous)
+      : storage_(std::move(storage)),
+        offset_bytes_(offset_bytes),
+        shape_(std::move(shape)),
+        dtype_(dtype),
+        format_(format) {}
   void check_defined(const char* what) const;
   void copy_to_host(void* dst, const Stream& stream) const;
   void copy_from_host(const void* src, const Stream& stream);
@@ -83,6 +102,7 @@ class Tensor {
   size_t offset_bytes_ = 0;
   Shape shape_;
   DType dtype_ = DType::f32;
+  MemoryFormat format_ = MemoryFormat::contiguous;
 };
 
 // Copies `bytes` between two memory regions on any devices, ordered on `stream` (see copy_from).

@@ -73,5 +73,16 @@ TEST_F(LayoutCuda, MatchesCpuForEveryDtype) {
   }
 }
 
+TEST_F(LayoutCuda, ToMemoryFormatMatchesCpu) {
+  const Shape shape{2, 35, 6, 7};
+  const Tensor x_c = testing::random_tensor(shape, DType::f32, cpu.stream(), 9);
+  const Tensor x_g = testing::random_tensor(shape, DType::f32, gs(), 9);
+  const Tensor last_c = to_memory_format(cpu, x_c, MemoryFormat::channels_last);
+  const Tensor last_g = to_memory_format(*gpu, x_g, MemoryFormat::channels_last);
+  EXPECT_EQ(last_g.format(), MemoryFormat::channels_last);
+  EXPECT_EQ(bytes_of(last_g.nhwc_view(), gs()), bytes_of(last_c.nhwc_view(), cpu.stream()));
+  EXPECT_EQ(bytes_of(to_memory_format(*gpu, last_g, MemoryFormat::contiguous), gs()), bytes_of(x_c, cpu.stream()));
+}
+
 }  // namespace
 }  // namespace baton::kernels
