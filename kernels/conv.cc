@@ -16,6 +16,7 @@
 #endif
 #include "kernels/cuda/conv_cuda.h"
 #include "kernels/device_dispatch.h"
+#include "kernels/layout.h"
 #include "kernels/op_checks.h"
 
 namespace baton::kernels {
@@ -52,11 +53,14 @@ Shape output_shape(std::string_view op, const Shape& x, const Shape& w, const Co
   return Shape{x[0], k, out[0], out[1]};
 }
 
-// The checks every pass shares: tensors on the context, one dtype (f32 or f64), shapes consistent.
-// `x` is the input (dx for backward data), `y` the output (dy).
+// The checks every pass shares: tensors on the context, one dtype (f32 or f64), shapes consistent,
+// row-major filters; on the CPU the activations may be channels-last. `x` is the input (dx for
+// backward data), `y` the output (dy).
 void check_conv(std::string_view op, const Context& ctx, const NamedTensor& x, const NamedTensor& w,
                 const NamedTensor& y, const Conv2dParams& p) {
-  check_on_context(op, ctx, {x, w, y});
+  check_on_context_any_format(op, ctx, {x, y});
+  check_on_context(op, ctx, {w});
+  if (ctx.device().is_cuda()) check_on_context(op, ctx, {x, y});  // cuDNN gets NCHW
   check_dtype_in(op, x, {DType::f32, DType::f64});
   check_same_dtype(op, {x, w, y});
   const Shape expected = output_shape(op, x.tensor.shape(), w.tensor.shape(), p);
@@ -100,22 +104,56 @@ bool run_dnnl([[maybe_unused]] Context& ctx, [[maybe_unused]] Conv2dPass pass,
               [[maybe_unused]] const Tensor& w, [[maybe_unused]] const Tensor& y) {
 #if BATON_HAVE_DNNL
   const cpu::Workspace workspace = [&ctx](size_t bytes) { return ctx.workspace(bytes); };
+  const cpu::ConvFormats f{.x_channels_last = x.format() == MemoryFormat::channels_last,
+                           .y_channels_last = y.format() == MemoryFormat::channels_last};
   switch (pass) {
     case Conv2dPass::forward:
-      return cpu::dnnl_conv2d_forward(g, x.data<float>(), w.data<float>(), y.data<float>(), workspace);
+      return cpu::dnnl_conv2d_forward(g, f, x.data<float>(), w.data<float>(), y.data<float>(), workspace);
     case Conv2dPass::backward_data:
-      return cpu::dnnl_conv2d_backward_data(g, y.data<float>(), w.data<float>(), x.data<float>(), workspace);
+      return cpu::dnnl_conv2d_backward_data(g, f, y.data<float>(), w.data<float>(), x.data<float>(), workspace);
     case Conv2dPass::backward_filter:
-      return cpu::dnnl_conv2d_backward_filter(g, x.data<float>(), y.data<float>(), w.data<float>(), workspace);
+      return cpu::dnnl_conv2d_backward_filter(g, f, x.data<float>(), y.data<float>(), w.data<float>(), workspace);
   }
 #endif
   return false;
+}
+
+// The reference reads and writes row-major activations: channels-last ones go through row-major
+// copies (the output written back in its format).
+template <typename T>
+void run_reference(Context& ctx, Conv2dPass pass, const cpu::ConvGeometry& g, const Tensor& x, const Tensor& w,
+                   const Tensor& y);
+
+template <typename T>
+void run_reference_row_major(Context& ctx, Conv2dPass pass, const cpu::ConvGeometry& g, const Tensor& x,
+                             const Tensor& w, const Tensor& y) {
+  const Tensor& out = pass == Conv2dPass::backward_data ? x : y;
+  const bool out_is_read = pass == Conv2dPass::backward_filter;  // w accumulates; x, y are inputs there
+  const Tensor x_in = pass == Conv2dPass::backward_data ? x : to_memory_format(ctx, x, MemoryFormat::contiguous);
+  const Tensor y_in = pass == Conv2dPass::forward ? y : to_memory_format(ctx, y, MemoryFormat::contiguous);
+  if (out_is_read || out.format() == MemoryFormat::contiguous) {
+    run_reference<T>(ctx, pass, g, x_in, w, y_in);
+    return;
+  }
+  const Tensor result = Tensor::empty(out.shape(), out.dtype(), ctx);
+  run_reference<T>(ctx, pass, g, pass == Conv2dPass::backward_data ? result : x_in, w,
+                   pass == Conv2dPass::forward ? result : y_in);
+  nchw_to_nhwc(ctx, result, out.nhwc_view());
 }
 
 template <typename T>
 void run_cpu(Context& ctx, Conv2dPass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dParams& p) {
   const cpu::ConvGeometry g = geometry(x.shape(), w.shape(), y.shape(), p);
   if (std::is_same_v<T, float> && run_dnnl(ctx, pass, g, x, w, y)) return;
+  if (x.format() != MemoryFormat::contiguous || y.format() != MemoryFormat::contiguous) {
+    return run_reference_row_major<T>(ctx, pass, g, x, w, y);
+  }
+  run_reference<T>(ctx, pass, g, x, w, y);
+}
+
+template <typename T>
+void run_reference(Context& ctx, Conv2dPass pass, const cpu::ConvGeometry& g, const Tensor& x, const Tensor& w,
+                   const Tensor& y) {
   const size_t column_bytes = static_cast<size_t>(g.column_elements()) * sizeof(T);
   T* columns = column_bytes > 0 ? static_cast<T*>(ctx.workspace(column_bytes)) : nullptr;
   switch (pass) {
@@ -155,6 +193,13 @@ void run_pass(std::string_view op, Context& ctx, Conv2dPass pass, const Tensor& 
       [&](auto& cuda_ctx) { cuda::conv2d(cuda_ctx, conv_args(pass, x, w, y, p)); });
 }
 
+// A channels-last activation as the [N·H·W, C] matrix it is (the bias ops' [rows, C] case); a
+// row-major one as it is.
+Tensor channels_innermost(const Tensor& t) {
+  if (t.format() != MemoryFormat::channels_last) return t;
+  return t.nhwc_view().reshape(Shape{t.size(0) * t.size(2) * t.size(3), t.size(1)});
+}
+
 }  // namespace
 
 Shape conv2d_output_shape(const Shape& x, const Shape& w, const Conv2dParams& params) {
@@ -172,7 +217,7 @@ void conv2d_forward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor
                 ", expected [", w.size(0), "] (the filter's output channels)");
   }
   run_pass(op, ctx, Conv2dPass::forward, x, w, y, params);
-  if (bias.defined()) bias_add(ctx, bias, y);
+  if (bias.defined()) bias_add(ctx, bias, channels_innermost(y));
 }
 
 void conv2d_backward_data(Context& ctx, const Tensor& dy, const Tensor& w, const Conv2dParams& params,
@@ -190,9 +235,10 @@ void conv2d_backward_filter(Context& ctx, const Tensor& x, const Tensor& dy, con
 }
 
 void conv2d_backward_bias(Context& ctx, const Tensor& dy, const Tensor& db) {
-  check_on_context("conv2d_backward_bias", ctx, {{"dy", dy}, {"db", db}});
+  check_on_context_any_format("conv2d_backward_bias", ctx, {{"dy", dy}});
+  check_on_context("conv2d_backward_bias", ctx, {{"db", db}});
   check_rank("conv2d_backward_bias", {"dy", dy}, 4);
-  bias_grad(ctx, dy, db);
+  bias_grad(ctx, channels_innermost(dy), db);
 }
 
 std::function<void()> conv2d_library_call(Context& ctx, Conv2dPass pass, const Tensor& x, const Tensor& w,

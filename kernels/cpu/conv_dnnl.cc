@@ -1,5 +1,6 @@
-// Float32 convolution on oneDNN: forward, backward data and backward weights primitives with the
-// layouts they prefer (activations and filters reordered per call), cached per pass and geometry.
+// Float32 convolution on oneDNN: forward, backward data and backward weights primitives, cached per
+// pass, geometry and activation formats. Plain activations: the primitives take the layouts they
+// prefer and each call reorders into them; channels-last ones: they compute in NHWC, no reorder.
 #include "kernels/cpu/conv_dnnl.h"
 
 #include <memory>
@@ -31,9 +32,9 @@ ConvDescs descs(const ConvGeometry& g) {
           .padding = {g.pad_h, g.pad_w}};
 }
 
-std::string cache_key(Pass pass, const ConvGeometry& g) {
+std::string cache_key(Pass pass, const ConvGeometry& g, ConvFormats f) {
   std::ostringstream key;
-  key << "conv2d/" << static_cast<int>(pass);
+  key << "conv2d/" << static_cast<int>(pass) << '/' << f.x_channels_last << f.y_channels_last;
   for (const int64_t v : {g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.p, g.q, g.stride_h, g.stride_w, g.pad_h, g.pad_w,
                           g.dilation_h, g.dilation_w, g.groups}) {
     key << '/' << v;
@@ -47,18 +48,32 @@ dnnl::primitive_attr user_scratchpad() {
   return attr;
 }
 
-dnnl::convolution_forward::primitive_desc forward_pd(const ConvDescs& d) {
+dnnl::memory::desc nhwc_f32(const dims& d) {
+  return dnnl::memory::desc(d, dnnl::memory::data_type::f32, dnnl::memory::format_tag::nhwc);
+}
+
+// The activations' layout in the user's tensors, and in the primitive (NHWC when either side is).
+dnnl::memory::desc user_activation(const dims& d, bool channels_last) {
+  return channels_last ? nhwc_f32(d) : dnnl_plain_f32(d);
+}
+dnnl::memory::desc inner_activation(const dims& d, ConvFormats f) {
+  return f.x_channels_last || f.y_channels_last ? nhwc_f32(d) : dnnl_any_f32(d);
+}
+
+dnnl::convolution_forward::primitive_desc forward_pd(const ConvDescs& d, ConvFormats f) {
   const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                             dnnl_any_f32(d.x), dnnl_any_f32(d.w), dnnl_any_f32(d.y), d.strides,
-                                             d.dilates, d.padding, d.padding);
+                                             inner_activation(d.x, f), dnnl_any_f32(d.w), inner_activation(d.y, f),
+                                             d.strides, d.dilates, d.padding, d.padding);
   return {desc, user_scratchpad(), dnnl_engine()};
 }
 
-std::shared_ptr<const DnnlCall> make_call(Pass pass, const ConvGeometry& g) {
+std::shared_ptr<const DnnlCall> make_call(Pass pass, const ConvGeometry& g, ConvFormats f) {
   const ConvDescs d = descs(g);
   try {
-    const auto fwd = forward_pd(d);
-    const auto x = dnnl_plain_f32(d.x), w = dnnl_plain_f32(d.w), y = dnnl_plain_f32(d.y);
+    const auto fwd = forward_pd(d, f);
+    const auto x = user_activation(d.x, f.x_channels_last), w = dnnl_plain_f32(d.w),
+               y = user_activation(d.y, f.y_channels_last);
+    const auto inner_x = inner_activation(d.x, f), inner_y = inner_activation(d.y, f);
     switch (pass) {
       case Pass::forward:
         return std::make_shared<DnnlCall>(
@@ -67,9 +82,9 @@ std::shared_ptr<const DnnlCall> make_call(Pass pass, const ConvGeometry& g) {
                                       {DNNL_ARG_WEIGHTS, w, fwd.weights_desc(), DnnlRole::input},
                                       {DNNL_ARG_DST, y, fwd.dst_desc(), DnnlRole::output}});
       case Pass::backward_data: {
-        const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, dnnl_any_f32(d.x),
-                                                         dnnl_any_f32(d.w), dnnl_any_f32(d.y), d.strides, d.dilates,
-                                                         d.padding, d.padding);
+        const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, inner_x,
+                                                         dnnl_any_f32(d.w), inner_y, d.strides, d.dilates, d.padding,
+                                                         d.padding);
         const dnnl::convolution_backward_data::primitive_desc pd(desc, user_scratchpad(), dnnl_engine(), fwd);
         return std::make_shared<DnnlCall>(
             dnnl::convolution_backward_data(pd), pd.scratchpad_desc(),
@@ -78,9 +93,9 @@ std::shared_ptr<const DnnlCall> make_call(Pass pass, const ConvGeometry& g) {
                                       {DNNL_ARG_DIFF_SRC, x, pd.diff_src_desc(), DnnlRole::output}});
       }
       case Pass::backward_filter: {
-        const dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, dnnl_any_f32(d.x),
-                                                            dnnl_any_f32(d.w), dnnl_any_f32(d.y), d.strides, d.dilates,
-                                                            d.padding, d.padding);
+        const dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, inner_x,
+                                                            dnnl_any_f32(d.w), inner_y, d.strides, d.dilates, d.padding,
+                                                            d.padding);
         const dnnl::convolution_backward_weights::primitive_desc pd(desc, user_scratchpad(), dnnl_engine(), fwd);
         return std::make_shared<DnnlCall>(
             dnnl::convolution_backward_weights(pd), pd.scratchpad_desc(),
@@ -95,8 +110,9 @@ std::shared_ptr<const DnnlCall> make_call(Pass pass, const ConvGeometry& g) {
   return nullptr;
 }
 
-bool run(Pass pass, const ConvGeometry& g, std::initializer_list<const void*> data, const Workspace& workspace) {
-  const auto call = cached_dnnl_call(cache_key(pass, g), [&] { return make_call(pass, g); });
+bool run(Pass pass, const ConvGeometry& g, ConvFormats f, std::initializer_list<const void*> data,
+         const Workspace& workspace) {
+  const auto call = cached_dnnl_call(cache_key(pass, g, f), [&] { return make_call(pass, g, f); });
   if (call == nullptr) return false;
   std::vector<void*> pointers;
   for (const void* p : data) pointers.push_back(const_cast<void*>(p));  // inputs are only read
@@ -106,18 +122,19 @@ bool run(Pass pass, const ConvGeometry& g, std::initializer_list<const void*> da
 
 }  // namespace
 
-bool dnnl_conv2d_forward(const ConvGeometry& g, const float* x, const float* w, float* y, const Workspace& workspace) {
-  return run(Pass::forward, g, {x, w, y}, workspace);
+bool dnnl_conv2d_forward(const ConvGeometry& g, ConvFormats f, const float* x, const float* w, float* y,
+                         const Workspace& workspace) {
+  return run(Pass::forward, g, f, {x, w, y}, workspace);
 }
 
-bool dnnl_conv2d_backward_data(const ConvGeometry& g, const float* dy, const float* w, float* dx,
+bool dnnl_conv2d_backward_data(const ConvGeometry& g, ConvFormats f, const float* dy, const float* w, float* dx,
                                const Workspace& workspace) {
-  return run(Pass::backward_data, g, {dy, w, dx}, workspace);
+  return run(Pass::backward_data, g, f, {dy, w, dx}, workspace);
 }
 
-bool dnnl_conv2d_backward_filter(const ConvGeometry& g, const float* x, const float* dy, float* dw,
+bool dnnl_conv2d_backward_filter(const ConvGeometry& g, ConvFormats f, const float* x, const float* dy, float* dw,
                                  const Workspace& workspace) {
-  return run(Pass::backward_filter, g, {x, dy, dw}, workspace);
+  return run(Pass::backward_filter, g, f, {x, dy, dw}, workspace);
 }
 
 }  // namespace baton::kernels::cpu

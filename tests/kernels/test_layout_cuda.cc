@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "kernels/conv.h"
 #include "kernels/layout.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
@@ -82,6 +83,14 @@ TEST_F(LayoutCuda, ToMemoryFormatMatchesCpu) {
   EXPECT_EQ(last_g.format(), MemoryFormat::channels_last);
   EXPECT_EQ(bytes_of(last_g.nhwc_view(), gs()), bytes_of(last_c.nhwc_view(), cpu.stream()));
   EXPECT_EQ(bytes_of(to_memory_format(*gpu, last_g, MemoryFormat::contiguous), gs()), bytes_of(x_c, cpu.stream()));
+}
+
+TEST_F(LayoutCuda, ChannelsLastActivationsAreACpuFormatForConvolutions) {
+  const Tensor x = Tensor::empty(Shape{1, 4, 5, 5}, DType::f32, gs(), MemoryFormat::channels_last);
+  const Tensor w = Tensor::empty(Shape{4, 4, 3, 3}, DType::f32, gs());
+  EXPECT_ERROR_MENTIONS(
+      "argument 'x' is a channels-last tensor",
+      conv2d_forward(*gpu, x, w, Tensor(), {.padding = {1, 1}}, Tensor::empty(Shape{1, 4, 5, 5}, DType::f32, gs())));
 }
 
 }  // namespace
