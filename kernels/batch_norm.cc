@@ -1,4 +1,5 @@
-// Batch-norm ops: argument checks, then the CPU reference or the CUDA launchers (cuDNN and baton's
+// Batch-norm ops: argument checks (kernels/batch_norm_checks.h), then the CPU reference (or, for
+// channels-last activations, kernels/batch_norm_channels_last.h) or the CUDA launchers (cuDNN and baton's
 // kernels). For cuDNN, pointers it needs but the caller did not give (γ = 1, β = 0 without affine
 // parameters, scratch for an unwanted dx or unwanted parameter gradients) come from ctx.workspace.
 #include "kernels/batch_norm.h"
@@ -9,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/batch_norm_channels_last.h"
+#include "kernels/batch_norm_checks.h"
 #include "kernels/batch_norm_cudnn_args.h"
 #include "kernels/cpu/batch_norm_cpu.h"
 #include "kernels/cuda/batch_norm_cuda.h"
@@ -29,44 +32,13 @@ using batch_norm_cudnn::pointer_or_null;
 using batch_norm_cudnn::scale_bias_or_constants;
 using batch_norm_cudnn::ScaleBias;
 using batch_norm_cudnn::Scratch;
-
-// x: on the context's device, [N, C, H, W], f32 or f64.
-void check_input(std::string_view op, const Context& ctx, const NamedTensor& x) {
-  check_on_context(op, ctx, {x});
-  check_rank(op, x, 4);
-  check_dtype_in(op, x, {DType::f32, DType::f64});
-}
-
-// A tensor of x's shape and dtype on the context's device (skipped when undefined and optional).
-void check_like_input(std::string_view op, const Context& ctx, const NamedTensor& x, const NamedTensor& t,
-                      bool optional = false) {
-  if (optional && !t.tensor.defined()) return;
-  check_on_context(op, ctx, {t});
-  check_same_shape(op, {x, t});
-  check_same_dtype(op, {x, t});
-}
-
-// A per-channel tensor: [C] of x's dtype on the context's device (skipped when undefined and optional).
-void check_channel(std::string_view op, const Context& ctx, const NamedTensor& x, const NamedTensor& t,
-                   bool optional = false) {
-  if (optional && !t.tensor.defined()) return;
-  check_on_context(op, ctx, {t});
-  const int64_t channels = x.tensor.size(1);
-  BATON_CHECK(t.tensor.shape() == Shape{channels}, op, ": argument '", t.name, "' has shape ", t.tensor.shape().str(),
-              ", expected [", channels, "] (the channels of '", x.name, "', shape ", x.tensor.shape().str(), ")");
-  check_same_dtype(op, {x, t});
-}
-
-// Both defined or both undefined.
-void check_pair(std::string_view op, const NamedTensor& a, const NamedTensor& b) {
-  BATON_CHECK(a.tensor.defined() == b.tensor.defined(), op, ": arguments '", a.name, "' and '", b.name,
-              "' must both be defined or both be undefined ('", a.tensor.defined() ? a.name : b.name,
-              "' is the only one defined)");
-}
-
-void check_eps(std::string_view op, double eps) {
-  BATON_CHECK(eps > 0.0 && std::isfinite(eps), op, ": eps is ", eps, ", expected a finite value > 0");
-}
+// The argument checks (kernels/batch_norm_checks.h).
+using batch_norm_checks::any_channels_last;
+using batch_norm_checks::check_backward;
+using batch_norm_checks::check_channel;
+using batch_norm_checks::check_eps;
+using batch_norm_checks::check_forward;
+using batch_norm_checks::check_forward_train;
 
 // The per-channel tensor t as doubles on the host (CPU tensors only).
 template <typename T>
@@ -78,40 +50,6 @@ std::vector<double> channel_values(const Tensor& t) {
 template <typename T>
 T* data_or_null(const Tensor& t) {
   return t.defined() ? t.data<T>() : nullptr;
-}
-
-// The checks both forward ops share: x, y alike, weight and bias optional.
-void check_forward(std::string_view op, const Context& ctx, const NamedTensor& x, const Tensor& y, const Tensor& weight,
-                   const Tensor& bias) {
-  check_input(op, ctx, x);
-  check_like_input(op, ctx, x, {"y", y});
-  check_channel(op, ctx, x, {"weight", weight}, true);
-  check_channel(op, ctx, x, {"bias", bias}, true);
-}
-
-// The checks of batch_norm_forward_train (num_batches_tracked may be undefined).
-void check_forward_train(std::string_view op, const Context& ctx, const Tensor& x, const Tensor& weight,
-                         const Tensor& bias, double eps, double momentum, const Tensor& y, const Tensor& save_mean,
-                         const Tensor& save_invstd, const Tensor& running_mean, const Tensor& running_var,
-                         const Tensor& num_batches_tracked) {
-  const NamedTensor nx{"x", x};
-  check_forward(op, ctx, nx, y, weight, bias);
-  check_channel(op, ctx, nx, {"save_mean", save_mean});
-  check_channel(op, ctx, nx, {"save_invstd", save_invstd});
-  check_pair(op, {"running_mean", running_mean}, {"running_var", running_var});
-  check_channel(op, ctx, nx, {"running_mean", running_mean}, true);
-  check_channel(op, ctx, nx, {"running_var", running_var}, true);
-  if (num_batches_tracked.defined()) {
-    check_on_context(op, ctx, {{"num_batches_tracked", num_batches_tracked}});
-    BATON_CHECK(num_batches_tracked.dtype() == DType::i64 && num_batches_tracked.shape() == Shape{}, op,
-                ": argument 'num_batches_tracked' is ", dtype_name(num_batches_tracked.dtype()), " of shape ",
-                num_batches_tracked.shape().str(), ", expected an i64 scalar (shape [])");
-  }
-  check_eps(op, eps);
-  BATON_CHECK(momentum >= 0.0 && momentum <= 1.0, op, ": momentum is ", momentum, ", expected a value in [0, 1]");
-  const int64_t per_channel = x.size(0) * x.size(2) * x.size(3);
-  BATON_CHECK(per_channel > 1, op, ": expected more than 1 value per channel when training, got input of shape ",
-              x.shape().str());
 }
 
 }  // namespace
@@ -126,12 +64,17 @@ void batch_norm_forward_train(Context& ctx, const Tensor& x, const Tensor& weigh
   on_device(
       op, ctx,
       [&] {
-        dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
-          cpu::batch_norm_forward_train(x.data<T>(), data_or_null<T>(weight), data_or_null<T>(bias), x.size(0),
-                                        x.size(1), x.size(2) * x.size(3), eps, momentum, y.data<T>(),
-                                        save_mean.data<T>(), save_invstd.data<T>(), data_or_null<T>(running_mean),
-                                        data_or_null<T>(running_var));
-        });
+        if (any_channels_last({&x, &y})) {
+          channels_last::batch_norm_forward_train(ctx, x, weight, bias, eps, momentum, y, save_mean, save_invstd,
+                                                  running_mean, running_var);
+        } else {
+          dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
+            cpu::batch_norm_forward_train(x.data<T>(), data_or_null<T>(weight), data_or_null<T>(bias), x.size(0),
+                                          x.size(1), x.size(2) * x.size(3), eps, momentum, y.data<T>(),
+                                          save_mean.data<T>(), save_invstd.data<T>(), data_or_null<T>(running_mean),
+                                          data_or_null<T>(running_var));
+          });
+        }
         if (num_batches_tracked.defined()) ++*num_batches_tracked.data<int64_t>();
       },
       [&](auto& cuda_ctx) {
@@ -156,6 +99,8 @@ void batch_norm_forward_eval(Context& ctx, const Tensor& x, const Tensor& weight
   on_device(
       op, ctx,
       [&] {
+        if (any_channels_last({&x, &y}))
+          return channels_last::batch_norm_forward_eval(ctx, x, weight, bias, mean, var, eps, y);
         dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
           std::vector<double> mu = channel_values<T>(mean), invstd = channel_values<T>(var);
           for (double& v : invstd) v = 1.0 / std::sqrt(v + eps);
@@ -170,28 +115,6 @@ void batch_norm_forward_eval(Context& ctx, const Tensor& x, const Tensor& weight
       });
 }
 
-namespace {
-
-// The checks both backward ops share: x, dy (and dx when defined) alike, weight optional,
-// weight_grad and bias_grad both or neither. `stat_a` and `stat_b` are the statistics.
-void check_backward(std::string_view op, const Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& weight,
-                    const NamedTensor& stat_a, const NamedTensor& stat_b, double eps, const Tensor& dx,
-                    const Tensor& weight_grad, const Tensor& bias_grad) {
-  const NamedTensor nx{"x", x};
-  check_input(op, ctx, nx);
-  check_like_input(op, ctx, nx, {"dy", dy});
-  check_like_input(op, ctx, nx, {"dx", dx}, true);
-  check_channel(op, ctx, nx, {"weight", weight}, true);
-  check_channel(op, ctx, nx, stat_a);
-  check_channel(op, ctx, nx, stat_b);
-  check_pair(op, {"weight_grad", weight_grad}, {"bias_grad", bias_grad});
-  check_channel(op, ctx, nx, {"weight_grad", weight_grad}, true);
-  check_channel(op, ctx, nx, {"bias_grad", bias_grad}, true);
-  check_eps(op, eps);
-}
-
-}  // namespace
-
 void batch_norm_backward_train(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& weight,
                                const Tensor& save_mean, const Tensor& save_invstd, double eps, const Tensor& dx,
                                const Tensor& weight_grad, const Tensor& bias_grad) {
@@ -202,6 +125,10 @@ void batch_norm_backward_train(Context& ctx, const Tensor& x, const Tensor& dy, 
   on_device(
       op, ctx,
       [&] {
+        if (any_channels_last({&x, &dy, &dx})) {
+          return channels_last::batch_norm_backward_train(ctx, x, dy, weight, save_mean, save_invstd, eps, dx,
+                                                          weight_grad, bias_grad);
+        }
         dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
           cpu::batch_norm_backward(x.data<T>(), dy.data<T>(), data_or_null<T>(weight), x.size(0), x.size(1),
                                    x.size(2) * x.size(3), channel_values<T>(save_mean), channel_values<T>(save_invstd),
@@ -233,6 +160,10 @@ void batch_norm_backward_eval(Context& ctx, const Tensor& x, const Tensor& dy, c
   on_device(
       op, ctx,
       [&] {
+        if (any_channels_last({&x, &dy, &dx})) {
+          return channels_last::batch_norm_backward_eval(ctx, x, dy, weight, mean, var, eps, dx, weight_grad,
+                                                         bias_grad);
+        }
         dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
           std::vector<double> invstd = channel_values<T>(var);
           for (double& v : invstd) v = 1.0 / std::sqrt(v + eps);

@@ -42,12 +42,6 @@ std::string cache_key(Pass pass, const ConvGeometry& g, ConvFormats f) {
   return key.str();
 }
 
-dnnl::primitive_attr user_scratchpad() {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // so that threads may share a primitive
-  return attr;
-}
-
 dnnl::memory::desc nhwc_f32(const dims& d) {
   return dnnl::memory::desc(d, dnnl::memory::data_type::f32, dnnl::memory::format_tag::nhwc);
 }
@@ -64,7 +58,7 @@ dnnl::convolution_forward::primitive_desc forward_pd(const ConvDescs& d, ConvFor
   const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
                                              inner_activation(d.x, f), dnnl_any_f32(d.w), inner_activation(d.y, f),
                                              d.strides, d.dilates, d.padding, d.padding);
-  return {desc, user_scratchpad(), dnnl_engine()};
+  return {desc, dnnl_user_scratchpad(), dnnl_engine()};
 }
 
 std::shared_ptr<const DnnlCall> make_call(Pass pass, const ConvGeometry& g, ConvFormats f) {
@@ -85,7 +79,7 @@ std::shared_ptr<const DnnlCall> make_call(Pass pass, const ConvGeometry& g, Conv
         const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, inner_x,
                                                          dnnl_any_f32(d.w), inner_y, d.strides, d.dilates, d.padding,
                                                          d.padding);
-        const dnnl::convolution_backward_data::primitive_desc pd(desc, user_scratchpad(), dnnl_engine(), fwd);
+        const dnnl::convolution_backward_data::primitive_desc pd(desc, dnnl_user_scratchpad(), dnnl_engine(), fwd);
         return std::make_shared<DnnlCall>(
             dnnl::convolution_backward_data(pd), pd.scratchpad_desc(),
             std::vector<DnnlArgument>{{DNNL_ARG_DIFF_DST, y, pd.diff_dst_desc(), DnnlRole::input},
@@ -96,7 +90,7 @@ std::shared_ptr<const DnnlCall> make_call(Pass pass, const ConvGeometry& g, Conv
         const dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, inner_x,
                                                             dnnl_any_f32(d.w), inner_y, d.strides, d.dilates, d.padding,
                                                             d.padding);
-        const dnnl::convolution_backward_weights::primitive_desc pd(desc, user_scratchpad(), dnnl_engine(), fwd);
+        const dnnl::convolution_backward_weights::primitive_desc pd(desc, dnnl_user_scratchpad(), dnnl_engine(), fwd);
         return std::make_shared<DnnlCall>(
             dnnl::convolution_backward_weights(pd), pd.scratchpad_desc(),
             std::vector<DnnlArgument>{{DNNL_ARG_SRC, x, pd.src_desc(), DnnlRole::input},
@@ -112,12 +106,7 @@ std::shared_ptr<const DnnlCall> make_call(Pass pass, const ConvGeometry& g, Conv
 
 bool run(Pass pass, const ConvGeometry& g, ConvFormats f, std::initializer_list<const void*> data,
          const Workspace& workspace) {
-  const auto call = cached_dnnl_call(cache_key(pass, g, f), [&] { return make_call(pass, g, f); });
-  if (call == nullptr) return false;
-  std::vector<void*> pointers;
-  for (const void* p : data) pointers.push_back(const_cast<void*>(p));  // inputs are only read
-  call->run(pointers, call->workspace_bytes() > 0 ? workspace(call->workspace_bytes()) : nullptr);
-  return true;
+  return run_dnnl_call(cached_dnnl_call(cache_key(pass, g, f), [&] { return make_call(pass, g, f); }), data, workspace);
 }
 
 }  // namespace

@@ -8,11 +8,9 @@
 #include <functional>
 
 #include "kernels/cpu/conv_cpu.h"
+#include "kernels/cpu/dnnl_call.h"  // Workspace
 
 namespace baton::kernels::cpu {
-
-// Scratch memory for one call: returns at least `bytes`, valid until the call returns.
-using Workspace = std::function<void*(size_t bytes)>;
 
 // Which activations are channels-last (NHWC): x is the input side (x, dx), y the output side (y,
 // dy). Filters are always [K, C / groups, R, S] row-major. When either side is channels-last the

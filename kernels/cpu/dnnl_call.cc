@@ -30,6 +30,21 @@ const dnnl::engine& dnnl_engine() {
   return engine;
 }
 
+dnnl::primitive_attr dnnl_user_scratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+bool run_dnnl_call(const std::shared_ptr<const DnnlCall>& call, std::initializer_list<const void*> data,
+                   const Workspace& workspace) {
+  if (call == nullptr) return false;
+  std::vector<void*> pointers;
+  for (const void* p : data) pointers.push_back(const_cast<void*>(p));  // inputs are only read
+  call->run(pointers, call->workspace_bytes() > 0 ? workspace(call->workspace_bytes()) : nullptr);
+  return true;
+}
+
 dnnl::memory::desc dnnl_plain_f32(const dnnl::memory::dims& dims) {
   static constexpr dnnl::memory::format_tag kPlain[] = {
       dnnl::memory::format_tag::undef, dnnl::memory::format_tag::a,    dnnl::memory::format_tag::ab,

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <dnnl.hpp>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
@@ -16,6 +17,11 @@ namespace baton::kernels::cpu {
 
 // The process's oneDNN CPU engine.
 const dnnl::engine& dnnl_engine();
+// Attributes with a user-provided scratchpad, so that threads may share a primitive.
+dnnl::primitive_attr dnnl_user_scratchpad();
+
+// Scratch memory for one call: returns at least `bytes`, valid until the call returns.
+using Workspace = std::function<void*(size_t bytes)>;
 
 // How a primitive uses one argument: read it, overwrite it, or add its result to it.
 enum class DnnlRole { input, output, accumulate };
@@ -59,6 +65,11 @@ class DnnlCall {
 // reference). Thread-safe.
 std::shared_ptr<const DnnlCall> cached_dnnl_call(const std::string& op_key,
                                                  const std::function<std::shared_ptr<const DnnlCall>()>& make);
+
+// Runs `call` on `data` (its arguments' tensors, in order; inputs are only read) with scratch from
+// `workspace`; false, doing nothing, when call is nullptr (oneDNN has no implementation).
+bool run_dnnl_call(const std::shared_ptr<const DnnlCall>& call, std::initializer_list<const void*> data,
+                   const Workspace& workspace);
 
 struct DnnlCacheStats {
   int64_t calls = 0;          // cached calls

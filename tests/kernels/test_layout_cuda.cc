@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "kernels/batch_norm.h"
 #include "kernels/conv.h"
 #include "kernels/layout.h"
 #include "tests/kernels/op_test_support.h"
@@ -91,6 +92,15 @@ TEST_F(LayoutCuda, ChannelsLastActivationsAreACpuFormatForConvolutions) {
   EXPECT_ERROR_MENTIONS(
       "argument 'x' is a channels-last tensor",
       conv2d_forward(*gpu, x, w, Tensor(), {.padding = {1, 1}}, Tensor::empty(Shape{1, 4, 5, 5}, DType::f32, gs())));
+}
+
+TEST_F(LayoutCuda, ChannelsLastActivationsAreACpuFormatForBatchNorm) {
+  const Tensor x = Tensor::empty(Shape{2, 4, 5, 5}, DType::f32, gs(), MemoryFormat::channels_last);
+  const Tensor c = Tensor::empty(Shape{4}, DType::f32, gs());
+  EXPECT_ERROR_MENTIONS(
+      "argument 'x' is a channels-last tensor",
+      batch_norm_forward_train(*gpu, x, Tensor(), Tensor(), 1e-5, 0.1, Tensor::empty(x.shape(), DType::f32, gs()), c, c,
+                               Tensor(), Tensor(), Tensor()));
 }
 
 }  // namespace
