@@ -49,6 +49,7 @@ void nhwc_to_nchw(Context& ctx, const Tensor& x, const Tensor& out) {
 
 Tensor to_memory_format(Context& ctx, const Tensor& x, MemoryFormat format) {
   constexpr std::string_view op = "to_memory_format";
+  if (x.defined() && x.format() == format) return x;  // nothing to move, nothing to check
   check_on_context_any_format(op, ctx, {{"x", x}});
   if (same_placement(x.shape(), x.format(), format)) return x.as_format(format);
   check_rank(op, {"x", x}, 4);

@@ -14,8 +14,9 @@ void nchw_to_nhwc(Context& ctx, const Tensor& x, const Tensor& out);
 // x [N, H, W, C] -> out [N, C, H, W]: out[n, c, h, w] = x[n, h, w, c]. Same dtype.
 void nhwc_to_nchw(Context& ctx, const Tensor& x, const Tensor& out);
 
-// x in `format`: x itself when it already places its elements so, else a new tensor on x's
-// device, converted on ctx's stream. Any dtype, CPU or CUDA.
+// x in `format`: x itself when already in it (unchecked), the same bytes retagged when they are
+// placed alike (same_placement), else a new tensor on x's device, converted on ctx's stream. Any
+// dtype, CPU or CUDA.
 Tensor to_memory_format(Context& ctx, const Tensor& x, MemoryFormat format);
 
 }  // namespace baton::kernels

@@ -3,6 +3,7 @@
 
 #include "kernels/activation.h"
 #include "kernels/elementwise.h"
+#include "kernels/layout.h"
 #include "layers/builtin_layers.h"
 #include "layers/layer_support.h"
 #include "runtime/graph/json_config.h"
@@ -16,7 +17,7 @@ std::vector<Shape> PointwiseActivation::infer_shapes(std::span<const Shape> inpu
 
 ForwardResult PointwiseActivation::forward(const ForwardArgs& args) const {
   const Tensor& x = args.inputs[0];
-  Tensor y = Tensor::empty(x.shape(), x.dtype(), args.ctx);
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), args.ctx.stream(), x.format());
   ops_.forward(args.ctx, x, y);
   return {{y}, {ops_.saves_input ? x : y}};
 }
@@ -24,8 +25,8 @@ ForwardResult PointwiseActivation::forward(const ForwardArgs& args) const {
 std::vector<Tensor> PointwiseActivation::backward(const BackwardArgs& args) const {
   if (!args.needs_input_grad[0]) return {Tensor()};
   const Tensor& saved = args.saved[0];
-  Tensor dx = Tensor::empty(saved.shape(), saved.dtype(), args.ctx);
-  ops_.backward(args.ctx, saved, args.output_grads[0], dx);
+  Tensor dx = Tensor::empty(saved.shape(), saved.dtype(), args.ctx.stream(), saved.format());
+  ops_.backward(args.ctx, saved, kernels::to_memory_format(args.ctx, args.output_grads[0], saved.format()), dx);
   return {dx};
 }
 

@@ -13,6 +13,7 @@ class PointwiseActivation : public Layer {
  public:
   nlohmann::json config() const override { return nlohmann::json::object(); }
   std::vector<Shape> infer_shapes(std::span<const Shape> inputs) const override;
+  bool reads_channels_last() const override { return true; }
   ForwardResult forward(const ForwardArgs& args) const override;
   std::vector<Tensor> backward(const BackwardArgs& args) const override;
   LayerCost cost(std::span<const Shape> inputs, DType dtype) const override;

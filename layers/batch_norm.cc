@@ -8,6 +8,7 @@
 
 #include "kernels/batch_norm.h"
 #include "kernels/batch_norm_statistics.h"
+#include "kernels/layout.h"
 #include "layers/builtin_layers.h"
 #include "runtime/graph/json_config.h"
 
@@ -107,7 +108,7 @@ ForwardResult BatchNorm2d::forward(const ForwardArgs& args) const {
   infer_shapes(std::span<const Shape>(&x.shape(), 1));
   const Tensor weight = options_.affine ? args.params[0] : Tensor();
   const Tensor bias = options_.affine ? args.params[1] : Tensor();
-  Tensor y = Tensor::empty(x.shape(), x.dtype(), args.ctx);
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), args.ctx.stream(), x.format());
   const bool batch_statistics =
       !options_.track_running_stats || (args.mode == Mode::train && !options_.freeze_statistics);
   if (!batch_statistics) {
@@ -119,7 +120,7 @@ ForwardResult BatchNorm2d::forward(const ForwardArgs& args) const {
   if (options_.track_running_stats && args.update_buffers && args.deferred != nullptr) {
     auto* deferred = dynamic_cast<DeferredStatistics*>(args.deferred);
     BATON_CHECK(deferred != nullptr, "BatchNorm2d: ForwardArgs::deferred is not one make_deferred_update made");
-    deferred->add(args.ctx, x);
+    deferred->add(args.ctx, kernels::to_memory_format(args.ctx, x, MemoryFormat::contiguous));
   }
   kernels::batch_norm_forward_train(args.ctx, x, weight, bias, options_.eps, options_.momentum, y, row(stats, 0),
                                     row(stats, 1), update ? args.buffers[0] : Tensor(),
@@ -129,11 +130,12 @@ ForwardResult BatchNorm2d::forward(const ForwardArgs& args) const {
 
 std::vector<Tensor> BatchNorm2d::backward(const BackwardArgs& args) const {
   const Tensor& x = args.saved[0];
-  const Tensor& dy = args.output_grads[0];
+  const Tensor dy = kernels::to_memory_format(args.ctx, args.output_grads[0], x.format());
   const Tensor weight = options_.affine ? args.params[0] : Tensor();
   const Tensor weight_grad = options_.affine ? args.param_grads[0] : Tensor();
   const Tensor bias_grad = options_.affine ? args.param_grads[1] : Tensor();
-  const Tensor dx = args.needs_input_grad[0] ? Tensor::empty(x.shape(), x.dtype(), args.ctx) : Tensor();
+  const Tensor dx =
+      args.needs_input_grad[0] ? Tensor::empty(x.shape(), x.dtype(), args.ctx.stream(), x.format()) : Tensor();
   if (args.saved.size() == 2) {
     const Tensor& stats = args.saved[1];
     kernels::batch_norm_backward_train(args.ctx, x, dy, weight, row(stats, 0), row(stats, 1), options_.eps, dx,

@@ -46,6 +46,7 @@ class BatchNorm2d final : public Layer {
   std::vector<Shape> infer_shapes(std::span<const Shape> inputs) const override;
   std::vector<TensorSpec> param_specs(std::span<const Shape> inputs) const override;
   std::vector<TensorSpec> buffer_specs(std::span<const Shape> inputs) const override;
+  bool reads_channels_last() const override { return true; }
   ForwardResult forward(const ForwardArgs& args) const override;
   std::vector<Tensor> backward(const BackwardArgs& args) const override;
   // For the statistics the layer uses in train mode (batch statistics unless freeze_statistics).

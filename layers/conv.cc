@@ -73,7 +73,10 @@ std::vector<TensorSpec> Conv2d::param_specs(std::span<const Shape> /*inputs*/) c
 
 ForwardResult Conv2d::forward(const ForwardArgs& args) const {
   const Tensor& x = args.inputs[0];
-  Tensor y = Tensor::empty(infer_shapes(std::span(&x.shape(), 1))[0], x.dtype(), args.ctx);
+  // The CPU engine's float32 activations are channels-last from the first convolution on (docs/cpu.md).
+  const bool channels_last = args.ctx.channels_last() && args.ctx.device().is_cpu() && x.dtype() == DType::f32;
+  Tensor y = Tensor::empty(infer_shapes(std::span(&x.shape(), 1))[0], x.dtype(), args.ctx.stream(),
+                           channels_last ? MemoryFormat::channels_last : MemoryFormat::contiguous);
   kernels::conv2d_forward(args.ctx, x, args.params[0], options_.bias ? args.params[1] : Tensor(), params(), y);
   return {{y}, {x}};
 }
@@ -83,7 +86,7 @@ std::vector<Tensor> Conv2d::backward(const BackwardArgs& args) const {
   const Tensor& dy = args.output_grads[0];
   Tensor dx;
   if (args.needs_input_grad[0]) {
-    dx = Tensor::empty(x.shape(), x.dtype(), args.ctx);
+    dx = Tensor::empty(x.shape(), x.dtype(), args.ctx.stream(), x.format());
     kernels::conv2d_backward_data(args.ctx, dy, args.params[0], params(), dx);
   }
   kernels::conv2d_backward_filter(args.ctx, x, dy, params(), args.param_grads[0]);

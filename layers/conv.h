@@ -43,6 +43,7 @@ class Conv2d final : public Layer {
   nlohmann::json config() const override;
   std::vector<Shape> infer_shapes(std::span<const Shape> inputs) const override;
   std::vector<TensorSpec> param_specs(std::span<const Shape> inputs) const override;
+  bool reads_channels_last() const override { return true; }
   ForwardResult forward(const ForwardArgs& args) const override;
   std::vector<Tensor> backward(const BackwardArgs& args) const override;
   // MACs of forward; backward counts the data gradient, the filter gradient (each as many MACs as

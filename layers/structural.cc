@@ -7,6 +7,7 @@
 
 #include "kernels/concat.h"
 #include "kernels/elementwise.h"
+#include "kernels/layout.h"
 #include "layers/builtin_layers.h"
 #include "layers/layer_support.h"
 #include "runtime/graph/json_config.h"
@@ -58,9 +59,10 @@ std::vector<DType> Add::infer_dtypes(std::span<const DType> inputs) const { retu
 ForwardResult Add::forward(const ForwardArgs& args) const {
   infer_shapes(shapes_of(args.inputs));
   const std::span<const Tensor> x = args.inputs;
-  Tensor y = Tensor::empty(x[0].shape(), x[0].dtype(), args.ctx);
-  kernels::add(args.ctx, x[0], x[1], y);
-  for (size_t i = 2; i < x.size(); ++i) kernels::add(args.ctx, y, x[i], y);
+  const MemoryFormat format = x[0].format();  // the others follow the first input's format
+  Tensor y = Tensor::empty(x[0].shape(), x[0].dtype(), args.ctx.stream(), format);
+  kernels::add(args.ctx, x[0], kernels::to_memory_format(args.ctx, x[1], format), y);
+  for (size_t i = 2; i < x.size(); ++i) kernels::add(args.ctx, y, kernels::to_memory_format(args.ctx, x[i], format), y);
   return {{y}, {}};
 }
 

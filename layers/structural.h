@@ -22,6 +22,7 @@ class Add final : public Layer {
   int num_inputs() const override { return -1; }
   std::vector<Shape> infer_shapes(std::span<const Shape> inputs) const override;
   std::vector<DType> infer_dtypes(std::span<const DType> inputs) const override;
+  bool reads_channels_last() const override { return true; }
   ForwardResult forward(const ForwardArgs& args) const override;
   std::vector<Tensor> backward(const BackwardArgs& args) const override;
   LayerCost cost(std::span<const Shape> inputs, DType dtype) const override;

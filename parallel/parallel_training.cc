@@ -185,6 +185,7 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
   po.repeats = 3;
   po.optimizer = config.optimizer.value("type", std::string("sgd"));
   po.allow_tf32 = config.tf32;
+  po.channels_last = config.channels_last;
   po.seed = config.seed;
   // CPU stage times are measured as a stage worker sees them (CpuStageShare). Rank 0's profile is
   // the one used; across processes the ranks that fit on the cores measure at the same time, so each

@@ -153,6 +153,7 @@ Profile measure_profile(const Graph& g, const std::string& model, Device device,
 
   Context ctx(device);
   ctx.set_allow_tf32(options.allow_tf32);
+  ctx.set_channels_last(options.channels_last);
   const std::vector<NodeId> order = g.topological_order();
   ParamStore params(g, order, DType::f32, ctx);
   params.initialize(ctx, options.seed);

@@ -19,6 +19,7 @@ struct ProfilerOptions {
   int repeats = 5;
   std::string optimizer = "sgd";  // for optimiser-state bytes; the step itself is timed too
   bool allow_tf32 = true;
+  bool channels_last = false;  // as Context::set_channels_last
   uint64_t seed = 1;
   // CPU devices: the threads the timed ops use (0: the calling thread's cpu_threads()). A pipeline
   // stage or a replica computes with its share of the cores (cpu_threads_per_worker), and is timed

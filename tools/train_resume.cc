@@ -114,6 +114,7 @@ std::string check_resume_overrides(const TrainConfig& stored, const TrainConfig&
   warn_change("label_smoothing", stored.label_smoothing, requested.label_smoothing);
   warn_change("augment", stored.augment, requested.augment);
   warn_change("tf32", stored.tf32, requested.tf32);
+  warn_change("channels_last", stored.channels_last, requested.channels_last);
   return warnings;
 }
 

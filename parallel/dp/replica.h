@@ -21,6 +21,7 @@ struct DataParallelEngine::Replica {
         buckets(params),
         comm(std::move(communicator)) {
     ctx.set_allow_tf32(config.tf32);
+    ctx.set_channels_last(config.channels_last);
     optimizer = make_optimizer(config.optimizer, params, ctx, "train config: optimizer");
   }
 

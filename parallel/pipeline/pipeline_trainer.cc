@@ -43,7 +43,11 @@ PipelineTrainEngine::PipelineTrainEngine(const Graph& graph, const TrainConfig& 
     if (devices.empty()) devices = {options_.devices};
     hybrid_ = std::make_unique<HybridExecutor>(graph, plan, schedule, std::move(devices), ho);
   }
-  for (auto& [g, s] : local_stages()) hybrid_->group(g).stage(s).context().set_allow_tf32(config.tf32);
+  for (auto& [g, s] : local_stages()) {
+    Context& stage_ctx = hybrid_->group(g).stage(s).context();
+    stage_ctx.set_allow_tf32(config.tf32);
+    stage_ctx.set_channels_last(config.channels_last);
+  }
 }
 
 std::vector<std::pair<int, int>> PipelineTrainEngine::local_stages() {

@@ -41,6 +41,10 @@ class Context {
   bool allow_tf32() const { return allow_tf32_; }
   void set_deterministic(bool deterministic) { deterministic_ = deterministic; }
   bool deterministic() const { return deterministic_; }
+  // CPU float32 convolutions write channels-last activations, which batch norm, activations and
+  // residual adds keep (docs/cpu.md; default off). CUDA contexts ignore it.
+  void set_channels_last(bool channels_last) { channels_last_ = channels_last; }
+  bool channels_last() const { return channels_last_; }
   void set_workspace_limit(size_t bytes) { workspace_limit_ = bytes; }
   size_t workspace_limit() const { return workspace_limit_; }
 
@@ -74,6 +78,7 @@ class Context {
   [[maybe_unused]] cublasContext* cublas_ = nullptr;  // unused in CPU-only builds
   [[maybe_unused]] cudnnContext* cudnn_ = nullptr;
   bool allow_tf32_ = false;
+  bool channels_last_ = false;
   bool deterministic_ = false;
   size_t workspace_limit_ = size_t{1} << 30;
   bool sync_checks_;

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "kernels/elementwise.h"
+#include "kernels/layout.h"
 #include "runtime/core/error.h"
 #include "runtime/graph/node_range.h"
 
@@ -19,6 +20,11 @@ uint64_t node_seed(uint64_t seed, NodeId node) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
+}
+
+// t, or its row-major copy when it is channels-last (Layer::reads_channels_last).
+Tensor row_major(Context& ctx, const Tensor& t) {
+  return t.defined() ? kernels::to_memory_format(ctx, t, MemoryFormat::contiguous) : t;
 }
 
 std::string describe(const Node& node) { return "node '" + node.name + "' (" + std::string(node.layer->type()) + ")"; }
@@ -103,7 +109,11 @@ std::vector<Tensor> Executor::run_forward(Context& ctx, const std::vector<Tensor
     const NodeId n = nodes_[pos];
     const Node& node = graph_.node(n);
     std::vector<Tensor> node_inputs;
-    for (ValueId v : node.inputs) node_inputs.push_back(live.at(v));
+    for (ValueId v : node.inputs) {
+      // A layer that does not read channels-last tensors gets row-major ones (converted once per value).
+      if (!node.layer->reads_channels_last()) live.at(v) = row_major(ctx, live.at(v));
+      node_inputs.push_back(live.at(v));
+    }
     if (node_hook_) node_hook_(n, Phase::forward, true);
     ForwardResult result;
     try {
@@ -132,8 +142,8 @@ std::vector<Tensor> Executor::run_forward(Context& ctx, const std::vector<Tensor
       if (last_use_[static_cast<size_t>(v)] == static_cast<int>(pos) && !keep.contains(v)) live.erase(v);
     }
   }
-  std::vector<Tensor> outputs;
-  for (ValueId v : output_values_) outputs.push_back(live.at(v));
+  std::vector<Tensor> outputs;  // row-major: what leaves the range (stage boundaries, the loss) is
+  for (ValueId v : output_values_) outputs.push_back(row_major(ctx, live.at(v)));
   return outputs;
 }
 
@@ -178,7 +188,7 @@ std::vector<Tensor> Executor::backward(Context& ctx, Tape& tape, const std::vect
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       const auto it = grads.find(node.outputs[k]);
       if (it != grads.end()) {
-        out_grads.push_back(it->second);
+        out_grads.push_back(node.layer->reads_channels_last() ? it->second : row_major(ctx, it->second));
         any = true;
       } else {
         out_grads.emplace_back();
@@ -218,9 +228,11 @@ std::vector<Tensor> Executor::backward(Context& ctx, Tape& tape, const std::vect
         if (it == grads.end()) {
           grads.emplace(v, in_grads[i]);
         } else {
-          // Fan-out: sum into a new tensor (either gradient may alias another value's gradient).
-          Tensor sum = Tensor::empty(it->second.shape(), it->second.dtype(), ctx);
-          kernels::add(ctx, it->second, in_grads[i], sum);
+          // Fan-out: sum into a new tensor (either gradient may alias another value's gradient), in
+          // the first one's memory format.
+          const Tensor& first = it->second;
+          Tensor sum = Tensor::empty(first.shape(), first.dtype(), ctx.stream(), first.format());
+          kernels::add(ctx, first, kernels::to_memory_format(ctx, in_grads[i], first.format()), sum);
           it->second = sum;
         }
       }
@@ -234,7 +246,8 @@ std::vector<Tensor> Executor::backward(Context& ctx, Tape& tape, const std::vect
   std::vector<Tensor> input_grads;
   for (ValueId v : input_values_) {
     const auto it = grads.find(v);
-    input_grads.push_back(it == grads.end() || in_range.contains(graph_.value(v).producer) ? Tensor() : it->second);
+    input_grads.push_back(
+        it == grads.end() || in_range.contains(graph_.value(v).producer) ? Tensor() : row_major(ctx, it->second));
   }
   tape.clear();
   return input_grads;

@@ -117,6 +117,10 @@ class Layer {
   virtual std::vector<TensorSpec> param_specs(std::span<const Shape> /*inputs*/) const { return {}; }
   virtual std::vector<TensorSpec> buffer_specs(std::span<const Shape> /*inputs*/) const { return {}; }
 
+  // Whether forward and backward take channels-last tensors (inputs, output gradients); the executor
+  // gives the others row-major ones.
+  virtual bool reads_channels_last() const { return false; }
+
   virtual ForwardResult forward(const ForwardArgs& args) const = 0;
   // Input gradients (an undefined Tensor where not needed); parameter gradients accumulated.
   virtual std::vector<Tensor> backward(const BackwardArgs& args) const = 0;

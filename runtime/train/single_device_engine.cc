@@ -29,6 +29,7 @@ SingleDeviceEngine::SingleDeviceEngine(const Graph& graph, const TrainConfig& co
       executor_(graph, graph.topological_order(), params_),
       loss_at_(executor_output_index(executor_, loss_output(graph))) {
   ctx_.set_allow_tf32(config.tf32);
+  ctx_.set_channels_last(config.channels_last);
   optimizer_ = make_optimizer(config.optimizer, params_, ctx_, "train config: optimizer");
 }
 

@@ -24,6 +24,7 @@ void TrainConfig::update_from_json(const nlohmann::json& j, std::string_view whe
                 "workers",
                 "augment",
                 "tf32",
+                "channels_last",
                 "checkpoint_dir",
                 "checkpoint_every",
                 "keep_checkpoints",
@@ -53,6 +54,7 @@ void TrainConfig::update_from_json(const nlohmann::json& j, std::string_view whe
   workers = c.get_int32("workers", workers, INT32_MIN);
   augment = c.get_bool("augment", augment);
   tf32 = c.get_bool("tf32", tf32);
+  channels_last = c.get_bool("channels_last", channels_last);
   checkpoint_dir = c.get_string("checkpoint_dir", checkpoint_dir);
   checkpoint_every = c.get_int("checkpoint_every", checkpoint_every);
   keep_checkpoints = c.get_int32("keep_checkpoints", keep_checkpoints, INT32_MIN);
@@ -78,6 +80,7 @@ nlohmann::json TrainConfig::to_json() const {
           {"workers", workers},
           {"augment", augment},
           {"tf32", tf32},
+          {"channels_last", channels_last},
           {"checkpoint_dir", checkpoint_dir},
           {"checkpoint_every", checkpoint_every},
           {"keep_checkpoints", keep_checkpoints},

@@ -1,0 +1,81 @@
+// The CPU engine with channels-last activations (Context::set_channels_last) trains a step of
+// ResNet-20 (residual adds, 1x1 shortcuts) and ResNet-18 (a max pool and global pooling between the
+// channels-last layers) as the row-major engine does: the same loss, outputs, parameter gradients
+// and running statistics within float32 rounding, row-major tensors leaving the executor.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "models/model_registry.h"
+#include "runtime/graph/executor.h"
+#include "tests/support/test_support.h"
+
+namespace baton::models {
+namespace {
+
+struct StepResult {
+  std::vector<std::vector<double>> outputs, grads, buffers;
+  std::vector<MemoryFormat> output_formats;
+};
+
+StepResult train_step(const std::string& model, int64_t image_size, bool channels_last) {
+  Context ctx(Device::cpu());
+  ctx.set_channels_last(channels_last);
+  ModelOptions o = default_options(model);
+  o.batch_size = 4;
+  o.image_size = image_size;
+  const Graph g = build_model(model, o);
+  ParamStore params(g, g.topological_order(), DType::f32, ctx);
+  params.initialize(ctx, 17);
+  params.zero_grads(ctx);
+  Executor ex(g, g.topological_order(), params);
+  const Tensor x = testing::random_tensor(Shape{4, 3, image_size, image_size}, DType::f32, ctx.stream(), 5);
+  const Tensor labels = Tensor::from_vector(std::vector<int64_t>{3, 8, 0, 5}, Shape{4}, ctx.stream());
+  std::vector<Tensor> inputs;
+  for (ValueId v : ex.input_values()) inputs.push_back(g.value(v).name == "x" ? x : labels);
+  Tape tape;
+  StepResult r;
+  for (const Tensor& out : ex.forward(ctx, inputs, tape, Mode::train, 1)) {
+    r.output_formats.push_back(out.format());
+    r.outputs.push_back(testing::to_doubles(out, ctx.stream()));
+  }
+  ex.backward(ctx, tape, std::vector<Tensor>(ex.output_values().size()));
+  for (const ParamEntry& e : params.params()) r.grads.push_back(testing::to_doubles(params.grad(e.name), ctx.stream()));
+  for (const BufferEntry& b : params.buffers()) {
+    if (!b.spec.has_dtype_override) r.buffers.push_back(testing::to_doubles(params.buffer(b.name), ctx.stream()));
+  }
+  return r;
+}
+
+// Within float32 rounding relative to the tensor's largest magnitude (oneDNN's batch norm sums in
+// float where the row-major engine sums in double).
+void expect_close(const std::vector<double>& got, const std::vector<double>& want, const std::string& what) {
+  double scale = 0;
+  for (double v : want) scale = std::max(scale, std::abs(v));
+  EXPECT_TRUE(testing::all_close(got, want, 1e-3, 1e-4 * scale)) << what;
+}
+
+TEST(ChannelsLastTraining, ResNetStepsMatchTheRowMajorEngine) {
+  for (const auto& [model, size] : {std::pair<std::string, int64_t>{"resnet20", 32}, {"resnet18", 64}}) {
+    SCOPED_TRACE(model);
+    const StepResult plain = train_step(model, size, false), last = train_step(model, size, true);
+    ASSERT_EQ(last.outputs.size(), plain.outputs.size());
+    for (size_t i = 0; i < last.outputs.size(); ++i) {
+      EXPECT_EQ(last.output_formats[i], MemoryFormat::contiguous) << "output " << i;
+      expect_close(last.outputs[i], plain.outputs[i], "output " + std::to_string(i));
+    }
+    ASSERT_EQ(last.grads.size(), plain.grads.size());
+    for (size_t i = 0; i < last.grads.size(); ++i)
+      expect_close(last.grads[i], plain.grads[i], "grad " + std::to_string(i));
+    ASSERT_EQ(last.buffers.size(), plain.buffers.size());
+    for (size_t i = 0; i < last.buffers.size(); ++i) {
+      expect_close(last.buffers[i], plain.buffers[i], "buffer " + std::to_string(i));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace baton::models
