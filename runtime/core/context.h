@@ -42,7 +42,8 @@ class Context {
   void set_deterministic(bool deterministic) { deterministic_ = deterministic; }
   bool deterministic() const { return deterministic_; }
   // CPU float32 convolutions write channels-last activations, which batch norm, activations and
-  // residual adds keep (docs/cpu.md; default off). CUDA contexts ignore it.
+  // residual adds keep (docs/cpu.md; off by default, `baton train --channels-last`,
+  // TrainConfig::channels_last). CUDA contexts ignore it.
   void set_channels_last(bool channels_last) { channels_last_ = channels_last; }
   bool channels_last() const { return channels_last_; }
   void set_workspace_limit(size_t bytes) { workspace_limit_ = bytes; }
