@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/batch_norm.h"
+#include "kernels/cpu/batch_norm_cpu.h"
 #include "kernels/layout.h"
 #include "runtime/core/build_config.h"  // first: BATON_HAVE_DNNL
 #if BATON_HAVE_DNNL
@@ -17,14 +18,6 @@ namespace baton::kernels::channels_last {
 namespace {
 
 Tensor row_major(Context& ctx, const Tensor& t) { return to_memory_format(ctx, t, MemoryFormat::contiguous); }
-
-// A row-major tensor to compute `out` into (undefined when out is), and the copy back afterwards.
-Tensor row_major_output(Context& ctx, const Tensor& out) {
-  return out.defined() ? Tensor::empty(out.shape(), out.dtype(), ctx) : Tensor();
-}
-void write_back(Context& ctx, const Tensor& row_major, const Tensor& out) {
-  if (out.defined()) nchw_to_nhwc(ctx, row_major, out.nhwc_view());
-}
 
 #if BATON_HAVE_DNNL
 cpu::BatchNormNhwc dims_of(const Tensor& x) { return {x.size(0), x.size(1), x.size(2), x.size(3)}; }
@@ -58,9 +51,8 @@ bool dnnl_forward_train([[maybe_unused]] Context& ctx, [[maybe_unused]] const Te
     sm[c] = mean[c];
     si[c] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(var[c]) + eps));
     if (rm == nullptr) continue;
-    rm[c] = static_cast<float>((1.0 - momentum) * static_cast<double>(rm[c]) + momentum * static_cast<double>(mean[c]));
-    rv[c] = static_cast<float>((1.0 - momentum) * static_cast<double>(rv[c]) +
-                               momentum * static_cast<double>(var[c]) * count / (count - 1.0));
+    cpu::update_running_statistics(rm[c], rv[c], static_cast<double>(mean[c]), static_cast<double>(var[c]), count,
+                                   momentum);
   }
   return true;
 #else
@@ -102,38 +94,36 @@ void batch_norm_forward_train(Context& ctx, const Tensor& x, const Tensor& weigh
   if (dnnl_forward_train(ctx, x, weight, bias, eps, momentum, y, save_mean, save_invstd, running_mean, running_var)) {
     return;
   }
-  const Tensor out = y.format() == MemoryFormat::channels_last ? row_major_output(ctx, y) : y;
-  kernels::batch_norm_forward_train(ctx, row_major(ctx, x), weight, bias, eps, momentum, out, save_mean, save_invstd,
-                                    running_mean, running_var, Tensor());
-  if (out.data_ptr() != y.data_ptr()) write_back(ctx, out, y);
+  const RowMajorOutput out(ctx, y);
+  kernels::batch_norm_forward_train(ctx, row_major(ctx, x), weight, bias, eps, momentum, out.tensor(), save_mean,
+                                    save_invstd, running_mean, running_var, Tensor());
+  out.write_back();
 }
 
 void batch_norm_forward_eval(Context& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias,
                              const Tensor& mean, const Tensor& var, double eps, const Tensor& y) {
-  const Tensor out = y.format() == MemoryFormat::channels_last ? row_major_output(ctx, y) : y;
-  kernels::batch_norm_forward_eval(ctx, row_major(ctx, x), weight, bias, mean, var, eps, out);
-  if (out.data_ptr() != y.data_ptr()) write_back(ctx, out, y);
+  const RowMajorOutput out(ctx, y);
+  kernels::batch_norm_forward_eval(ctx, row_major(ctx, x), weight, bias, mean, var, eps, out.tensor());
+  out.write_back();
 }
 
 void batch_norm_backward_train(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& weight,
                                const Tensor& save_mean, const Tensor& save_invstd, double eps, const Tensor& dx,
                                const Tensor& weight_grad, const Tensor& bias_grad) {
   if (dnnl_backward_train(ctx, x, dy, weight, save_mean, save_invstd, eps, dx, weight_grad, bias_grad)) return;
-  const bool copy_dx = dx.defined() && dx.format() == MemoryFormat::channels_last;
-  const Tensor out = copy_dx ? row_major_output(ctx, dx) : dx;
+  const RowMajorOutput out(ctx, dx);
   kernels::batch_norm_backward_train(ctx, row_major(ctx, x), row_major(ctx, dy), weight, save_mean, save_invstd, eps,
-                                     out, weight_grad, bias_grad);
-  if (copy_dx) write_back(ctx, out, dx);
+                                     out.tensor(), weight_grad, bias_grad);
+  out.write_back();
 }
 
 void batch_norm_backward_eval(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& weight, const Tensor& mean,
                               const Tensor& var, double eps, const Tensor& dx, const Tensor& weight_grad,
                               const Tensor& bias_grad) {
-  const bool copy_dx = dx.defined() && dx.format() == MemoryFormat::channels_last;
-  const Tensor out = copy_dx ? row_major_output(ctx, dx) : dx;
-  kernels::batch_norm_backward_eval(ctx, row_major(ctx, x), row_major(ctx, dy), weight, mean, var, eps, out,
+  const RowMajorOutput out(ctx, dx);
+  kernels::batch_norm_backward_eval(ctx, row_major(ctx, x), row_major(ctx, dy), weight, mean, var, eps, out.tensor(),
                                     weight_grad, bias_grad);
-  if (copy_dx) write_back(ctx, out, dx);
+  out.write_back();
 }
 
 }  // namespace baton::kernels::channels_last

@@ -118,39 +118,6 @@ bool run_dnnl([[maybe_unused]] Context& ctx, [[maybe_unused]] Conv2dPass pass,
   return false;
 }
 
-// The reference reads and writes row-major activations: channels-last ones go through row-major
-// copies (the output written back in its format).
-template <typename T>
-void run_reference(Context& ctx, Conv2dPass pass, const cpu::ConvGeometry& g, const Tensor& x, const Tensor& w,
-                   const Tensor& y);
-
-template <typename T>
-void run_reference_row_major(Context& ctx, Conv2dPass pass, const cpu::ConvGeometry& g, const Tensor& x,
-                             const Tensor& w, const Tensor& y) {
-  const Tensor& out = pass == Conv2dPass::backward_data ? x : y;
-  const bool out_is_read = pass == Conv2dPass::backward_filter;  // w accumulates; x, y are inputs there
-  const Tensor x_in = pass == Conv2dPass::backward_data ? x : to_memory_format(ctx, x, MemoryFormat::contiguous);
-  const Tensor y_in = pass == Conv2dPass::forward ? y : to_memory_format(ctx, y, MemoryFormat::contiguous);
-  if (out_is_read || out.format() == MemoryFormat::contiguous) {
-    run_reference<T>(ctx, pass, g, x_in, w, y_in);
-    return;
-  }
-  const Tensor result = Tensor::empty(out.shape(), out.dtype(), ctx);
-  run_reference<T>(ctx, pass, g, pass == Conv2dPass::backward_data ? result : x_in, w,
-                   pass == Conv2dPass::forward ? result : y_in);
-  nchw_to_nhwc(ctx, result, out.nhwc_view());
-}
-
-template <typename T>
-void run_cpu(Context& ctx, Conv2dPass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dParams& p) {
-  const cpu::ConvGeometry g = geometry(x.shape(), w.shape(), y.shape(), p);
-  if (std::is_same_v<T, float> && run_dnnl(ctx, pass, g, x, w, y)) return;
-  if (x.format() != MemoryFormat::contiguous || y.format() != MemoryFormat::contiguous) {
-    return run_reference_row_major<T>(ctx, pass, g, x, w, y);
-  }
-  run_reference<T>(ctx, pass, g, x, w, y);
-}
-
 template <typename T>
 void run_reference(Context& ctx, Conv2dPass pass, const cpu::ConvGeometry& g, const Tensor& x, const Tensor& w,
                    const Tensor& y) {
@@ -164,6 +131,26 @@ void run_reference(Context& ctx, Conv2dPass pass, const cpu::ConvGeometry& g, co
     case Conv2dPass::backward_filter:
       return cpu::conv2d_backward_filter(g, x.data<T>(), y.data<T>(), w.data<T>(), columns);
   }
+}
+
+// The reference on activations in either format: it reads and writes row-major ones, so
+// channels-last ones go through row-major copies (the one it writes converted back).
+template <typename T>
+void run_reference_any_format(Context& ctx, Conv2dPass pass, const cpu::ConvGeometry& g, const Tensor& x,
+                              const Tensor& w, const Tensor& y) {
+  const bool writes_x = pass == Conv2dPass::backward_data, writes_y = pass == Conv2dPass::forward;
+  const RowMajorOutput x_out(ctx, writes_x ? x : Tensor()), y_out(ctx, writes_y ? y : Tensor());
+  run_reference<T>(ctx, pass, g, writes_x ? x_out.tensor() : to_memory_format(ctx, x, MemoryFormat::contiguous), w,
+                   writes_y ? y_out.tensor() : to_memory_format(ctx, y, MemoryFormat::contiguous));
+  x_out.write_back();
+  y_out.write_back();
+}
+
+template <typename T>
+void run_cpu(Context& ctx, Conv2dPass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dParams& p) {
+  const cpu::ConvGeometry g = geometry(x.shape(), w.shape(), y.shape(), p);
+  if (std::is_same_v<T, float> && run_dnnl(ctx, pass, g, x, w, y)) return;
+  run_reference_any_format<T>(ctx, pass, g, x, w, y);
 }
 
 // Unused (and not emitted) in CPU-only builds.

@@ -54,12 +54,32 @@ Tensor to_memory_format(Context& ctx, const Tensor& x, MemoryFormat format) {
   if (same_placement(x.shape(), x.format(), format)) return x.as_format(format);
   check_rank(op, {"x", x}, 4);
   const Tensor out = Tensor::empty(x.shape(), x.dtype(), ctx.stream(), format);
-  if (format == MemoryFormat::channels_last) {
-    nchw_to_nhwc(ctx, x, out.nhwc_view());
-  } else {
-    nhwc_to_nchw(ctx, x.nhwc_view(), out);
-  }
+  convert_into(ctx, x, out);
   return out;
+}
+
+void convert_into(Context& ctx, const Tensor& src, const Tensor& out) {
+  constexpr std::string_view op = "convert_into";
+  check_on_context_any_format(op, ctx, {{"src", src}, {"out", out}});
+  check_same_shape(op, {{"src", src}, {"out", out}});
+  check_same_dtype(op, {{"src", src}, {"out", out}});
+  if (same_placement(src.shape(), src.format(), out.format())) {
+    Tensor(out).copy_from(src.as_format(out.format()), ctx.stream());
+  } else if (out.format() == MemoryFormat::channels_last) {
+    nchw_to_nhwc(ctx, src, out.nhwc_view());
+  } else {
+    nhwc_to_nchw(ctx, src.nhwc_view(), out);
+  }
+}
+
+RowMajorOutput::RowMajorOutput(Context& ctx, const Tensor& out) : ctx_(ctx), out_(out), row_major_(out) {
+  if (out.defined() && out.format() != MemoryFormat::contiguous) {
+    row_major_ = Tensor::empty(out.shape(), out.dtype(), ctx.stream());
+  }
+}
+
+void RowMajorOutput::write_back() const {
+  if (row_major_.defined() && row_major_.data_ptr() != out_.data_ptr()) convert_into(ctx_, row_major_, out_);
 }
 
 }  // namespace baton::kernels

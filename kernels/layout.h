@@ -19,4 +19,21 @@ void nhwc_to_nchw(Context& ctx, const Tensor& x, const Tensor& out);
 // dtype, CPU or CUDA.
 Tensor to_memory_format(Context& ctx, const Tensor& x, MemoryFormat format);
 
+// Writes src's elements into out (same shape and dtype, any formats) in out's format, on ctx's stream.
+void convert_into(Context& ctx, const Tensor& src, const Tensor& out);
+
+// An op's output made by code that writes row-major tensors (the references behind channels-last
+// activations): tensor() is out itself when out is row-major or undefined, else a row-major
+// temporary that write_back() converts into out. One per call.
+class RowMajorOutput {
+ public:
+  RowMajorOutput(Context& ctx, const Tensor& out);
+  const Tensor& tensor() const { return row_major_; }
+  void write_back() const;
+
+ private:
+  Context& ctx_;
+  Tensor out_, row_major_;
+};
+
 }  // namespace baton::kernels

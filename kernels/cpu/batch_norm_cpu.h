@@ -33,6 +33,16 @@ void batch_norm_normalize(const T* x, const T* weight, const T* bias, int64_t ba
   });
 }
 
+// One channel's running statistics after a batch of `count` values per channel with this mean and
+// biased variance, as PyTorch: r = (1 − momentum)·r + momentum·s, with the unbiased variance.
+template <typename T>
+void update_running_statistics(T& running_mean, T& running_var, double mean, double var, double count,
+                               double momentum) {
+  running_mean = static_cast<T>((1.0 - momentum) * static_cast<double>(running_mean) + momentum * mean);
+  running_var =
+      static_cast<T>((1.0 - momentum) * static_cast<double>(running_var) + momentum * var * count / (count - 1.0));
+}
+
 // Batch statistics (biased variance), the normalised output, and the running statistics updated
 // when running_mean is not null (running_var then neither).
 template <typename T>
@@ -49,9 +59,7 @@ void batch_norm_forward_train(const T* x, const T* weight, const T* bias, int64_
     save_mean[c] = static_cast<T>(mean[k]);
     save_invstd[c] = static_cast<T>(invstd[k]);
     if (running_mean != nullptr) {
-      running_mean[c] = static_cast<T>((1.0 - momentum) * static_cast<double>(running_mean[c]) + momentum * mean[k]);
-      running_var[c] = static_cast<T>((1.0 - momentum) * static_cast<double>(running_var[c]) +
-                                      momentum * var * count / (count - 1.0));
+      update_running_statistics(running_mean[c], running_var[c], mean[k], var, count, momentum);
     }
   });
   batch_norm_normalize(x, weight, bias, batch, channels, hw, mean, invstd, y);

@@ -80,4 +80,18 @@ inline ConvReference conv_reference(const ConvCase& c, const std::vector<double>
   return ref;
 }
 
+// y + bias[k] at every output element of channel k ([N, K, P, Q] row-major values).
+inline std::vector<double> plus_bias(std::vector<double> y, const std::vector<double>& bias, const Shape& ys) {
+  const int64_t spatial = ys[2] * ys[3];
+  for (size_t i = 0; i < y.size(); ++i) y[i] += bias[static_cast<size_t>(static_cast<int64_t>(i) / spatial % ys[1])];
+  return y;
+}
+
+// db + the sum of dy over each channel's elements (the accumulated bias gradient).
+inline std::vector<double> plus_bias_grad(std::vector<double> db, const std::vector<double>& dy, const Shape& ys) {
+  const int64_t spatial = ys[2] * ys[3];
+  for (size_t i = 0; i < dy.size(); ++i) db[static_cast<size_t>(static_cast<int64_t>(i) / spatial % ys[1])] += dy[i];
+  return db;
+}
+
 }  // namespace baton::testing

@@ -57,13 +57,8 @@ TEST_F(ConvCpu, AllPassesMatchTheReference) {
 
       const Tensor bias = random(Shape{c.w[0]}, dtype, 4), yb = poisoned(ys, dtype);
       conv2d_forward(ctx, x, w, bias, c.params, yb);
-      std::vector<double> with_bias = ref.y;
-      const std::vector<double> b = values(bias);
-      const int64_t spatial = ys[2] * ys[3];
-      for (size_t i = 0; i < with_bias.size(); ++i) {
-        with_bias[i] += b[static_cast<size_t>(static_cast<int64_t>(i) / spatial % ys[1])];
-      }
-      EXPECT_TRUE(testing::all_close(values(yb), with_bias, tol, tol)) << "forward with bias";
+      EXPECT_TRUE(testing::all_close(values(yb), testing::plus_bias(ref.y, values(bias), ys), tol, tol))
+          << "forward with bias";
 
       const Tensor dx = poisoned(c.x, dtype);
       conv2d_backward_data(ctx, dy, w, c.params, dx);
@@ -75,10 +70,7 @@ TEST_F(ConvCpu, AllPassesMatchTheReference) {
       EXPECT_TRUE(testing::all_close(values(dw), conv_plus(dw0, ref.dw), tol, tol)) << "backward filter (accumulated)";
 
       const Tensor db = random(Shape{c.w[0]}, dtype, 6);
-      std::vector<double> expected_db = values(db);
-      const std::vector<double> g = values(dy);
-      for (size_t i = 0; i < g.size(); ++i)
-        expected_db[static_cast<size_t>(static_cast<int64_t>(i) / spatial % ys[1])] += g[i];
+      const std::vector<double> expected_db = testing::plus_bias_grad(values(db), values(dy), ys);
       conv2d_backward_bias(ctx, dy, db);
       EXPECT_TRUE(testing::all_close(values(db), expected_db, tol, tol)) << "backward bias (accumulated)";
     }
