@@ -5,6 +5,7 @@ the spot (a stage's share of the cores), plans it, prints the simulator's predic
 measures the real one ("step time: predicted P ms, measured M ms"); runs across processes start
 under mpirun. Usage:
   tools/calibrate_planner.py --baton build/bin/baton [--rounds 3] [--steps 30] [--json FILE]
+                             [--train-arg=ARG ...]
 
 Rounds go plan by plan, all plans once per round, so a change in the machine's load spreads over
 every plan. Reported per plan: the median over rounds of predicted, measured and
@@ -52,7 +53,7 @@ def run_plan(args, processes, plan_args):
     command = [args.baton, "train", "--model", "resnet20", "--device", "cpu", "--workers", "1",
                "--data", f"synthetic:3x32x32:10:{64 * (args.steps + 1)}", "--batch-size", "64",
                "--steps", str(args.steps), "--log-every", str(args.steps), "--eval-every", "0",
-               "--lr", "0.01", "--momentum", "0.9", *plan_args]
+               "--lr", "0.01", "--momentum", "0.9", *args.train_arg, *plan_args]
     if processes:
         command = [args.mpirun, "--allow-run-as-root", "--oversubscribe", "-np", str(processes), *command]
     process = subprocess.run(command, capture_output=True, text=True)
@@ -79,6 +80,9 @@ def main():
     parser.add_argument("--steps", type=int, default=30, help="training steps per run (the first is not timed)")
     parser.add_argument("--mpirun", default="mpirun")
     parser.add_argument("--json", help="also write the table as JSON to this file (atomically)")
+    parser.add_argument("--train-arg", action="append", default=[],
+                        help="an argument added to every baton train run, e.g. --train-arg=--no-channels-last "
+                             "(repeat for several)")
     args = parser.parse_args()
     if args.rounds < 1 or args.steps < 2:
         sys.exit("calibrate_planner: --rounds must be >= 1 and --steps >= 2")
@@ -118,6 +122,7 @@ def main():
           f"(oversubscribed: {len(rows) - len(fitting)}); load average {os.getloadavg()[0]:.2f}")
     if args.json:
         write_atomically(args.json, {"model": "resnet20", "batch": 64, "steps": args.steps, "rounds": args.rounds,
+                                     "train_arguments": args.train_arg,
                                      "cores": cores, "plans": rows})
 
 

@@ -75,7 +75,8 @@ std::vector<std::unique_ptr<PipelineStage>> make_stages(const Graph& graph, cons
     std::vector<NodeId> nodes;
     for (int i : plan.stages[static_cast<size_t>(s)].nodes) nodes.push_back(order.at(static_cast<size_t>(i)));
     const ExecutorOptions executor{.recompute = !options.recompute.empty() && options.recompute[static_cast<size_t>(s)],
-                                   .defer_buffer_updates = options.deferred_batch_norm};
+                                   .defer_buffer_updates = options.deferred_batch_norm,
+                                   .keep_boundary_formats = true};
     const ParamLayout layout = stage_layout(graph, nodes, options.dtype, options.group_sync);
     stages.push_back(std::make_unique<PipelineStage>(graph, s, std::move(nodes), devices[static_cast<size_t>(s)],
                                                      options.dtype, executor, layout));

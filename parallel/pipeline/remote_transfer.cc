@@ -1,4 +1,4 @@
-// RemoteTransfers: headers (message key, tensor index, dtype, shape) and tensors through the
+// RemoteTransfers: headers (message key, tensor index, dtype, memory format, shape) and tensors through the
 // pipeline's links; messages received ahead of their turn wait in a map.
 #include "parallel/pipeline/remote_transfer.h"
 
@@ -13,8 +13,8 @@ namespace {
 
 constexpr int64_t kMagic = 0x6261746f6e;  // "baton"
 constexpr int kMaxRank = 6;
-// [magic, from, to, micro-batch, kind, index, count, defined, dtype, rank, dims...]
-constexpr int64_t kHeaderLength = 10 + kMaxRank;
+// [magic, from, to, micro-batch, kind, index, count, defined, dtype, memory format, rank, dims...]
+constexpr int64_t kHeaderLength = 11 + kMaxRank;
 
 std::string describe(const MailboxKey& key) {
   return std::string(key.kind == MessageKind::activation ? "activations" : "gradients") + " of micro-batch " +
@@ -64,6 +64,7 @@ void RemoteTransfers::send(const MailboxKey& key, const std::vector<Tensor>& ten
     std::vector<int64_t> header = {
         kMagic, key.from, key.to, key.micro_batch, static_cast<int64_t>(key.kind), k, count, t.defined() ? 1 : 0};
     header.push_back(t.defined() ? static_cast<int64_t>(t.dtype()) : 0);
+    header.push_back(t.defined() ? static_cast<int64_t>(t.format()) : 0);  // a channels-last value stays so
     header.push_back(t.defined() ? t.rank() : 0);
     for (int d = 0; d < kMaxRank; ++d) header.push_back(t.defined() && d < t.rank() ? t.size(d) : 0);
     const Tensor head = header_tensor(*link.comm, header, ctx);
@@ -98,7 +99,8 @@ void RemoteTransfers::take_next(int from, Context& ctx) {
     comm.recv(header, peer, ctx.stream())->wait();
     const std::vector<int64_t> h = read_header(header, ctx);
     BATON_CHECK(h[0] == kMagic && h[5] == k && h[6] >= 1 && h[8] >= 0 && h[8] <= static_cast<int64_t>(DType::u8) &&
-                    h[9] >= 0 && h[9] <= kMaxRank,
+                    h[9] >= 0 && h[9] <= static_cast<int64_t>(MemoryFormat::channels_last) && h[10] >= 0 &&
+                    h[10] <= kMaxRank,
                 "pipeline position ", from,
                 " sent a message this process cannot read (not a stage transfer, or out "
                 "of step: a schedule that differs between the processes?)");
@@ -112,8 +114,9 @@ void RemoteTransfers::take_next(int from, Context& ctx) {
     BATON_CHECK(got == key, "pipeline position ", from, " interleaved two messages (", describe(key), ", ",
                 describe(got), ")");
     if (h[7] == 0) continue;  // no gradient flows through this value
-    std::vector<int64_t> dims(h.begin() + 10, h.begin() + 10 + h[9]);
-    Tensor t = Tensor::empty(Shape(std::move(dims)), static_cast<DType>(h[8]), ctx);
+    std::vector<int64_t> dims(h.begin() + 11, h.begin() + 11 + h[10]);
+    Tensor t =
+        Tensor::empty(Shape(std::move(dims)), static_cast<DType>(h[8]), ctx.stream(), static_cast<MemoryFormat>(h[9]));
     comm.recv(t, peer, ctx.stream())->wait_on(ctx.stream());
     tensors[static_cast<size_t>(k)] = std::move(t);
   }

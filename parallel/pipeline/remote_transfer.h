@@ -1,7 +1,7 @@
 // Transfers between pipeline stages run by different processes (a pipeline across processes): one
 // micro-batch's activations or gradients go through the link to the receiving position
-// (pipeline_links.h), each tensor after a small header naming the message, the tensor's dtype and
-// shape, so that the receiver allocates what arrives without knowing shapes in advance and takes
+// (pipeline_links.h), each tensor after a small header naming the message, the tensor's dtype, memory
+// format and shape, so that the receiver allocates what arrives without knowing shapes in advance and takes
 // messages in whatever order its schedule asks for them. See docs/hybrid.md ("Across processes").
 #pragma once
 

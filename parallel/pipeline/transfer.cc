@@ -42,7 +42,7 @@ Message send_tensors(const std::vector<Tensor>& tensors, Context& src, Device ds
       message.tensors.emplace_back();
       continue;
     }
-    Tensor out = Tensor::empty(t.shape(), t.dtype(), *link.alloc);
+    Tensor out = Tensor::empty(t.shape(), t.dtype(), *link.alloc, t.format());  // a channels-last value stays so
     out.copy_from(t, copy);
     t.record_stream(copy);
     out.record_stream(copy);
@@ -73,7 +73,7 @@ void copy_tensor(Tensor dst, const Tensor& src, Context& dst_ctx) {
 
 Tensor on_device_of(const Tensor& t, Context& ctx) {
   if (t.device() == ctx.device()) return t;
-  Tensor copy = Tensor::empty(t.shape(), t.dtype(), ctx);
+  Tensor copy = Tensor::empty(t.shape(), t.dtype(), ctx.stream(), t.format());
   copy_tensor(copy, t, ctx);
   return copy;
 }

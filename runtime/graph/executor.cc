@@ -59,6 +59,12 @@ Executor::Executor(const Graph& graph, std::vector<NodeId> nodes, ParamStore& pa
   }
 }
 
+Tensor Executor::leaving_range(Context& ctx, ValueId v, const Tensor& t) const {
+  const std::vector<ValueId>& graph_outputs = graph_.outputs();
+  const bool graph_output = std::find(graph_outputs.begin(), graph_outputs.end(), v) != graph_outputs.end();
+  return options_.keep_boundary_formats && !graph_output ? t : row_major(ctx, t);
+}
+
 void Executor::commit_deferred_updates(Context& ctx) {
   for (size_t pos = 0; pos < nodes_.size(); ++pos) {
     if (!deferred_[pos]) continue;
@@ -108,13 +114,14 @@ std::vector<Tensor> Executor::run_forward(Context& ctx, const std::vector<Tensor
   for (size_t pos = 0; pos < nodes_.size(); ++pos) {
     const NodeId n = nodes_[pos];
     const Node& node = graph_.node(n);
+    // The node's time includes the conversions made for it.
+    if (node_hook_) node_hook_(n, Phase::forward, true);
     std::vector<Tensor> node_inputs;
     for (ValueId v : node.inputs) {
       // A layer that does not read channels-last tensors gets row-major ones (converted once per value).
       if (!node.layer->reads_channels_last()) live.at(v) = row_major(ctx, live.at(v));
       node_inputs.push_back(live.at(v));
     }
-    if (node_hook_) node_hook_(n, Phase::forward, true);
     ForwardResult result;
     try {
       result = node.layer->forward(ForwardArgs{.ctx = ctx,
@@ -142,8 +149,8 @@ std::vector<Tensor> Executor::run_forward(Context& ctx, const std::vector<Tensor
       if (last_use_[static_cast<size_t>(v)] == static_cast<int>(pos) && !keep.contains(v)) live.erase(v);
     }
   }
-  std::vector<Tensor> outputs;  // row-major: what leaves the range (stage boundaries, the loss) is
-  for (ValueId v : output_values_) outputs.push_back(row_major(ctx, live.at(v)));
+  std::vector<Tensor> outputs;
+  for (ValueId v : output_values_) outputs.push_back(leaving_range(ctx, v, live.at(v)));
   return outputs;
 }
 
@@ -183,29 +190,26 @@ std::vector<Tensor> Executor::backward(Context& ctx, Tape& tape, const std::vect
   for (size_t pos = nodes_.size(); pos-- > 0;) {
     const NodeId n = nodes_[pos];
     const Node& node = graph_.node(n);
-    std::vector<Tensor> out_grads;
-    bool any = false;
-    for (size_t k = 0; k < node.outputs.size(); ++k) {
-      const auto it = grads.find(node.outputs[k]);
-      if (it != grads.end()) {
-        out_grads.push_back(node.layer->reads_channels_last() ? it->second : row_major(ctx, it->second));
-        any = true;
-      } else {
-        out_grads.emplace_back();
-      }
-    }
-    if (any) {
+    const bool reached =
+        std::any_of(node.outputs.begin(), node.outputs.end(), [&](ValueId v) { return grads.contains(v); });
+    if (reached) {
+      // The node's time includes the conversions made for it and the sums of its input gradients.
+      if (node_hook_) node_hook_(n, Phase::backward, true);
+      std::vector<Tensor> out_grads;
       for (size_t k = 0; k < node.outputs.size(); ++k) {
-        if (out_grads[k].defined()) continue;
+        const auto it = grads.find(node.outputs[k]);
+        if (it != grads.end()) {
+          out_grads.push_back(node.layer->reads_channels_last() ? it->second : row_major(ctx, it->second));
+          continue;
+        }
         Tensor zeros = Tensor::empty(tape.output_shapes_[pos][k], graph_.value(node.outputs[k]).dtype, ctx);
         zeros.fill(0.0, ctx.stream());
-        out_grads[k] = zeros;
+        out_grads.push_back(zeros);
       }
       std::vector<bool> needs(node.inputs.size());
       for (size_t i = 0; i < node.inputs.size(); ++i) {
         needs[i] = node.layer->differentiable_input(static_cast<int>(i)) && wants_grad(node.inputs[i]);
       }
-      if (node_hook_) node_hook_(n, Phase::backward, true);
       std::vector<Tensor> in_grads;
       try {
         in_grads = node.layer->backward(BackwardArgs{.ctx = ctx,
@@ -218,7 +222,6 @@ std::vector<Tensor> Executor::backward(Context& ctx, Tape& tape, const std::vect
         e.add_context("in backward of " + describe(node));
         throw;
       }
-      if (node_hook_) node_hook_(n, Phase::backward, false);
       BATON_CHECK(in_grads.size() == node.inputs.size(), describe(node), " returned ", in_grads.size(),
                   " input gradients, expected ", node.inputs.size());
       for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -236,18 +239,20 @@ std::vector<Tensor> Executor::backward(Context& ctx, Tape& tape, const std::vect
           it->second = sum;
         }
       }
+      if (node_hook_) node_hook_(n, Phase::backward, false);
     }
     for (ValueId v : node.outputs) grads.erase(v);
     tape.saved_[pos].clear();
     if (last_microbatch && grad_ready_) {
-      for (const ParamEntry* e : node_entries_[pos]) grad_ready_(*e, any);
+      for (const ParamEntry* e : node_entries_[pos]) grad_ready_(*e, reached);
     }
   }
   std::vector<Tensor> input_grads;
   for (ValueId v : input_values_) {
     const auto it = grads.find(v);
-    input_grads.push_back(
-        it == grads.end() || in_range.contains(graph_.value(v).producer) ? Tensor() : row_major(ctx, it->second));
+    input_grads.push_back(it == grads.end() || in_range.contains(graph_.value(v).producer)
+                              ? Tensor()
+                              : leaving_range(ctx, v, it->second));
   }
   tape.clear();
   return input_grads;

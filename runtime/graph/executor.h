@@ -25,6 +25,11 @@ struct ExecutorOptions {
   // Train-mode forwards hand layers a DeferredUpdate (Layer::make_deferred_update) instead of
   // letting them update their buffers; commit_deferred_updates applies what was gathered.
   bool defer_buffer_updates = false;
+  // Values handed to other ranges (forward outputs that are not graph outputs, backward gradients
+  // of the range's inputs) keep their memory format: a pipeline stage's transfers carry it, so a
+  // channels-last activation crosses a stage boundary without two conversions each way. Otherwise
+  // they are row-major. Graph outputs are row-major either way.
+  bool keep_boundary_formats = false;
 };
 
 enum class Phase { forward, backward };
@@ -70,6 +75,8 @@ class Executor {
   struct Step;
   std::vector<Tensor> run_forward(Context& ctx, const std::vector<Tensor>& inputs, Tape& tape, Mode mode, uint64_t seed,
                                   bool keep_saved, bool update_buffers);
+  // A forward output or an input gradient as it leaves the range (ExecutorOptions::keep_boundary_formats).
+  Tensor leaving_range(Context& ctx, ValueId v, const Tensor& t) const;
 
   const Graph& graph_;
   std::vector<NodeId> nodes_;

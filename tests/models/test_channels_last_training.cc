@@ -1,11 +1,14 @@
 // The CPU engine with channels-last activations (Context::set_channels_last) trains a step of
 // ResNet-20 (residual adds, 1x1 shortcuts) and ResNet-18 (a max pool and global pooling between the
 // channels-last layers) as the row-major engine does: the same loss, outputs, parameter gradients
-// and running statistics within float32 rounding, row-major tensors leaving the executor.
+// and running statistics within float32 rounding, row-major tensors leaving the executor. Split in
+// two ranges, as pipeline stages are, the channels-last engine computes the same bits.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -75,6 +78,70 @@ TEST(ChannelsLastTraining, ResNetStepsMatchTheRowMajorEngine) {
       expect_close(last.buffers[i], plain.buffers[i], "buffer " + std::to_string(i));
     }
   }
+}
+
+// Gradients of every parameter after one training step of ResNet-20 on channels-last activations,
+// through one executor or through two executors split before `split_at` (as two pipeline stages on
+// one context); `boundary_formats` receives the formats of the values the first range hands on.
+std::vector<std::vector<double>> channels_last_grads(const std::string& split_at,
+                                                     std::vector<MemoryFormat>* boundary_formats = nullptr) {
+  Context ctx(Device::cpu());
+  ctx.set_channels_last(true);
+  ModelOptions o = default_options("resnet20");
+  o.batch_size = 4;
+  const Graph g = build_model("resnet20", o);
+  const std::vector<NodeId> order = g.topological_order();
+  ParamStore params(g, order, DType::f32, ctx);
+  params.initialize(ctx, 17);
+  params.zero_grads(ctx);
+  std::map<ValueId, Tensor> values;
+  for (ValueId v : g.inputs()) {
+    values[v] = g.value(v).name == "x" ? testing::random_tensor(Shape{4, 3, 32, 32}, DType::f32, ctx.stream(), 5)
+                                       : Tensor::from_vector(std::vector<int64_t>{3, 8, 0, 5}, Shape{4}, ctx.stream());
+  }
+  size_t cut = order.size();
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (g.node(order[i]).name == split_at) cut = i;
+  }
+  std::vector<std::vector<NodeId>> ranges = {{order.begin(), order.begin() + static_cast<std::ptrdiff_t>(cut)}};
+  if (cut < order.size()) ranges.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(cut), order.end());
+  std::vector<std::unique_ptr<Executor>> executors;
+  std::vector<Tape> tapes(ranges.size());
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    executors.push_back(
+        std::make_unique<Executor>(g, ranges[r], params, ExecutorOptions{.keep_boundary_formats = true}));
+    Executor& ex = *executors.back();
+    std::vector<Tensor> inputs;
+    for (ValueId v : ex.input_values()) inputs.push_back(values.at(v));
+    const std::vector<Tensor> outputs = ex.forward(ctx, inputs, tapes[r], Mode::train, 1);
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      values[ex.output_values()[k]] = outputs[k];
+      if (r == 0 && boundary_formats) boundary_formats->push_back(outputs[k].format());
+    }
+  }
+  std::map<ValueId, Tensor> grads;
+  for (size_t r = ranges.size(); r-- > 0;) {
+    Executor& ex = *executors[r];
+    std::vector<Tensor> output_grads;
+    for (ValueId v : ex.output_values()) output_grads.push_back(grads.contains(v) ? grads.at(v) : Tensor());
+    const std::vector<Tensor> input_grads = ex.backward(ctx, tapes[r], output_grads);
+    for (size_t k = 0; k < input_grads.size(); ++k) grads[ex.input_values()[k]] = input_grads[k];
+  }
+  std::vector<std::vector<double>> result;
+  for (const ParamEntry& e : params.params()) result.push_back(testing::to_doubles(params.grad(e.name), ctx.stream()));
+  return result;
+}
+
+TEST(ChannelsLastTraining, AStageBoundaryKeepsTheFormatAndChangesNoBit) {
+  // After the first block's first convolution: its channels-last output and the block's input (read
+  // again by the residual add) cross the boundary.
+  std::vector<MemoryFormat> formats;
+  const auto split = channels_last_grads("layer1.0.bn1", &formats);
+  ASSERT_EQ(formats.size(), 2u);
+  EXPECT_EQ(std::count(formats.begin(), formats.end(), MemoryFormat::channels_last), 2);
+  const auto whole = channels_last_grads("");
+  ASSERT_EQ(split.size(), whole.size());
+  for (size_t i = 0; i < whole.size(); ++i) EXPECT_EQ(split[i], whole[i]) << "grad " << i;
 }
 
 }  // namespace
