@@ -26,6 +26,7 @@ struct ProfileFlags {
   std::string optimizer = "sgd";
   int warmup = 2;
   int repeats = 5;
+  bool channels_last = true;  // as baton train's default
   std::string out;
 };
 
@@ -68,6 +69,7 @@ void run_profile(const ProfileFlags& f) {
     o.optimizer = f.optimizer;
     o.warmup = f.warmup;
     o.repeats = f.repeats;
+    o.channels_last = f.channels_last;
     std::fprintf(stderr, "profiling %s on %s at batch sizes", title.c_str(), device.str().c_str());
     for (int b : sizes) std::fprintf(stderr, " %d", b);
     std::fprintf(stderr, " (%d warm-up, median of %d)\n", f.warmup, f.repeats);
@@ -103,6 +105,8 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--optimizer", f->optimizer, "sgd or adamw (optimiser state and step time)");
   cmd->add_option("--warmup", f->warmup, "Warm-up runs per batch size")->check(non_negative());
   cmd->add_option("--repeats", f->repeats, "Timed runs per batch size (the median is kept)")->check(positive());
+  cmd->add_flag("--channels-last,!--no-channels-last", f->channels_last,
+                "CPU float32: time the channels-last engine, baton train's default (docs/cpu.md)");
   cmd->add_option("--out", f->out, "Profile JSON to write (atomically)")->required();
   cmd->callback([f] { run_profile(*f); });
 }

@@ -97,7 +97,7 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   if (given("--workers")) config.workers = f.config.workers;
   if (given("--no-augment")) config.augment = false;
   if (given("--tf32")) config.tf32 = true;
-  if (given("--channels-last")) config.channels_last = true;
+  if (given("--channels-last")) config.channels_last = f.channels_last;  // or --no-channels-last
   if (given("--checkpoint-dir")) config.checkpoint_dir = f.config.checkpoint_dir;
   if (given("--checkpoint-every")) config.checkpoint_every = f.config.checkpoint_every;
   if (given("--keep-checkpoints")) config.keep_checkpoints = f.config.keep_checkpoints;

@@ -27,9 +27,9 @@ void add_train_flags(CLI::App& cmd, TrainFlags& f) {
   cmd.add_option("--workers", f.config.workers, "Data loader threads (1..256)")->check(whole_number(1, 256));
   cmd.add_flag("--no-augment", f.no_augment, "No random crop / flip");
   cmd.add_flag("--tf32", f.tf32, "Allow TF32 tensor-core math for float32 convolutions and matrix products");
-  cmd.add_flag("--channels-last", f.channels_last,
+  cmd.add_flag("--channels-last,!--no-channels-last", f.channels_last,
                "CPU float32: keep activations channels-last (NHWC) from convolution through batch norm, activations "
-               "and residual adds (docs/cpu.md)");
+               "and residual adds (the default; docs/cpu.md)");
   cmd.add_option("--checkpoint-dir", f.config.checkpoint_dir, "Directory for checkpoints");
   cmd.add_option("--checkpoint-every", f.config.checkpoint_every, "Steps between checkpoints (0: every epoch)")
       ->check(whole_number(0));

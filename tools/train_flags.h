@@ -21,7 +21,7 @@ struct TrainFlags {
   int64_t warmup_steps = 0;
   bool no_augment = false;
   bool tf32 = false;
-  bool channels_last = false;
+  bool channels_last = true;  // --channels-last or --no-channels-last
   double block_momentum = 0;
   parallel::ParallelConfig parallel;  // the pipeline flags
 };

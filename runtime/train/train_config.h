@@ -25,7 +25,7 @@ struct TrainConfig {
   int workers = 2;
   bool augment = true;  // random crop (padding 4) and horizontal flip for 32x32 data
   bool tf32 = false;
-  bool channels_last = false;    // CPU float32 activations channels-last (Context::set_channels_last)
+  bool channels_last = true;     // CPU float32 activations channels-last (Context::set_channels_last)
   std::string checkpoint_dir;    // empty: no checkpoints
   int64_t checkpoint_every = 0;  // steps between checkpoints (0: at the end of each epoch)
   int keep_checkpoints = 3;

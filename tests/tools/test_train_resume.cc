@@ -41,6 +41,13 @@ TEST_F(TrainResume, ABareResumeContinuesWithTheSavedSettings) {
   const CliResult lr = run_baton("train --resume " + ckpt_ + " --steps 4 --lr 0.5");
   ASSERT_EQ(lr.exit_code, 0) << lr.err;
   EXPECT_NE(lr.err.find("warning: resuming with lr_schedule {\"base_lr\":0.5"), std::string::npos) << lr.err;
+
+  // Channels-last is the default, so the checkpoint has it; --no-channels-last turns it off.
+  const CliResult row_major = run_baton("train --resume " + ckpt_ + " --steps 5 --no-channels-last");
+  ASSERT_EQ(row_major.exit_code, 0) << row_major.err;
+  EXPECT_NE(row_major.err.find("warning: resuming with channels_last false instead of the checkpoint's true"),
+            std::string::npos)
+      << row_major.err;
 }
 
 TEST_F(TrainResume, OverridesThatContradictTheCheckpointAreRefused) {
