@@ -1,4 +1,5 @@
-// Pooling ops: geometry and argument checks, then the CPU reference or the CUDA launchers.
+// Pooling ops with a window (max and average): geometry and argument checks, then the CPU loops
+// (row-major or channels-last) or the CUDA launchers.
 #include "kernels/pool.h"
 
 #include <cstdint>
@@ -7,17 +8,17 @@
 #include <string>
 #include <string_view>
 
+#include "kernels/cpu/pool_channels_last_cpu.h"
 #include "kernels/cpu/pool_cpu.h"
 #include "kernels/cuda/pool_cuda.h"
 #include "kernels/device_dispatch.h"
 #include "kernels/dispatch.h"
 #include "kernels/op_checks.h"
+#include "kernels/pool_internal.h"
 #include "kernels/pool_math.h"
 
 namespace baton::kernels {
 namespace {
-
-constexpr std::initializer_list<DType> kFloating = {DType::f32, DType::f64, DType::f16, DType::bf16};
 
 // The geometry resolved for input planes [in_h, in_w] and output planes [out_h, out_w].
 PoolPlane make_plane(const Pool2dGeometry& g, int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w) {
@@ -62,8 +63,6 @@ void check_no_dilation(std::string_view op, const Pool2dGeometry& g) {
   BATON_CHECK(g.dilation[0] == 1 && g.dilation[1] == 1, op, ": dilation ", pair_text(g.dilation),
               " is not supported (average pooling has no dilation; expected [1, 1])");
 }
-
-int64_t planes_of(const Tensor& t) { return t.size(0) * t.size(1); }
 
 // Calls fn.template operator()<I>() with I the C++ type of an index dtype (i32 or i64, checked before).
 template <typename Fn>
@@ -111,8 +110,8 @@ Shape pool2d_output_shape(std::string_view what, const Shape& input, const Pool2
 void max_pool2d_forward(Context& ctx, const Tensor& x, const Pool2dGeometry& g, const Tensor& y,
                         const Tensor& indices) {
   constexpr std::string_view op = "max_pool2d_forward";
-  check_on_context(op, ctx, {{"x", x}, {"y", y}, {"indices", indices}});
-  check_dtype_in(op, {"x", x}, kFloating);
+  check_pool_activations(op, ctx, {{"x", x}, {"y", y}, {"indices", indices}});
+  check_dtype_in(op, {"x", x}, kPoolDtypes);
   check_same_dtype(op, {{"x", x}, {"y", y}});
   const PoolPlane p = check_pool_shapes(op, {"x", x}, {"y", y}, g);
   check_indices(op, indices, y.shape(), p);
@@ -121,7 +120,12 @@ void max_pool2d_forward(Context& ctx, const Tensor& x, const Pool2dGeometry& g, 
       [&] {
         dispatch_floating(op, x.dtype(), [&]<typename T>() {
           dispatch_index(indices.dtype(), [&]<typename I>() {
-            cpu::max_pool2d_forward(x.data<T>(), planes_of(x), p, y.data<T>(), indices.data<I>());
+            if (is_channels_last(x)) {
+              cpu::max_pool2d_forward_channels_last(x.data<T>(), x.size(0), x.size(1), p, y.data<T>(),
+                                                    indices.data<I>());
+            } else {
+              cpu::max_pool2d_forward(x.data<T>(), planes_of(x), p, y.data<T>(), indices.data<I>());
+            }
           });
         });
       },
@@ -134,8 +138,8 @@ void max_pool2d_forward(Context& ctx, const Tensor& x, const Pool2dGeometry& g, 
 void max_pool2d_backward(Context& ctx, const Tensor& dy, const Tensor& indices, const Pool2dGeometry& g,
                          const Tensor& dx) {
   constexpr std::string_view op = "max_pool2d_backward";
-  check_on_context(op, ctx, {{"dy", dy}, {"indices", indices}, {"dx", dx}});
-  check_dtype_in(op, {"dx", dx}, kFloating);
+  check_pool_activations(op, ctx, {{"dx", dx}, {"dy", dy}, {"indices", indices}});
+  check_dtype_in(op, {"dx", dx}, kPoolDtypes);
   check_same_dtype(op, {{"dx", dx}, {"dy", dy}});
   const PoolPlane p = check_pool_shapes(op, {"dx", dx}, {"dy", dy}, g);
   check_indices(op, indices, dy.shape(), p);
@@ -144,7 +148,12 @@ void max_pool2d_backward(Context& ctx, const Tensor& dy, const Tensor& indices, 
       [&] {
         dispatch_floating(op, dx.dtype(), [&]<typename T>() {
           dispatch_index(indices.dtype(), [&]<typename I>() {
-            cpu::max_pool2d_backward(dy.data<T>(), indices.data<I>(), planes_of(dx), p, dx.data<T>());
+            if (is_channels_last(dx)) {
+              cpu::max_pool2d_backward_channels_last(dy.data<T>(), indices.data<I>(), dx.size(0), dx.size(1), p,
+                                                     dx.data<T>());
+            } else {
+              cpu::max_pool2d_backward(dy.data<T>(), indices.data<I>(), planes_of(dx), p, dx.data<T>());
+            }
           });
         });
       },
@@ -158,7 +167,7 @@ void avg_pool2d_forward(Context& ctx, const Tensor& x, const Pool2dGeometry& g, 
                         const Tensor& y) {
   constexpr std::string_view op = "avg_pool2d_forward";
   check_on_context(op, ctx, {{"x", x}, {"y", y}});
-  check_dtype_in(op, {"x", x}, kFloating);
+  check_dtype_in(op, {"x", x}, kPoolDtypes);
   check_same_dtype(op, {{"x", x}, {"y", y}});
   check_no_dilation(op, g);
   const PoolPlane p = check_pool_shapes(op, {"x", x}, {"y", y}, g);
@@ -178,7 +187,7 @@ void avg_pool2d_backward(Context& ctx, const Tensor& dy, const Pool2dGeometry& g
                          const Tensor& dx) {
   constexpr std::string_view op = "avg_pool2d_backward";
   check_on_context(op, ctx, {{"dy", dy}, {"dx", dx}});
-  check_dtype_in(op, {"dx", dx}, kFloating);
+  check_dtype_in(op, {"dx", dx}, kPoolDtypes);
   check_same_dtype(op, {{"dx", dx}, {"dy", dy}});
   check_no_dilation(op, g);
   const PoolPlane p = check_pool_shapes(op, {"dx", dx}, {"dy", dy}, g);
@@ -192,117 +201,6 @@ void avg_pool2d_backward(Context& ctx, const Tensor& dy, const Pool2dGeometry& g
       [&](auto& cuda_ctx) {
         cuda::avg_pool2d_backward(cuda_ctx, dx.dtype(), dy.data_ptr(), planes_of(dx), p, count_include_pad,
                                   dx.data_ptr());
-      });
-}
-
-namespace {
-
-// `full` is [N, C, H, W] with H·W >= 1 and `pooled` [N, C, 1, 1], of one floating dtype.
-void check_global(std::string_view op, const Context& ctx, const NamedTensor& full, const NamedTensor& pooled) {
-  check_on_context(op, ctx, {full, pooled});
-  check_rank(op, full, 4);
-  check_dtype_in(op, full, kFloating);
-  check_same_dtype(op, {full, pooled});
-  const Shape& s = full.tensor.shape();
-  BATON_CHECK(s[2] * s[3] >= 1, op, ": argument '", full.name, "' has shape ", s.str(),
-              ", expected planes of at least one element");
-  const Shape expected{s[0], s[1], 1, 1};
-  BATON_CHECK(pooled.tensor.shape() == expected, op, ": argument '", pooled.name, "' has shape ",
-              pooled.tensor.shape().str(), ", expected ", expected.str(), " (one value per plane of '", full.name,
-              "', shape ", s.str(), ")");
-}
-
-}  // namespace
-
-void global_avg_pool2d_forward(Context& ctx, const Tensor& x, const Tensor& y) {
-  constexpr std::string_view op = "global_avg_pool2d_forward";
-  check_global(op, ctx, {"x", x}, {"y", y});
-  const int64_t hw = x.size(2) * x.size(3);
-  on_device(
-      op, ctx,
-      [&] {
-        dispatch_floating(op, x.dtype(), [&]<typename T>() {
-          cpu::global_avg_pool2d_forward(x.data<T>(), planes_of(x), hw, y.data<T>());
-        });
-      },
-      [&](auto& cuda_ctx) {
-        cuda::global_avg_pool2d_forward(cuda_ctx, x.dtype(), x.data_ptr(), planes_of(x), hw, y.data_ptr());
-      });
-}
-
-void global_avg_pool2d_backward(Context& ctx, const Tensor& dy, const Tensor& dx) {
-  constexpr std::string_view op = "global_avg_pool2d_backward";
-  check_global(op, ctx, {"dx", dx}, {"dy", dy});
-  const int64_t hw = dx.size(2) * dx.size(3);
-  on_device(
-      op, ctx,
-      [&] {
-        dispatch_floating(op, dx.dtype(), [&]<typename T>() {
-          cpu::global_avg_pool2d_backward(dy.data<T>(), planes_of(dx), hw, dx.data<T>());
-        });
-      },
-      [&](auto& cuda_ctx) {
-        cuda::global_avg_pool2d_backward(cuda_ctx, dx.dtype(), dy.data_ptr(), planes_of(dx), hw, dx.data_ptr());
-      });
-}
-
-namespace {
-
-// `full` is [N, C, H, W] and `pooled` [N, C, OH, OW], of one floating dtype, with H, W, OH, OW >= 1.
-PoolPlane check_adaptive(std::string_view op, const Context& ctx, const NamedTensor& full, const NamedTensor& pooled) {
-  check_on_context(op, ctx, {full, pooled});
-  check_rank(op, full, 4);
-  check_rank(op, pooled, 4);
-  check_dtype_in(op, full, kFloating);
-  check_same_dtype(op, {full, pooled});
-  const Shape& s = full.tensor.shape();
-  const Shape& o = pooled.tensor.shape();
-  BATON_CHECK(s[2] >= 1 && s[3] >= 1, op, ": argument '", full.name, "' has shape ", s.str(),
-              ", expected planes of at least one element");
-  BATON_CHECK(o[0] == s[0] && o[1] == s[1] && o[2] >= 1 && o[3] >= 1, op, ": argument '", pooled.name, "' has shape ",
-              o.str(), ", expected [", s[0], ", ", s[1], ", OH, OW] with OH, OW >= 1 (pooling '", full.name,
-              "' of shape ", s.str(), ")");
-  PoolPlane p;
-  p.in_h = s[2];
-  p.in_w = s[3];
-  p.out_h = o[2];
-  p.out_w = o[3];
-  return p;
-}
-
-bool is_global(const PoolPlane& p) { return p.out_h == 1 && p.out_w == 1; }
-
-}  // namespace
-
-void adaptive_avg_pool2d_forward(Context& ctx, const Tensor& x, const Tensor& y) {
-  constexpr std::string_view op = "adaptive_avg_pool2d_forward";
-  const PoolPlane p = check_adaptive(op, ctx, {"x", x}, {"y", y});
-  if (is_global(p)) return global_avg_pool2d_forward(ctx, x, y);
-  on_device(
-      op, ctx,
-      [&] {
-        dispatch_floating(op, x.dtype(), [&]<typename T>() {
-          cpu::adaptive_avg_pool2d_forward(x.data<T>(), planes_of(x), p, y.data<T>());
-        });
-      },
-      [&](auto& cuda_ctx) {
-        cuda::adaptive_avg_pool2d_forward(cuda_ctx, x.dtype(), x.data_ptr(), planes_of(x), p, y.data_ptr());
-      });
-}
-
-void adaptive_avg_pool2d_backward(Context& ctx, const Tensor& dy, const Tensor& dx) {
-  constexpr std::string_view op = "adaptive_avg_pool2d_backward";
-  const PoolPlane p = check_adaptive(op, ctx, {"dx", dx}, {"dy", dy});
-  if (is_global(p)) return global_avg_pool2d_backward(ctx, dy, dx);
-  on_device(
-      op, ctx,
-      [&] {
-        dispatch_floating(op, dx.dtype(), [&]<typename T>() {
-          cpu::adaptive_avg_pool2d_backward(dy.data<T>(), planes_of(dx), p, dx.data<T>());
-        });
-      },
-      [&](auto& cuda_ctx) {
-        cuda::adaptive_avg_pool2d_backward(cuda_ctx, dx.dtype(), dy.data_ptr(), planes_of(dx), p, dx.data_ptr());
       });
 }
 

@@ -1,14 +1,15 @@
 // Pooling layers over kernels/pool.h.
 //
-// Backward needs the input's size but not its values (max pooling keeps the argmax indices), so
-// forward saves a zero-byte "shape token" [0, C, H, W] instead of the input: the input's memory is
-// not kept alive for backward.
+// Backward needs the input's size and memory format but not its values (max pooling keeps the argmax
+// indices), so forward saves a zero-byte "shape token" [0, C, H, W] in the input's format instead of
+// the input: the input's memory is not kept alive for backward.
 #include "layers/pooling.h"
 
 #include <cstdint>
 #include <limits>
 #include <string_view>
 
+#include "kernels/layout.h"
 #include "kernels/pool_math.h"
 #include "layers/builtin_layers.h"
 #include "runtime/graph/json_config.h"
@@ -19,12 +20,14 @@ namespace {
 using Size2 = std::array<int64_t, 2>;
 
 Tensor shape_token(const Tensor& x, const Context& ctx) {
-  return Tensor::empty(x.shape().with_dim0(0), x.dtype(), ctx);
+  return Tensor::empty(x.shape().with_dim0(0), x.dtype(), ctx.stream(), x.format());
 }
 
-// The input shape recorded by shape_token, with the batch size of the output gradient.
-Shape input_shape(const Tensor& token, const Tensor& dy) {
-  return Shape{dy.size(0), token.size(1), token.size(2), token.size(3)};
+// The input gradient: uninitialised, of the input's shape (recorded by shape_token, with the batch size
+// of the output gradient) and format.
+Tensor input_grad(const Tensor& token, const Tensor& dy, const Context& ctx) {
+  return Tensor::empty(Shape{dy.size(0), token.size(1), token.size(2), token.size(3)}, dy.dtype(), ctx.stream(),
+                       token.format());
 }
 
 // Planes of more than 2^31 - 1 elements need i64 argmax indices.
@@ -81,17 +84,18 @@ std::vector<Shape> MaxPool2d::infer_shapes(std::span<const Shape> inputs) const 
 ForwardResult MaxPool2d::forward(const ForwardArgs& args) const {
   const Tensor& x = args.inputs[0];
   const Shape out = infer_shapes(std::span<const Shape>(&x.shape(), 1))[0];
-  Tensor y = Tensor::empty(out, x.dtype(), args.ctx);
-  Tensor indices = Tensor::empty(out, index_dtype(x.shape()), args.ctx);
+  Tensor y = Tensor::empty(out, x.dtype(), args.ctx.stream(), x.format());
+  Tensor indices = Tensor::empty(out, index_dtype(x.shape()), args.ctx.stream(), x.format());
   kernels::max_pool2d_forward(args.ctx, x, geometry_, y, indices);
   return {{y}, {indices, shape_token(x, args.ctx)}};
 }
 
 std::vector<Tensor> MaxPool2d::backward(const BackwardArgs& args) const {
   if (!args.needs_input_grad[0]) return {Tensor()};
-  const Tensor& dy = args.output_grads[0];
-  Tensor dx = Tensor::empty(input_shape(args.saved[1], dy), dy.dtype(), args.ctx);
-  kernels::max_pool2d_backward(args.ctx, dy, args.saved[0], geometry_, dx);
+  const Tensor& indices = args.saved[0];
+  const Tensor dy = kernels::to_memory_format(args.ctx, args.output_grads[0], indices.format());
+  Tensor dx = input_grad(args.saved[1], dy, args.ctx);
+  kernels::max_pool2d_backward(args.ctx, dy, indices, geometry_, dx);
   return {dx};
 }
 
@@ -132,7 +136,7 @@ ForwardResult AvgPool2d::forward(const ForwardArgs& args) const {
 std::vector<Tensor> AvgPool2d::backward(const BackwardArgs& args) const {
   if (!args.needs_input_grad[0]) return {Tensor()};
   const Tensor& dy = args.output_grads[0];
-  Tensor dx = Tensor::empty(input_shape(args.saved[0], dy), dy.dtype(), args.ctx);
+  Tensor dx = input_grad(args.saved[0], dy, args.ctx);
   kernels::avg_pool2d_backward(args.ctx, dy, geometry_, count_include_pad_, dx);
   return {dx};
 }
@@ -171,7 +175,7 @@ ForwardResult AdaptiveAvgPool2d::forward(const ForwardArgs& args) const {
 std::vector<Tensor> AdaptiveAvgPool2d::backward(const BackwardArgs& args) const {
   if (!args.needs_input_grad[0]) return {Tensor()};
   const Tensor& dy = args.output_grads[0];
-  Tensor dx = Tensor::empty(input_shape(args.saved[0], dy), dy.dtype(), args.ctx);
+  Tensor dx = input_grad(args.saved[0], dy, args.ctx);
   kernels::adaptive_avg_pool2d_backward(args.ctx, dy, dx);
   return {dx};
 }

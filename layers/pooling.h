@@ -21,7 +21,8 @@ struct MaxPool2dOptions {
 };
 
 // torch.nn.MaxPool2d (without return_indices). Forward saves the argmax of each window (i32, or
-// i64 for planes of 2^31 elements or more); backward gathers, deterministically.
+// i64 for planes of 2^31 elements or more); backward gathers, deterministically. Channels-last
+// inputs give channels-last outputs.
 class MaxPool2d final : public Layer {
  public:
   // Throws a baton::Error naming the field for an invalid geometry.
@@ -32,6 +33,7 @@ class MaxPool2d final : public Layer {
   std::string_view type() const override { return "MaxPool2d"; }
   nlohmann::json config() const override;
   std::vector<Shape> infer_shapes(std::span<const Shape> inputs) const override;
+  bool reads_channels_last() const override { return true; }
   ForwardResult forward(const ForwardArgs& args) const override;
   std::vector<Tensor> backward(const BackwardArgs& args) const override;
   LayerCost cost(std::span<const Shape> inputs, DType dtype) const override;
@@ -74,7 +76,8 @@ struct AdaptiveAvgPool2dOptions {
 
 // torch.nn.AdaptiveAvgPool2d: [N, C, H, W] -> [N, C, OH, OW], output (oh, ow) the mean of PyTorch's
 // adaptive window (kernels::adaptive_avg_pool2d_forward). Output size 1 is global average pooling
-// (its own fast kernels); torchvision's VGG and AlexNet pool to 7 x 7 and 6 x 6.
+// (its own fast kernels, which read channels-last inputs too); torchvision's VGG and AlexNet pool to
+// 7 x 7 and 6 x 6.
 class AdaptiveAvgPool2d final : public Layer {
  public:
   // Throws a baton::Error naming output_size when a size is below 1.
@@ -85,6 +88,7 @@ class AdaptiveAvgPool2d final : public Layer {
   std::string_view type() const override { return "AdaptiveAvgPool2d"; }
   nlohmann::json config() const override;  // {"output_size": [OH, OW]}
   std::vector<Shape> infer_shapes(std::span<const Shape> inputs) const override;
+  bool reads_channels_last() const override { return output_size_[0] == 1 && output_size_[1] == 1; }
   ForwardResult forward(const ForwardArgs& args) const override;
   std::vector<Tensor> backward(const BackwardArgs& args) const override;
   // Forward: an add per window tap and a division per output; backward: one term per tap.

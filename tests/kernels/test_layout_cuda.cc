@@ -10,6 +10,7 @@
 #include "kernels/batch_norm.h"
 #include "kernels/conv.h"
 #include "kernels/layout.h"
+#include "kernels/pool.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
 
@@ -101,6 +102,18 @@ TEST_F(LayoutCuda, ChannelsLastActivationsAreACpuFormatForBatchNorm) {
       "argument 'x' is a channels-last tensor",
       batch_norm_forward_train(*gpu, x, Tensor(), Tensor(), 1e-5, 0.1, Tensor::empty(x.shape(), DType::f32, gs()), c, c,
                                Tensor(), Tensor(), Tensor()));
+}
+
+TEST_F(LayoutCuda, ChannelsLastActivationsAreACpuFormatForPooling) {
+  const Tensor x = Tensor::empty(Shape{2, 4, 6, 6}, DType::f32, gs(), MemoryFormat::channels_last);
+  const Pool2dGeometry g{.kernel = {2, 2}, .stride = {2, 2}};
+  const Shape out{2, 4, 3, 3};
+  EXPECT_ERROR_MENTIONS(
+      "argument 'x' is a channels-last tensor",
+      max_pool2d_forward(*gpu, x, g, Tensor::empty(out, DType::f32, gs(), MemoryFormat::channels_last),
+                         Tensor::empty(out, DType::i32, gs(), MemoryFormat::channels_last)));
+  EXPECT_ERROR_MENTIONS("argument 'x' is a channels-last tensor",
+                        global_avg_pool2d_forward(*gpu, x, Tensor::empty(Shape{2, 4, 1, 1}, DType::f32, gs())));
 }
 
 }  // namespace
