@@ -3,6 +3,7 @@
 // Trainer runs (make_pipeline_engine) — what `baton train --stages` does, without printing.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <string>
@@ -84,9 +85,13 @@ Profile share_profile(comm::Communicator& world, const Profile& mine);
 
 // Across processes of one machine (collective): the link between two of them, measured by ping-pong
 // through `world` between ranks 0 and 1 at 64 KiB and 1 MiB (median of 15 round trips after 3
-// warm-ups each), fitted to latency + bytes / bandwidth; every rank returns rank 0's figures.
+// warm-ups each), fitted to latency + bytes / bandwidth (when the larger message did not take clearly
+// longer, its time alone gives the bandwidth and the latency is 0); every rank returns rank 0's figures.
 // Fewer than two ranks: a default Link (nothing measured).
 Link measure_process_link(comm::Communicator& world);
+// The message sizes measure_process_link times, and its fit of their one-way times in microseconds.
+inline constexpr std::array<int64_t, 2> kLinkProbeBytes = {64 << 10, 1 << 20};
+Link fit_process_link(double small_us, double large_us);
 
 // Across processes (collective): rank 0's profile and plan on every process, and the schedule made
 // from them as evaluate_plan makes it. The measured times (and a cluster's measured links) differ

@@ -47,16 +47,27 @@ double one_way_us(comm::Communicator& world, int64_t bytes, const Stream& host) 
 
 }  // namespace
 
+Link fit_process_link(double small_us, double large_us) {
+  constexpr std::array<int64_t, 2> kBytes = kLinkProbeBytes;
+  // The slope between the two sizes, unless the large message took hardly longer than the small one
+  // (processes time-slicing more processes than cores delay either at random): then the large one's
+  // whole time, a bandwidth that is low rather than absurd (a slope over 0.001 us gave 983040 GB/s).
+  const bool sloped = large_us - small_us > 0.1 * large_us;
+  const double bytes_per_us = sloped ? static_cast<double>(kBytes[1] - kBytes[0]) / (large_us - small_us)
+                                     : static_cast<double>(kBytes[1]) / std::max(large_us, 1e-3);
+  const double latency_us = std::max(0.0, small_us - static_cast<double>(kBytes[0]) / bytes_per_us);
+  return {"mpi", bytes_per_us / 1e3, latency_us};  // bytes per us are MB/s
+}
+
 Link measure_process_link(comm::Communicator& world) {
   if (world.size() < 2) return {};
   const Stream host = Stream::create(Device::cpu());
-  constexpr std::array<int64_t, 2> kBytes = {64 << 10, 1 << 20};
   Tensor fit = Tensor::empty_host({2}, DType::f64);  // bandwidth GB/s, latency us
   if (world.rank() < 2) {
-    const double small = one_way_us(world, kBytes[0], host), large = one_way_us(world, kBytes[1], host);
-    const double bytes_per_us = static_cast<double>(kBytes[1] - kBytes[0]) / std::max(large - small, 1e-3);
-    fit.data<double>()[0] = bytes_per_us / 1e3;  // bytes per us are MB/s
-    fit.data<double>()[1] = std::max(0.0, small - static_cast<double>(kBytes[0]) / bytes_per_us);
+    const Link link =
+        fit_process_link(one_way_us(world, kLinkProbeBytes[0], host), one_way_us(world, kLinkProbeBytes[1], host));
+    fit.data<double>()[0] = link.bandwidth_gbs;
+    fit.data<double>()[1] = link.latency_us;
   }
   world.broadcast(fit, 0, host)->wait();
   return {"mpi", fit.data<double>()[0], fit.data<double>()[1]};

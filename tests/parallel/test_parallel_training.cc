@@ -94,5 +94,18 @@ TEST(ParallelTraining, PipelineDevicesComeFromTheDeviceSetting) {
   EXPECT_EQ(pipeline_devices(parallel, config), (std::vector<Device>{Device::cpu(1), Device::cpu(0)}));
 }
 
+TEST(ParallelTraining, TheProcessLinkFitStaysFiniteWhenTheTimesAreNoise) {
+  // 10 us + bytes at 5 GB/s (5000 bytes a microsecond): the line through both sizes.
+  const auto at_5_gbs = [](int64_t bytes) { return 10.0 + static_cast<double>(bytes) / 5000.0; };
+  const Link fitted = fit_process_link(at_5_gbs(kLinkProbeBytes[0]), at_5_gbs(kLinkProbeBytes[1]));
+  EXPECT_NEAR(fitted.bandwidth_gbs, 5.0, 1e-9);
+  EXPECT_NEAR(fitted.latency_us, 10.0, 1e-9);
+  // The large message no slower than the small one (a process descheduled during the small one): the
+  // large one's whole time gives the bandwidth, not a slope over nothing.
+  const Link noisy = fit_process_link(300.0, 290.0);
+  EXPECT_NEAR(noisy.bandwidth_gbs, static_cast<double>(kLinkProbeBytes[1]) / 290.0 / 1e3, 1e-9);
+  EXPECT_GE(noisy.latency_us, 0.0);
+}
+
 }  // namespace
 }  // namespace baton::parallel
