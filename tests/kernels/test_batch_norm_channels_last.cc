@@ -9,6 +9,7 @@
 #include "kernels/batch_norm.h"
 #include "kernels/cpu_engine.h"
 #include "kernels/layout.h"
+#include "tests/kernels/channels_last_test_support.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
 
@@ -18,20 +19,12 @@ namespace {
 constexpr double kChannelsLastEps = 1e-5, kChannelsLastMomentum = 0.1;
 const Shape kChannelsLastShapes[] = {Shape{4, 16, 5, 7}, Shape{2, 3, 4, 4}, Shape{8, 64, 3, 3}};
 
-class BatchNormChannelsLast : public ::testing::Test {
+class BatchNormChannelsLast : public testing::ChannelsLastTest {
  protected:
   Tensor random(const Shape& shape, DType dtype, uint64_t seed) {
     return testing::random_tensor(shape, dtype, ctx.stream(), seed);
   }
-  Tensor channels_last(const Tensor& t) { return to_memory_format(ctx, t, MemoryFormat::channels_last); }
-  Tensor like(const Tensor& t, MemoryFormat format) {
-    const Tensor out = Tensor::empty(t.shape(), t.dtype(), ctx.stream(), format);
-    testing::poison(out, ctx.stream());
-    return out;
-  }
-  std::vector<double> values(const Tensor& t) {
-    return testing::to_doubles(to_memory_format(ctx, t, MemoryFormat::contiguous), ctx.stream());
-  }
+  Tensor like(const Tensor& t, MemoryFormat format) { return poisoned(t.shape(), t.dtype(), format); }
   Tensor copy(const Tensor& t) {
     Tensor c = Tensor::empty(t.shape(), t.dtype(), ctx);
     c.copy_from(t, ctx.stream());

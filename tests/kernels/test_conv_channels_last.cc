@@ -9,6 +9,7 @@
 #include "kernels/conv.h"
 #include "kernels/cpu_engine.h"
 #include "kernels/layout.h"
+#include "tests/kernels/channels_last_test_support.h"
 #include "tests/kernels/conv_reference.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
@@ -20,22 +21,11 @@ using testing::ConvCase;
 
 double channels_last_tolerance(DType dtype) { return dtype == DType::f64 ? 1e-12 : 2e-5; }
 
-class ConvChannelsLast : public ::testing::Test {
+class ConvChannelsLast : public testing::ChannelsLastTest {
  protected:
   Tensor random(const Shape& shape, DType dtype, uint64_t seed, MemoryFormat format) {
-    return to_memory_format(ctx, testing::random_tensor(shape, dtype, ctx.stream(), seed), format);
+    return in_format(testing::random_tensor(shape, dtype, ctx.stream(), seed), format);
   }
-  Tensor poisoned(const Shape& shape, DType dtype, MemoryFormat format) {
-    const Tensor t = Tensor::empty(shape, dtype, ctx.stream(), format);
-    testing::poison(t, ctx.stream());
-    return t;
-  }
-  // Row-major values, whatever the tensor's format.
-  std::vector<double> values(const Tensor& t) {
-    return testing::to_doubles(to_memory_format(ctx, t, MemoryFormat::contiguous), ctx.stream());
-  }
-
-  Context ctx{Device::cpu()};
 };
 
 constexpr MemoryFormat kFormats[] = {MemoryFormat::contiguous, MemoryFormat::channels_last};

@@ -9,6 +9,7 @@
 
 #include "kernels/layout.h"
 #include "kernels/pool.h"
+#include "tests/kernels/channels_last_test_support.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
 
@@ -30,7 +31,7 @@ const ChannelsLastPoolCase kChannelsLastPoolCases[] = {
     {Shape{3, 70, 5, 5}, {.kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}}},
 };
 
-class PoolChannelsLast : public ::testing::Test {
+class PoolChannelsLast : public testing::ChannelsLastTest {
  protected:
   // Values on a grid of quarters (many ties) with a NaN every 23 elements.
   Tensor input(const Shape& shape, DType dtype, uint64_t seed) {
@@ -38,17 +39,6 @@ class PoolChannelsLast : public ::testing::Test {
     for (size_t i = 0; i < v.size(); ++i) v[i] = i % 23 == 5 ? NAN : std::round(v[i] * 4) / 4;
     return testing::from_doubles(v, shape, dtype, ctx.stream());
   }
-  Tensor last(const Tensor& t) { return to_memory_format(ctx, t, MemoryFormat::channels_last); }
-  Tensor empty(const Shape& shape, DType dtype, MemoryFormat format) {
-    const Tensor t = Tensor::empty(shape, dtype, ctx.stream(), format);
-    testing::poison(t, ctx.stream());
-    return t;
-  }
-  // The tensor's values in row-major order.
-  std::vector<double> values(const Tensor& t) {
-    return testing::to_doubles(to_memory_format(ctx, t, MemoryFormat::contiguous), ctx.stream());
-  }
-  Context ctx{Device::cpu()};
 };
 
 TEST_F(PoolChannelsLast, MaxPoolGivesTheRowMajorBits) {
@@ -58,19 +48,20 @@ TEST_F(PoolChannelsLast, MaxPoolGivesTheRowMajorBits) {
         SCOPED_TRACE(std::string(dtype_name(dtype)) + " " + std::string(dtype_name(index)) + " " + c.x.str());
         const Shape out = pool2d_output_shape("test", c.x, c.g);
         const Tensor x = input(c.x, dtype, 3);
-        const Tensor y = empty(out, dtype, MemoryFormat::contiguous), i = empty(out, index, MemoryFormat::contiguous);
+        const Tensor y = poisoned(out, dtype, MemoryFormat::contiguous),
+                     i = poisoned(out, index, MemoryFormat::contiguous);
         max_pool2d_forward(ctx, x, c.g, y, i);
-        const Tensor y_last = empty(out, dtype, MemoryFormat::channels_last);
-        const Tensor i_last = empty(out, index, MemoryFormat::channels_last);
-        max_pool2d_forward(ctx, last(x), c.g, y_last, i_last);
+        const Tensor y_last = poisoned(out, dtype, MemoryFormat::channels_last);
+        const Tensor i_last = poisoned(out, index, MemoryFormat::channels_last);
+        max_pool2d_forward(ctx, channels_last(x), c.g, y_last, i_last);
         EXPECT_TRUE(testing::identical_values(values(y_last), values(y)));
         EXPECT_TRUE(testing::identical_values(values(i_last), values(i)));
 
         const Tensor dy = testing::random_tensor(out, dtype, ctx.stream(), 4);
-        const Tensor dx = empty(c.x, dtype, MemoryFormat::contiguous);
+        const Tensor dx = poisoned(c.x, dtype, MemoryFormat::contiguous);
         max_pool2d_backward(ctx, dy, i, c.g, dx);
-        const Tensor dx_last = empty(c.x, dtype, MemoryFormat::channels_last);
-        max_pool2d_backward(ctx, last(dy), i_last, c.g, dx_last);
+        const Tensor dx_last = poisoned(c.x, dtype, MemoryFormat::channels_last);
+        max_pool2d_backward(ctx, channels_last(dy), i_last, c.g, dx_last);
         EXPECT_TRUE(testing::identical_values(values(dx_last), values(dx)));
       }
     }
@@ -83,16 +74,16 @@ TEST_F(PoolChannelsLast, GlobalAvgPoolGivesTheRowMajorBits) {
       SCOPED_TRACE(std::string(dtype_name(dtype)) + " " + shape.str());
       const Shape pooled{shape[0], shape[1], 1, 1};
       const Tensor x = testing::random_tensor(shape, dtype, ctx.stream(), 7);
-      const Tensor y = empty(pooled, dtype, MemoryFormat::contiguous),
-                   y_last = empty(pooled, dtype, MemoryFormat::contiguous);
+      const Tensor y = poisoned(pooled, dtype, MemoryFormat::contiguous),
+                   y_last = poisoned(pooled, dtype, MemoryFormat::contiguous);
       global_avg_pool2d_forward(ctx, x, y);
-      adaptive_avg_pool2d_forward(ctx, last(x), y_last);  // a 1 x 1 output is global pooling
+      adaptive_avg_pool2d_forward(ctx, channels_last(x), y_last);  // a 1 x 1 output is global pooling
       EXPECT_TRUE(testing::identical_values(values(y_last), values(y)));
 
       const Tensor dy = testing::random_tensor(pooled, dtype, ctx.stream(), 8);
-      const Tensor dx = empty(shape, dtype, MemoryFormat::contiguous);
+      const Tensor dx = poisoned(shape, dtype, MemoryFormat::contiguous);
       global_avg_pool2d_backward(ctx, dy, dx);
-      const Tensor dx_last = empty(shape, dtype, MemoryFormat::channels_last);
+      const Tensor dx_last = poisoned(shape, dtype, MemoryFormat::channels_last);
       adaptive_avg_pool2d_backward(ctx, dy, dx_last);
       EXPECT_TRUE(testing::identical_values(values(dx_last), values(dx)));
     }
@@ -102,21 +93,21 @@ TEST_F(PoolChannelsLast, GlobalAvgPoolGivesTheRowMajorBits) {
 TEST_F(PoolChannelsLast, MixedFormatsAndOtherPoolingAreRefusedByName) {
   const ChannelsLastPoolCase& c = kChannelsLastPoolCases[0];
   const Shape out = pool2d_output_shape("test", c.x, c.g);
-  const Tensor x_last = last(input(c.x, DType::f32, 3));
+  const Tensor x_last = channels_last(input(c.x, DType::f32, 3));
   EXPECT_ERROR_MENTIONS("argument 'y' is contiguous, 'x' channels-last",
-                        max_pool2d_forward(ctx, x_last, c.g, empty(out, DType::f32, MemoryFormat::contiguous),
-                                           empty(out, DType::i32, MemoryFormat::channels_last)));
+                        max_pool2d_forward(ctx, x_last, c.g, poisoned(out, DType::f32, MemoryFormat::contiguous),
+                                           poisoned(out, DType::i32, MemoryFormat::channels_last)));
   EXPECT_ERROR_MENTIONS("argument 'indices' is contiguous, 'dx' channels-last",
-                        max_pool2d_backward(ctx, empty(out, DType::f32, MemoryFormat::channels_last),
-                                            empty(out, DType::i32, MemoryFormat::contiguous), c.g,
-                                            empty(c.x, DType::f32, MemoryFormat::channels_last)));
+                        max_pool2d_backward(ctx, poisoned(out, DType::f32, MemoryFormat::channels_last),
+                                            poisoned(out, DType::i32, MemoryFormat::contiguous), c.g,
+                                            poisoned(c.x, DType::f32, MemoryFormat::channels_last)));
   // Average pooling with a window, and adaptive pooling to more than one output, read row-major only.
   EXPECT_ERROR_MENTIONS(
       "which this op does not read",
-      avg_pool2d_forward(ctx, x_last, c.g, true, empty(out, DType::f32, MemoryFormat::channels_last)));
+      avg_pool2d_forward(ctx, x_last, c.g, true, poisoned(out, DType::f32, MemoryFormat::channels_last)));
   EXPECT_ERROR_MENTIONS(
       "which this op does not read",
-      adaptive_avg_pool2d_forward(ctx, x_last, empty(Shape{2, 5, 2, 2}, DType::f32, MemoryFormat::contiguous)));
+      adaptive_avg_pool2d_forward(ctx, x_last, poisoned(Shape{2, 5, 2, 2}, DType::f32, MemoryFormat::contiguous)));
 }
 
 }  // namespace
