@@ -19,6 +19,7 @@
 #include "kernels/conv.h"
 #include "kernels/elementwise.h"
 #include "kernels/gemm.h"
+#include "kernels/layout.h"
 #include "kernels/random.h"
 #include "layers/batch_norm.h"
 #include "layers/conv.h"
@@ -40,6 +41,7 @@ struct LayerBenchOptions {
   int64_t batch = 0;   // 0: 32 on a GPU, 2 on the CPU
   std::string json_path;
   bool tf32 = false;
+  bool channels_last = true;  // CPU: activations as baton train keeps them (Context::set_channels_last)
 };
 
 Tensor random_tensor(Context& ctx, const Shape& shape, uint64_t seed) {
@@ -48,8 +50,15 @@ Tensor random_tensor(Context& ctx, const Shape& shape, uint64_t seed) {
   return t;
 }
 
+// A random activation (or activation gradient) in the format the context's convolutions write.
+Tensor random_activation(Context& ctx, const Shape& shape, uint64_t seed) {
+  const bool channels_last = ctx.channels_last() && ctx.device().is_cpu() && shape.rank() == 4;
+  return kernels::to_memory_format(ctx, random_tensor(ctx, shape, seed),
+                                   channels_last ? MemoryFormat::channels_last : MemoryFormat::contiguous);
+}
+
 void prepare(Context& ctx, Workload& w) {
-  w.inputs = {random_tensor(ctx, w.input_shape, 1)};
+  w.inputs = {random_activation(ctx, w.input_shape, 1)};
   const std::vector<Shape> shapes = {w.input_shape};
   uint64_t seed = 2;
   for (const TensorSpec& spec : w.layer->param_specs(shapes)) {
@@ -63,7 +72,7 @@ void prepare(Context& ctx, Workload& w) {
     b.fill(spec.init.a, ctx.stream());  // constants
     w.buffers.push_back(b);
   }
-  w.dy = random_tensor(ctx, w.layer->infer_shapes(shapes)[0], seed);
+  w.dy = random_activation(ctx, w.layer->infer_shapes(shapes)[0], seed);
 }
 
 ForwardResult run_forward(Context& ctx, const Workload& w) {
@@ -177,15 +186,18 @@ void run_layer_bench(const LayerBenchOptions& options) {
   const int64_t batch = options.batch > 0 ? options.batch : device.is_cuda() ? 32 : 2;
   Context ctx(device);
   ctx.set_allow_tf32(options.tf32);
+  ctx.set_channels_last(options.channels_last && device.is_cpu());
   const BenchTimerConfig timing =
       device.is_cuda() ? BenchTimerConfig{.warmup = 5, .repeats = 20} : BenchTimerConfig{.warmup = 1, .repeats = 3};
   nlohmann::json report = bench_report(device, timing);
   report["batch"] = batch;
   report["dtype"] = "f32";
   report["allow_tf32"] = options.tf32;
+  report["channels_last"] = ctx.channels_last();
 
-  std::printf("%s, batch %lld, f32%s\n", device_display_name(device).c_str(), static_cast<long long>(batch),
-              options.tf32 ? " (TF32 allowed)" : " (exact float32)");
+  std::printf("%s, batch %lld, f32%s%s\n", device_display_name(device).c_str(), static_cast<long long>(batch),
+              options.tf32 ? " (TF32 allowed)" : " (exact float32)",
+              ctx.channels_last() ? ", channels-last activations" : "");
   // The columns "fwd %" and "bwd %": each rate as a percentage of these, measured now.
   const Ceiling sgemm = measure_sgemm(ctx, timing), copy = measure_copy(ctx, timing);
   std::printf("ceilings: %s %.1f GFLOP/s; %s %.1f GB/s\n", sgemm.what.c_str(), sgemm.rate, copy.what.c_str(),
@@ -280,6 +292,8 @@ void add_bench_layers_command(CLI::App& bench) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--json", options->json_path, "Also write the results as JSON to this file (atomically)");
   cmd->add_flag("--tf32", options->tf32, "Allow TF32 tensor cores for the f32 convolutions and GEMMs");
+  cmd->add_flag("--channels-last,!--no-channels-last", options->channels_last,
+                "CPU: channels-last activations, as baton train keeps them (the default; docs/cpu.md)");
   cmd->callback([options] { run_layer_bench(*options); });
 }
 
