@@ -14,6 +14,9 @@ namespace baton::cli {
 
 enum class WorkloadKind { conv, linear, batch_norm };
 
+// What the classifier's row measures beside the library (its Workload::note).
+inline constexpr const char* kLinearNote = "baton adds the bias and its gradient; the direct column is the GEMMs alone";
+
 // A layer with its tensors, the timed baton calls and (on CUDA) the same library calls made bare.
 struct Workload {
   std::string name, detail;
@@ -33,6 +36,12 @@ struct DirectCalls {
   std::function<void()> forward, backward;
   std::vector<Tensor> buffers;  // outputs of the bare calls, kept alive
 };
+
+// ResNet-50's distinct convolutions, its classifier and its distinct BatchNorm2d layers at `batch`.
+std::vector<Workload> make_workloads(int64_t batch);
+// Fills the workload's input, parameters, buffers and output gradient: random activations in the
+// format the context's convolutions write (channels-last on a CPU context that keeps them so).
+void prepare_workload(Context& ctx, Workload& w);
 
 // The bare calls of a prepared workload (its tensors filled): descriptors, workspace and algorithm
 // fixed beforehand. Empty on a CPU context.
