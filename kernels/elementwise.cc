@@ -7,6 +7,7 @@
 #include "kernels/cuda/elementwise_cuda.h"
 #include "kernels/device_dispatch.h"
 #include "kernels/dispatch.h"
+#include "kernels/layout.h"
 #include "kernels/op_checks.h"
 
 namespace baton::kernels {
@@ -41,6 +42,11 @@ void arith(std::string_view op, Arith kind, Context& ctx, const Tensor& a, const
 
 void add(Context& ctx, const Tensor& a, const Tensor& b, const Tensor& out) {
   arith("add", Arith::add, ctx, a, b, out);
+}
+Tensor sum_in_format_of(Context& ctx, const Tensor& a, const Tensor& b) {
+  Tensor sum = Tensor::empty(a.shape(), a.dtype(), ctx.stream(), a.format());
+  add(ctx, a, to_memory_format(ctx, b, a.format()), sum);
+  return sum;
 }
 void sub(Context& ctx, const Tensor& a, const Tensor& b, const Tensor& out) {
   arith("sub", Arith::sub, ctx, a, b, out);

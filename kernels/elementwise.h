@@ -13,6 +13,9 @@ namespace baton::kernels {
 
 // out = a + b, out = a - b, out = a * b.
 void add(Context& ctx, const Tensor& a, const Tensor& b, const Tensor& out);
+// a + b in a new tensor in a's memory format (b converted first when its format differs): how
+// gradients of one value arriving in different formats are summed.
+Tensor sum_in_format_of(Context& ctx, const Tensor& a, const Tensor& b);
 void sub(Context& ctx, const Tensor& a, const Tensor& b, const Tensor& out);
 void mul(Context& ctx, const Tensor& a, const Tensor& b, const Tensor& out);
 

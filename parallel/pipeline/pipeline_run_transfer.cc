@@ -3,7 +3,6 @@
 // communicator to a stage of another process), and receiving them (gradients from several
 // consumers of one value add up).
 #include "kernels/elementwise.h"
-#include "kernels/layout.h"
 #include "parallel/pipeline/pipeline_run.h"
 #include "parallel/pipeline/transfer.h"
 
@@ -75,9 +74,7 @@ void PipelineRun::recv(const Instruction& ins) {
       acc = g;
     } else {
       // A value read by several later stages (a skip tensor): its gradients add up.
-      Tensor sum = Tensor::empty(acc.shape(), acc.dtype(), ctx.stream(), acc.format());
-      kernels::add(ctx, acc, kernels::to_memory_format(ctx, g, acc.format()), sum);
-      acc = sum;
+      acc = kernels::sum_in_format_of(ctx, acc, g);
     }
   }
 }

@@ -231,12 +231,8 @@ std::vector<Tensor> Executor::backward(Context& ctx, Tape& tape, const std::vect
         if (it == grads.end()) {
           grads.emplace(v, in_grads[i]);
         } else {
-          // Fan-out: sum into a new tensor (either gradient may alias another value's gradient), in
-          // the first one's memory format.
-          const Tensor& first = it->second;
-          Tensor sum = Tensor::empty(first.shape(), first.dtype(), ctx.stream(), first.format());
-          kernels::add(ctx, first, kernels::to_memory_format(ctx, in_grads[i], first.format()), sum);
-          it->second = sum;
+          // Fan-out: sum into a new tensor (either gradient may alias another value's gradient).
+          it->second = kernels::sum_in_format_of(ctx, it->second, in_grads[i]);
         }
       }
       if (node_hook_) node_hook_(n, Phase::backward, false);
