@@ -5,7 +5,7 @@ include(CMakePackageConfigHelpers)
 
 # Libraries in the export set (a new library floor is added here) and the folders whose
 # headers are public: every *.h under them is installed, found when installing (no list to edit).
-set(BATON_EXPORTED_LIBRARIES baton_core baton_kernels baton_graph baton_layers baton_data baton_train baton_models baton_comm baton_parallel)
+set(BATON_EXPORTED_LIBRARIES baton_core baton_kernels baton_graph baton_layers baton_data baton_train baton_models baton_comm baton_plan baton_parallel)
 set(BATON_PUBLIC_HEADER_DIRS runtime kernels layers models parallel)
 
 set(BATON_INSTALL_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}/baton")

@@ -3,11 +3,11 @@
 
 #include <algorithm>
 
-#include "parallel/cluster.h"
+#include "parallel/plan/cluster.h"
 #include "parallel/dp/model_averaging.h"
-#include "parallel/partitioner.h"
+#include "parallel/plan/partitioner.h"
 #include "parallel/pipeline/stage_sync.h"
-#include "parallel/schedule.h"
+#include "parallel/plan/schedule.h"
 #include "runtime/core/error.h"
 #include "runtime/graph/json_config.h"
 

@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "parallel/cluster.h"
+#include "parallel/plan/cluster.h"
 #include "parallel/comm/mpi_runtime.h"
 #include "parallel/dp/data_parallel_engine.h"
 #include "parallel/parallel_config.h"
 #include "parallel/pipeline/pipeline_trainer.h"
-#include "parallel/planner.h"
-#include "parallel/profile.h"
-#include "parallel/profiler.h"
+#include "parallel/plan/planner.h"
+#include "parallel/plan/profile.h"
+#include "parallel/plan/profiler.h"
 #include "runtime/graph/graph.h"
 #include "runtime/train/train_config.h"
 

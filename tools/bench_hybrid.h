@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "parallel/trace.h"
+#include "parallel/plan/trace.h"
 #include "tools/bench_timer.h"
 
 namespace baton::cli::hybrid_bench {

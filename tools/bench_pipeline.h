@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "parallel/schedule.h"
+#include "parallel/plan/schedule.h"
 #include "runtime/core/device.h"
 #include "tools/bench_timer.h"
 

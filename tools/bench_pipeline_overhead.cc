@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "layers/graph_builder.h"
-#include "parallel/analytic_profile.h"
+#include "parallel/plan/analytic_profile.h"
 #include "parallel/pipeline/pipeline_executor.h"
 #include "runtime/core/error.h"
 #include "tools/bench_pipeline.h"

@@ -11,8 +11,8 @@
 
 #include "models/model_registry.h"
 #include "parallel/pipeline/pipeline_executor.h"
-#include "parallel/planner.h"
-#include "parallel/profiler.h"
+#include "parallel/plan/planner.h"
+#include "parallel/plan/profiler.h"
 #include "runtime/core/cpu_threads.h"
 #include "runtime/core/device_info.h"
 #include "runtime/core/error.h"

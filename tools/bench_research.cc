@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "models/model_registry.h"
-#include "parallel/analytic_profile.h"
-#include "parallel/planner.h"
+#include "parallel/plan/analytic_profile.h"
+#include "parallel/plan/planner.h"
 #include "runtime/core/error.h"
 #include "tools/bench_timer.h"
 #include "tools/commands.h"

@@ -6,9 +6,9 @@
 #include <memory>
 #include <string>
 
-#include "parallel/analytic_profile.h"
-#include "parallel/planner.h"
-#include "parallel/trace.h"
+#include "parallel/plan/analytic_profile.h"
+#include "parallel/plan/planner.h"
+#include "parallel/plan/trace.h"
 #include "runtime/core/error.h"
 #include "tools/commands.h"
 #include "tools/flag_checks.h"

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "parallel/planner.h"
+#include "parallel/plan/planner.h"
 
 namespace baton::cli {
 

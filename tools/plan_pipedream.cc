@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "parallel/pipedream_objective.h"
+#include "parallel/plan/pipedream_objective.h"
 #include "runtime/core/error.h"
 
 namespace baton::cli {

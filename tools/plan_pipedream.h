@@ -4,8 +4,8 @@
 #include <optional>
 #include <string>
 
-#include "parallel/pipedream_graph.h"
-#include "parallel/profile.h"
+#include "parallel/plan/pipedream_graph.h"
+#include "parallel/plan/profile.h"
 
 namespace baton::cli {
 

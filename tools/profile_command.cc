@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "parallel/analytic_profile.h"
-#include "parallel/profiler.h"
+#include "parallel/plan/analytic_profile.h"
+#include "parallel/plan/profiler.h"
 #include "runtime/core/atomic_file.h"
 #include "runtime/core/error.h"
 #include "tools/commands.h"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "parallel/planner.h"
+#include "parallel/plan/planner.h"
 
 namespace baton::cli {
 

@@ -8,7 +8,7 @@
 #include "parallel/comm/launch_environment.h"
 #include "parallel/comm/mpi_runtime.h"
 #include "parallel/parallel_training.h"
-#include "parallel/trace.h"
+#include "parallel/plan/trace.h"
 #include "runtime/core/cpu_threads.h"
 #include "tools/rank_output.h"
 #include "tools/stage_table.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "parallel/dp/gradient_sync.h"
-#include "parallel/trace.h"
+#include "parallel/plan/trace.h"
 
 namespace baton::parallel {
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "parallel/analytic_profile.h"
+#include "parallel/plan/analytic_profile.h"
 #include "runtime/core/error.h"
 
 namespace baton::parallel {

@@ -20,8 +20,8 @@
 #include "parallel/pipeline/routing.h"
 #include "parallel/pipeline/stage.h"
 #include "parallel/pipeline/stage_sync.h"
-#include "parallel/plan.h"
-#include "parallel/schedule.h"
+#include "parallel/plan/plan.h"
+#include "parallel/plan/schedule.h"
 #include "runtime/core/worker_threads.h"
 
 namespace baton {

@@ -23,7 +23,7 @@
 #include "parallel/pipeline/routing.h"
 #include "parallel/pipeline/stage.h"
 #include "parallel/pipeline/stage_sync.h"
-#include "parallel/schedule.h"
+#include "parallel/plan/schedule.h"
 #include "runtime/core/worker_threads.h"
 #include "runtime/train/pending_loss.h"
 

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "parallel/schedule.h"
-#include "parallel/trace.h"
+#include "parallel/plan/schedule.h"
+#include "parallel/plan/trace.h"
 #include "runtime/core/stream.h"
 
 namespace baton::parallel {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "parallel/pipeline/stage_sync.h"
-#include "parallel/plan.h"
-#include "parallel/schedule.h"
+#include "parallel/plan/plan.h"
+#include "parallel/plan/schedule.h"
 #include "runtime/core/device.h"
 
 namespace baton::parallel {

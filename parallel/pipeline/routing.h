@@ -11,7 +11,7 @@
 
 #include "parallel/pipeline/stage.h"
 #include "parallel/pipeline/transfer.h"
-#include "parallel/plan.h"
+#include "parallel/plan/plan.h"
 #include "runtime/graph/graph.h"
 
 namespace baton::parallel {

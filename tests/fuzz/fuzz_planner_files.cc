@@ -2,9 +2,9 @@
 // from the same input (a JSON document that one of them may accept).
 #include <cstdint>
 
-#include "parallel/cluster.h"
-#include "parallel/device_spec.h"
-#include "parallel/profile.h"
+#include "parallel/plan/cluster.h"
+#include "parallel/plan/device_spec.h"
+#include "parallel/plan/profile.h"
 #include "runtime/core/error.h"
 #include "runtime/graph/json_fields.h"
 #include "tests/fuzz/fuzz_input.h"

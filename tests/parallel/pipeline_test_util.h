@@ -11,7 +11,7 @@
 
 #include "layers/builtin_layers.h"
 #include "layers/graph_builder.h"
-#include "parallel/analytic_profile.h"
+#include "parallel/plan/analytic_profile.h"
 #include "parallel/pipeline/pipeline_executor.h"
 #include "runtime/graph/executor.h"
 #include "runtime/train/optimizer.h"

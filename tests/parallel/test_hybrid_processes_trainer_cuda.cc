@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <thread>
 
-#include "parallel/analytic_profile.h"
+#include "parallel/plan/analytic_profile.h"
 #include "parallel/comm/inproc_communicator.h"
 #include "parallel/pipeline/pipeline_trainer.h"
-#include "parallel/planner.h"
+#include "parallel/plan/planner.h"
 #include "runtime/train/trainer.h"
 #include "tests/parallel/image_mlp.h"
 #include "tests/support/scratch_dir.h"

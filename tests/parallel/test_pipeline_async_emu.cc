@@ -9,9 +9,9 @@
 #include <cstdlib>
 
 #include "baton_emu/introspection.h"
-#include "parallel/analytic_profile.h"
+#include "parallel/plan/analytic_profile.h"
 #include "parallel/pipeline/pipeline_trainer.h"
-#include "parallel/planner.h"
+#include "parallel/plan/planner.h"
 #include "runtime/train/single_device_engine.h"
 #include "runtime/train/trainer.h"
 #include "tests/parallel/image_mlp.h"

@@ -9,9 +9,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "parallel/analytic_profile.h"
+#include "parallel/plan/analytic_profile.h"
 #include "parallel/pipeline/pipeline_trainer.h"
-#include "parallel/planner.h"
+#include "parallel/plan/planner.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/trainer.h"
 #include "tests/parallel/image_mlp.h"

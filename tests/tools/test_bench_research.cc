@@ -7,8 +7,8 @@
 #include <string>
 
 #include "models/model_registry.h"
-#include "parallel/analytic_profile.h"
-#include "parallel/planner.h"
+#include "parallel/plan/analytic_profile.h"
+#include "parallel/plan/planner.h"
 #include "tests/tools/cli_test.h"
 
 namespace baton::cli {

@@ -111,7 +111,7 @@ TEST_F(PlanCommand, BadInputIsOneClearError) {
 }
 
 // PipeDream's objective on PipeDream's own VGG-16 profile: its optimum (the value PipeDream's optimiser
-// prints, tests/parallel/test_pipedream.cc), every worker used, and the same profile under baton's objective.
+// prints, tests/parallel/plan/test_pipedream.cc), every worker used, and the same profile under baton's objective.
 TEST_F(PlanCommand, PipeDreamObjectiveOnPipeDreamsProfile) {
   const std::string profile =
       "pipedream:" + std::string(BATON_SOURCE_DIR) + "/tests/data/pipedream-profiles/vgg16/graph.txt";
