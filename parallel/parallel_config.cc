@@ -3,10 +3,10 @@
 
 #include <algorithm>
 
-#include "parallel/plan/cluster.h"
 #include "parallel/dp/model_averaging.h"
-#include "parallel/plan/partitioner.h"
 #include "parallel/pipeline/stage_sync.h"
+#include "parallel/plan/cluster.h"
+#include "parallel/plan/partitioner.h"
 #include "parallel/plan/schedule.h"
 #include "runtime/core/error.h"
 #include "runtime/graph/json_config.h"

@@ -6,9 +6,9 @@
 #include <sstream>
 #include <thread>
 
+#include "parallel/comm/nccl_communicator.h"
 #include "parallel/plan/analytic_profile.h"
 #include "parallel/plan/cluster_for_devices.h"
-#include "parallel/comm/nccl_communicator.h"
 #include "parallel/plan/profiler.h"
 #include "runtime/core/cpu_threads.h"
 #include "runtime/core/error.h"
