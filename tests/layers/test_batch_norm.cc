@@ -21,6 +21,7 @@
 namespace baton::layers {
 namespace {
 
+using batch_norm_test::for_each_option_and_mode;
 using batch_norm_test::kEps;
 using batch_norm_test::kMomentum;
 using batch_norm_test::options;
@@ -28,21 +29,12 @@ using batch_norm_test::options;
 TEST(BatchNorm2d, GradientCheckEveryOptionAndMode) {
   const Stream s = Stream::create(Device::cpu());
   for (const Shape& shape : {Shape{2, 3, 3, 4}, Shape{4, 2, 1, 1}, Shape{1, 3, 2, 3}}) {
-    for (bool affine : {true, false}) {
-      for (bool track : {true, false}) {
-        for (bool freeze : {false, true}) {
-          if (freeze && !track) continue;
-          for (Mode mode : {Mode::train, Mode::eval}) {
-            SCOPED_TRACE(shape.str() + (affine ? " affine" : "") + (track ? " track" : "") + (freeze ? " freeze" : "") +
-                         (mode == Mode::train ? " train" : " eval"));
-            const BatchNorm2d layer(options(shape[1], affine, track, freeze));
-            // Inputs away from zero mean, so a missing mean term shows.
-            const Tensor x = testing::random_tensor(shape, DType::f64, s, 3, -1.0, 3.0);
-            EXPECT_TRUE(testing::check_gradients(layer, {x}, {.mode = mode}));
-          }
-        }
-      }
-    }
+    for_each_option_and_mode(shape, [&](bool affine, bool track, bool freeze, Mode mode) {
+      const BatchNorm2d layer(options(shape[1], affine, track, freeze));
+      // Inputs away from zero mean, so a missing mean term shows.
+      const Tensor x = testing::random_tensor(shape, DType::f64, s, 3, -1.0, 3.0);
+      EXPECT_TRUE(testing::check_gradients(layer, {x}, {.mode = mode}));
+    });
   }
 }
 
