@@ -65,8 +65,16 @@ void batch_norm_forward_train(Context& ctx, const Tensor& x, const Tensor& weigh
       op, ctx,
       [&] {
         if (any_channels_last({&x, &y})) {
-          channels_last::batch_norm_forward_train(ctx, x, weight, bias, eps, momentum, y, save_mean, save_invstd,
-                                                  running_mean, running_var);
+          channels_last::batch_norm(ctx, channels_last::BatchNormOp::forward_train,
+                                    {.x = x,
+                                     .weight = weight,
+                                     .bias = bias,
+                                     .y = y,
+                                     .save_mean = save_mean,
+                                     .save_invstd = save_invstd,
+                                     .running_mean = running_mean,
+                                     .running_var = running_var},
+                                    eps, momentum);
         } else {
           dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
             cpu::batch_norm_forward_train(x.data<T>(), data_or_null<T>(weight), data_or_null<T>(bias), x.size(0),
@@ -99,8 +107,11 @@ void batch_norm_forward_eval(Context& ctx, const Tensor& x, const Tensor& weight
   on_device(
       op, ctx,
       [&] {
-        if (any_channels_last({&x, &y}))
-          return channels_last::batch_norm_forward_eval(ctx, x, weight, bias, mean, var, eps, y);
+        if (any_channels_last({&x, &y})) {
+          return channels_last::batch_norm(ctx, channels_last::BatchNormOp::forward_eval,
+                                           {.x = x, .weight = weight, .bias = bias, .y = y, .mean = mean, .var = var},
+                                           eps);
+        }
         dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
           std::vector<double> mu = channel_values<T>(mean), invstd = channel_values<T>(var);
           for (double& v : invstd) v = 1.0 / std::sqrt(v + eps);
@@ -126,8 +137,16 @@ void batch_norm_backward_train(Context& ctx, const Tensor& x, const Tensor& dy, 
       op, ctx,
       [&] {
         if (any_channels_last({&x, &dy, &dx})) {
-          return channels_last::batch_norm_backward_train(ctx, x, dy, weight, save_mean, save_invstd, eps, dx,
-                                                          weight_grad, bias_grad);
+          return channels_last::batch_norm(ctx, channels_last::BatchNormOp::backward_train,
+                                           {.x = x,
+                                            .weight = weight,
+                                            .save_mean = save_mean,
+                                            .save_invstd = save_invstd,
+                                            .dy = dy,
+                                            .dx = dx,
+                                            .weight_grad = weight_grad,
+                                            .bias_grad = bias_grad},
+                                           eps);
         }
         dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
           cpu::batch_norm_backward(x.data<T>(), dy.data<T>(), data_or_null<T>(weight), x.size(0), x.size(1),
@@ -161,8 +180,16 @@ void batch_norm_backward_eval(Context& ctx, const Tensor& x, const Tensor& dy, c
       op, ctx,
       [&] {
         if (any_channels_last({&x, &dy, &dx})) {
-          return channels_last::batch_norm_backward_eval(ctx, x, dy, weight, mean, var, eps, dx, weight_grad,
-                                                         bias_grad);
+          return channels_last::batch_norm(ctx, channels_last::BatchNormOp::backward_eval,
+                                           {.x = x,
+                                            .weight = weight,
+                                            .dy = dy,
+                                            .dx = dx,
+                                            .weight_grad = weight_grad,
+                                            .bias_grad = bias_grad,
+                                            .mean = mean,
+                                            .var = var},
+                                           eps);
         }
         dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
           std::vector<double> invstd = channel_values<T>(var);

@@ -50,13 +50,15 @@ void batch_norm_backward_eval(Context& ctx, const Tensor& x, const Tensor& dy, c
 // The two passes batch_norm_library_call makes bare.
 enum class BatchNormPass { forward_train, backward_train };
 
-// The tensors of both training passes, named as in the ops above: forward_train reads x, weight,
-// bias and writes y, save_mean, save_invstd (running_mean and running_var updated when defined);
+// The tensors of the passes, named as in the ops above: forward_train reads x, weight, bias and
+// writes y, save_mean, save_invstd (running_mean and running_var updated when defined);
 // backward_train reads x, dy, weight, save_mean, save_invstd and writes dx, accumulating into
-// weight_grad and bias_grad. The tensors a pass does not use may be left out (undefined).
+// weight_grad and bias_grad; the eval passes read their given statistics from mean and var. The
+// tensors a pass does not use may be left out (undefined).
 struct BatchNormTensors {
   Tensor x{}, weight{}, bias{}, y{}, save_mean{}, save_invstd{}, running_mean{}, running_var{};
   Tensor dy{}, dx{}, weight_grad{}, bias_grad{};
+  Tensor mean{}, var{};
 };
 
 // The cuDNN call batch_norm_forward_train / batch_norm_backward_train makes for `pass`

@@ -28,25 +28,22 @@ cpu::Workspace workspace_of(Context& ctx) {
 
 // oneDNN's forward; then save_mean, save_invstd and the running statistics from its mean and
 // biased variance, in double as the reference does. False when it does not apply.
-bool dnnl_forward_train([[maybe_unused]] Context& ctx, [[maybe_unused]] const Tensor& x,
-                        [[maybe_unused]] const Tensor& weight, [[maybe_unused]] const Tensor& bias,
-                        [[maybe_unused]] double eps, [[maybe_unused]] double momentum, [[maybe_unused]] const Tensor& y,
-                        [[maybe_unused]] const Tensor& save_mean, [[maybe_unused]] const Tensor& save_invstd,
-                        [[maybe_unused]] const Tensor& running_mean, [[maybe_unused]] const Tensor& running_var) {
+bool dnnl_forward_train([[maybe_unused]] Context& ctx, [[maybe_unused]] const BatchNormTensors& t,
+                        [[maybe_unused]] double eps, [[maybe_unused]] double momentum) {
 #if BATON_HAVE_DNNL
-  if (x.dtype() != DType::f32 || !weight.defined() || !bias.defined()) return false;
-  if (x.format() != MemoryFormat::channels_last || y.format() != MemoryFormat::channels_last) return false;
-  const auto channels = static_cast<size_t>(x.size(1));
+  if (t.x.dtype() != DType::f32 || !t.weight.defined() || !t.bias.defined()) return false;
+  if (t.x.format() != MemoryFormat::channels_last || t.y.format() != MemoryFormat::channels_last) return false;
+  const auto channels = static_cast<size_t>(t.x.size(1));
   std::vector<float> mean(channels), var(channels);
-  if (!cpu::dnnl_batch_norm_forward_train_nhwc(dims_of(x), static_cast<float>(eps), x.data<float>(),
-                                               weight.data<float>(), bias.data<float>(), y.data<float>(), mean.data(),
-                                               var.data(), workspace_of(ctx))) {
+  if (!cpu::dnnl_batch_norm_forward_train_nhwc(dims_of(t.x), static_cast<float>(eps), t.x.data<float>(),
+                                               t.weight.data<float>(), t.bias.data<float>(), t.y.data<float>(),
+                                               mean.data(), var.data(), workspace_of(ctx))) {
     return false;
   }
-  const double count = static_cast<double>(x.size(0) * x.size(2) * x.size(3));
-  float *sm = save_mean.data<float>(), *si = save_invstd.data<float>();
-  float* rm = running_mean.defined() ? running_mean.data<float>() : nullptr;
-  float* rv = running_var.defined() ? running_var.data<float>() : nullptr;
+  const double count = static_cast<double>(t.x.size(0) * t.x.size(2) * t.x.size(3));
+  float *sm = t.save_mean.data<float>(), *si = t.save_invstd.data<float>();
+  float* rm = t.running_mean.defined() ? t.running_mean.data<float>() : nullptr;
+  float* rv = t.running_var.defined() ? t.running_var.data<float>() : nullptr;
   for (size_t c = 0; c < channels; ++c) {
     sm[c] = mean[c];
     si[c] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(var[c]) + eps));
@@ -61,26 +58,23 @@ bool dnnl_forward_train([[maybe_unused]] Context& ctx, [[maybe_unused]] const Te
 }
 
 // oneDNN's backward, given the variance back from save_invstd. False when it does not apply.
-bool dnnl_backward_train([[maybe_unused]] Context& ctx, [[maybe_unused]] const Tensor& x,
-                         [[maybe_unused]] const Tensor& dy, [[maybe_unused]] const Tensor& weight,
-                         [[maybe_unused]] const Tensor& save_mean, [[maybe_unused]] const Tensor& save_invstd,
-                         [[maybe_unused]] double eps, [[maybe_unused]] const Tensor& dx,
-                         [[maybe_unused]] const Tensor& weight_grad, [[maybe_unused]] const Tensor& bias_grad) {
+bool dnnl_backward_train([[maybe_unused]] Context& ctx, [[maybe_unused]] const BatchNormTensors& t,
+                         [[maybe_unused]] double eps) {
 #if BATON_HAVE_DNNL
-  if (x.dtype() != DType::f32 || !weight.defined() || !dx.defined() || !weight_grad.defined()) return false;
-  for (const Tensor* t : {&x, &dy, &dx}) {
-    if (t->format() != MemoryFormat::channels_last) return false;
+  if (t.x.dtype() != DType::f32 || !t.weight.defined() || !t.dx.defined() || !t.weight_grad.defined()) return false;
+  for (const Tensor* u : {&t.x, &t.dy, &t.dx}) {
+    if (u->format() != MemoryFormat::channels_last) return false;
   }
-  const float* invstd = save_invstd.data<float>();
-  std::vector<float> var(static_cast<size_t>(x.size(1)));
+  const float* invstd = t.save_invstd.data<float>();
+  std::vector<float> var(static_cast<size_t>(t.x.size(1)));
   for (size_t c = 0; c < var.size(); ++c) {
     const double s = static_cast<double>(invstd[c]);
     var[c] = static_cast<float>(1.0 / (s * s) - eps);
   }
-  return cpu::dnnl_batch_norm_backward_train_nhwc(dims_of(x), static_cast<float>(eps), x.data<float>(),
-                                                  dy.data<float>(), weight.data<float>(), save_mean.data<float>(),
-                                                  var.data(), dx.data<float>(), weight_grad.data<float>(),
-                                                  bias_grad.data<float>(), workspace_of(ctx));
+  return cpu::dnnl_batch_norm_backward_train_nhwc(dims_of(t.x), static_cast<float>(eps), t.x.data<float>(),
+                                                  t.dy.data<float>(), t.weight.data<float>(), t.save_mean.data<float>(),
+                                                  var.data(), t.dx.data<float>(), t.weight_grad.data<float>(),
+                                                  t.bias_grad.data<float>(), workspace_of(ctx));
 #else
   return false;
 #endif
@@ -88,41 +82,29 @@ bool dnnl_backward_train([[maybe_unused]] Context& ctx, [[maybe_unused]] const T
 
 }  // namespace
 
-void batch_norm_forward_train(Context& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias, double eps,
-                              double momentum, const Tensor& y, const Tensor& save_mean, const Tensor& save_invstd,
-                              const Tensor& running_mean, const Tensor& running_var) {
-  if (dnnl_forward_train(ctx, x, weight, bias, eps, momentum, y, save_mean, save_invstd, running_mean, running_var)) {
-    return;
+void batch_norm(Context& ctx, BatchNormOp op, const BatchNormTensors& t, double eps, double momentum) {
+  if (op == BatchNormOp::forward_train && dnnl_forward_train(ctx, t, eps, momentum)) return;
+  if (op == BatchNormOp::backward_train && dnnl_backward_train(ctx, t, eps)) return;
+  const bool forward = op == BatchNormOp::forward_train || op == BatchNormOp::forward_eval;
+  const RowMajorOutput out(ctx, forward ? t.y : t.dx);
+  const Tensor x = row_major(ctx, t.x);
+  switch (op) {
+    case BatchNormOp::forward_train:
+      kernels::batch_norm_forward_train(ctx, x, t.weight, t.bias, eps, momentum, out.tensor(), t.save_mean,
+                                        t.save_invstd, t.running_mean, t.running_var, Tensor());
+      break;
+    case BatchNormOp::forward_eval:
+      kernels::batch_norm_forward_eval(ctx, x, t.weight, t.bias, t.mean, t.var, eps, out.tensor());
+      break;
+    case BatchNormOp::backward_train:
+      kernels::batch_norm_backward_train(ctx, x, row_major(ctx, t.dy), t.weight, t.save_mean, t.save_invstd, eps,
+                                         out.tensor(), t.weight_grad, t.bias_grad);
+      break;
+    case BatchNormOp::backward_eval:
+      kernels::batch_norm_backward_eval(ctx, x, row_major(ctx, t.dy), t.weight, t.mean, t.var, eps, out.tensor(),
+                                        t.weight_grad, t.bias_grad);
+      break;
   }
-  const RowMajorOutput out(ctx, y);
-  kernels::batch_norm_forward_train(ctx, row_major(ctx, x), weight, bias, eps, momentum, out.tensor(), save_mean,
-                                    save_invstd, running_mean, running_var, Tensor());
-  out.write_back();
-}
-
-void batch_norm_forward_eval(Context& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias,
-                             const Tensor& mean, const Tensor& var, double eps, const Tensor& y) {
-  const RowMajorOutput out(ctx, y);
-  kernels::batch_norm_forward_eval(ctx, row_major(ctx, x), weight, bias, mean, var, eps, out.tensor());
-  out.write_back();
-}
-
-void batch_norm_backward_train(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& weight,
-                               const Tensor& save_mean, const Tensor& save_invstd, double eps, const Tensor& dx,
-                               const Tensor& weight_grad, const Tensor& bias_grad) {
-  if (dnnl_backward_train(ctx, x, dy, weight, save_mean, save_invstd, eps, dx, weight_grad, bias_grad)) return;
-  const RowMajorOutput out(ctx, dx);
-  kernels::batch_norm_backward_train(ctx, row_major(ctx, x), row_major(ctx, dy), weight, save_mean, save_invstd, eps,
-                                     out.tensor(), weight_grad, bias_grad);
-  out.write_back();
-}
-
-void batch_norm_backward_eval(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& weight, const Tensor& mean,
-                              const Tensor& var, double eps, const Tensor& dx, const Tensor& weight_grad,
-                              const Tensor& bias_grad) {
-  const RowMajorOutput out(ctx, dx);
-  kernels::batch_norm_backward_eval(ctx, row_major(ctx, x), row_major(ctx, dy), weight, mean, var, eps, out.tensor(),
-                                    weight_grad, bias_grad);
   out.write_back();
 }
 

@@ -4,21 +4,16 @@
 // caller's to increment.
 #pragma once
 
+#include "kernels/batch_norm.h"
 #include "runtime/core/context.h"
-#include "runtime/core/tensor.h"
 
 namespace baton::kernels::channels_last {
 
-void batch_norm_forward_train(Context& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias, double eps,
-                              double momentum, const Tensor& y, const Tensor& save_mean, const Tensor& save_invstd,
-                              const Tensor& running_mean, const Tensor& running_var);
-void batch_norm_forward_eval(Context& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias,
-                             const Tensor& mean, const Tensor& var, double eps, const Tensor& y);
-void batch_norm_backward_train(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& weight,
-                               const Tensor& save_mean, const Tensor& save_invstd, double eps, const Tensor& dx,
-                               const Tensor& weight_grad, const Tensor& bias_grad);
-void batch_norm_backward_eval(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& weight, const Tensor& mean,
-                              const Tensor& var, double eps, const Tensor& dx, const Tensor& weight_grad,
-                              const Tensor& bias_grad);
+// The op of kernels/batch_norm.h to run.
+enum class BatchNormOp { forward_train, forward_eval, backward_train, backward_eval };
+
+// Runs `op` with its tensors named as in BatchNormTensors (the eval ops' given statistics are
+// `mean` and `var`); momentum is used by forward_train only.
+void batch_norm(Context& ctx, BatchNormOp op, const BatchNormTensors& t, double eps, double momentum = 0.0);
 
 }  // namespace baton::kernels::channels_last

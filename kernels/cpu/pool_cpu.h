@@ -12,34 +12,28 @@
 
 namespace baton::kernels::cpu {
 
-// Stores a double result as T (through Acc<T>: exact for maxima, one more rounding for sums).
-template <typename T>
-T store_double(double v) {
-  return store<T>(static_cast<Acc<T>>(v));
+// Calls fn(plane, r, c, k) for every element k of [planes, rows, cols]: planes in parallel (split as
+// for planes of in_plane elements of work each), each plane's elements in order.
+template <typename Fn>
+void for_each_plane_element(int64_t planes, int64_t rows, int64_t cols, int64_t in_plane, const Fn& fn) {
+  rows_for(planes, in_plane, [&](int64_t plane) {
+    int64_t k = plane * rows * cols;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) fn(plane, r, c, k++);
+    }
+  });
 }
 
-// Calls fn(plane, oh, ow, o) for every output element o of [planes, out_h, out_w]: planes in
-// parallel, each plane's elements in order.
+// Calls fn(plane, oh, ow, o) for every output element o of [planes, out_h, out_w].
 template <typename Fn>
 void for_each_output(int64_t planes, const PoolPlane& p, const Fn& fn) {
-  rows_for(planes, p.in_h * p.in_w, [&](int64_t plane) {
-    int64_t o = plane * p.out_h * p.out_w;
-    for (int64_t oh = 0; oh < p.out_h; ++oh) {
-      for (int64_t ow = 0; ow < p.out_w; ++ow) fn(plane, oh, ow, o++);
-    }
-  });
+  for_each_plane_element(planes, p.out_h, p.out_w, p.in_h * p.in_w, fn);
 }
 
-// Calls fn(plane, h, w, i) for every input element i of [planes, in_h, in_w]: planes in parallel,
-// each plane's elements in order.
+// Calls fn(plane, h, w, i) for every input element i of [planes, in_h, in_w].
 template <typename Fn>
 void for_each_input(int64_t planes, const PoolPlane& p, const Fn& fn) {
-  rows_for(planes, p.in_h * p.in_w, [&](int64_t plane) {
-    int64_t i = plane * p.in_h * p.in_w;
-    for (int64_t h = 0; h < p.in_h; ++h) {
-      for (int64_t w = 0; w < p.in_w; ++w) fn(plane, h, w, i++);
-    }
-  });
+  for_each_plane_element(planes, p.in_h, p.in_w, p.in_h * p.in_w, fn);
 }
 
 // Element i of `data` as a double.

@@ -9,21 +9,15 @@
 
 namespace baton::kernels::cpu {
 
-// Rounds a value computed in double to T (f16 and bf16 through float, as on CUDA).
-template <typename T>
-T round_to(double v) {
-  return store<T>(static_cast<Acc<T>>(v));
-}
-
 // out[i] = the value of `distribution` (parameters a, b) at stream index offset + i.
 template <typename T>
 void random_fill(Distribution distribution, T* out, int64_t n, uint64_t seed, uint64_t offset, double a, double b) {
   constexpr bool wide = std::is_same_v<T, double>;
   for (int64_t i = 0; i < n; ++i) {
     const uint64_t index = offset + static_cast<uint64_t>(i);
-    out[i] =
-        round_to<T>(distribution == Distribution::uniform ? uniform_value(philox::uint32_at(seed, index), wide, a, b)
-                                                          : normal_value(seed, index, a, b));
+    out[i] = store_double<T>(distribution == Distribution::uniform
+                                 ? uniform_value(philox::uint32_at(seed, index), wide, a, b)
+                                 : normal_value(seed, index, a, b));
   }
 }
 

@@ -105,14 +105,8 @@ std::function<void()> bare_pass(Pass<Args> pass, Context& ctx, const Args& args)
   };
 }
 
-// The terms of the frozen-statistics parameter gradients at element `at` of channel column / hw
-// (divisors of type D): dy, and dy·(x − mean).
-template <typename T>
-struct GradTerm {
-  const T* dy;
-  __device__ Acc<T> operator()(int64_t at, int64_t) const { return load(dy[at]); }
-};
-
+// The term of the frozen-statistics weight gradient at element `at` of channel column / hw (divisors
+// of type D): dy·(x − mean). The bias gradient's term is dy itself (ElementTerm).
 template <typename T, typename D>
 struct GradTimesDeviationTerm {
   const T* dy;
@@ -214,7 +208,8 @@ void batch_norm_backward_eval(Context& ctx, DType dtype, const BatchNormDims& di
     }
     const auto* dys = static_cast<const T*>(dy);
     if (bias_grad != nullptr) {
-      run_channel_terms(GradTerm<T>{dys}, AddBiasGrad<T>{static_cast<T*>(bias_grad)}, dims.n, dims.c, hw, partials, s);
+      run_channel_terms(ElementTerm<T>{dys}, AddBiasGrad<T>{static_cast<T*>(bias_grad)}, dims.n, dims.c, hw, partials,
+                        s);
     }
     if (weight_grad != nullptr) {
       with_index_divisor(dims.c * hw, [&]<typename D>() {

@@ -19,14 +19,9 @@
 namespace baton::kernels::cuda {
 namespace {
 
-// The terms of the two statistics passes over x, at element `at` of channel column / hw: x, then
-// (x − mean)² with the first pass's mean (divisors of type D: kernels/cuda/index_divisor.h).
-template <typename T>
-struct ValueTerm {
-  const T* x;
-  __device__ Acc<T> operator()(int64_t at, int64_t) const { return load(x[at]); }
-};
-
+// The term of the second statistics pass over x, at element `at` of channel column / hw: (x − mean)²
+// with the first pass's mean (divisors of type D: kernels/cuda/index_divisor.h). The first pass sums x
+// itself (ElementTerm).
 template <typename T, typename D>
 struct SquaredDeviationTerm {
   const T* x;
@@ -88,7 +83,7 @@ void batch_norm_statistics(Context& ctx, DType dtype, const BatchNormDims& dims,
     const auto* xs = static_cast<const T*>(x);
     const auto count = static_cast<A>(dims.n * hw);
     // Two passes for accuracy (mean, then squared deviations from it), each split over the batch.
-    run_channel_terms(ValueTerm<T>{xs}, StoreMean<T>{static_cast<T*>(mean), count}, dims.n, dims.c, hw, partials, s);
+    run_channel_terms(ElementTerm<T>{xs}, StoreMean<T>{static_cast<T*>(mean), count}, dims.n, dims.c, hw, partials, s);
     with_index_divisor(dims.c * hw, [&]<typename D>() {
       run_channel_terms(SquaredDeviationTerm<T, D>{xs, static_cast<const T*>(mean), D(hw)},
                         StoreMean<T>{static_cast<T*>(var), count}, dims.n, dims.c, hw, partials, s);

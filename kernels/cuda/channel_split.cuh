@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/cuda/scalar.cuh"
 #include "kernels/cuda/vec.cuh"
 #include "runtime/core/cuda/cuda_check.h"
 #include "runtime/core/cuda/launch.h"
@@ -114,5 +115,12 @@ void run_channel_terms(Term term, Finish finish, int64_t batch, int64_t channels
   BATON_KERNEL_CHECK(s, "channel_term_partials_kernel");
   launch_channel_finish(partials, plan, channels, hw, finish, s);
 }
+
+// The term that is the element itself: term(at, column) = data[at], in Acc<T> (the sum of x, or of dy).
+template <typename T>
+struct ElementTerm {
+  const T* data;
+  __device__ Acc<T> operator()(int64_t at, int64_t) const { return load(data[at]); }
+};
 
 }  // namespace baton::kernels::cuda

@@ -8,24 +8,13 @@
 #include <string_view>
 #include <utility>
 
+#include "kernels/acc_type.h"
 #include "kernels/dispatch.h"
 
 namespace baton::kernels::cuda {
 
 template <typename T>
-struct AccOf {
-  using type = T;
-};
-template <>
-struct AccOf<__half> {
-  using type = float;
-};
-template <>
-struct AccOf<__nv_bfloat16> {
-  using type = float;
-};
-template <typename T>
-using Acc = typename AccOf<T>::type;
+using Acc = AccType<T, __half, __nv_bfloat16>;
 
 __device__ __forceinline__ float load(__half v) { return __half2float(v); }
 __device__ __forceinline__ float load(__nv_bfloat16 v) { return __bfloat162float(v); }

@@ -26,6 +26,17 @@ StreamState::~StreamState() {
 #if BATON_HAVE_CUDA
 namespace {
 cudaStream_t cuda_stream_of(const Stream& s) { return static_cast<cudaStream_t>(s.native_handle()); }
+
+// The answer of cudaStreamQuery or cudaEventQuery: done (true) or not yet (false, the status cleared);
+// any other failure is thrown.
+bool finished(cudaError_t status) {
+  if (status == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  BATON_CUDA_CHECK(status);
+  return true;
+}
 }  // namespace
 #endif
 
@@ -62,14 +73,7 @@ void Stream::synchronize() const {
 
 bool Stream::query() const {
 #if BATON_HAVE_CUDA
-  if (device().is_cuda()) {
-    const cudaError_t status = cudaStreamQuery(cuda_stream_of(*this));
-    if (status == cudaErrorNotReady) {
-      cudaGetLastError();
-      return false;
-    }
-    BATON_CUDA_CHECK(status);
-  }
+  if (device().is_cuda()) return finished(cudaStreamQuery(cuda_stream_of(*this)));
 #endif
   return true;
 }
@@ -138,12 +142,7 @@ void Event::record(const Stream& stream) {
 bool Event::query() const {
 #if BATON_HAVE_CUDA
   if (state_->device.is_cuda() && state_->recorded) {
-    const cudaError_t status = cudaEventQuery(static_cast<cudaEvent_t>(state_->cuda_event));
-    if (status == cudaErrorNotReady) {
-      cudaGetLastError();
-      return false;
-    }
-    BATON_CUDA_CHECK(status);
+    return finished(cudaEventQuery(static_cast<cudaEvent_t>(state_->cuda_event)));
   }
 #endif
   return true;

@@ -7,7 +7,6 @@
 // decoded or waiting, and the oldest undelivered batch always holds a slot (no deadlock).
 #include "runtime/data/loader.h"
 
-#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -20,6 +19,7 @@
 
 #include "runtime/core/error.h"
 #include "runtime/core/log.h"
+#include "runtime/data/batch_decoder.h"
 #include "runtime/data/epoch_order.h"
 
 namespace baton::data {
@@ -41,27 +41,11 @@ struct Decoded {
 
 using BatchKey = std::pair<int64_t, int64_t>;  // (epoch, batch)
 
-Shape batch_shape(int64_t n, const Shape& image_shape) {
-  std::vector<int64_t> dims{n};
-  dims.insert(dims.end(), image_shape.dims().begin(), image_shape.dims().end());
-  return Shape(std::move(dims));
-}
-
-int64_t checked_batches_per_epoch(const Dataset& dataset, const LoaderOptions& options) {
-  BATON_CHECK(options.batch_size > 0, "data loader: batch_size must be positive, not ", options.batch_size);
+LoaderOptions checked_threads(LoaderOptions options) {
   BATON_CHECK(options.workers >= 1 && options.workers <= kMaxLoaderWorkers, "data loader: workers must be 1..",
               kMaxLoaderWorkers, ", not ", options.workers);
   BATON_CHECK(options.prefetch >= 1, "data loader: prefetch must be at least 1, not ", options.prefetch);
-  BATON_CHECK(options.shards >= 1 && options.shard >= 0 && options.shard < options.shards, "data loader: shard ",
-              options.shard, " of ", options.shards, " (expected 0 <= shard < shards)");
-  const int64_t samples = dataset.size();
-  BATON_CHECK(!options.shuffle || samples <= int64_t{UINT32_MAX}, "data loader: ", dataset.name(), " has ", samples,
-              " samples; shuffling supports at most ", UINT32_MAX);
-  const int64_t batches =
-      options.drop_last ? samples / options.batch_size : (samples + options.batch_size - 1) / options.batch_size;
-  BATON_CHECK(batches > 0, "data loader: ", dataset.name(), " has ", samples, " samples, no full batch of ",
-              options.batch_size, options.drop_last ? " (drop_last is set)" : "");
-  return batches;
+  return options;
 }
 
 Device checked(Device device) {
@@ -74,11 +58,10 @@ Device checked(Device device) {
 struct DataLoader::State {
   State(const Dataset& dataset_, LoaderOptions options_, Device device_)
       : dataset(dataset_),
-        options(std::move(options_)),
+        options(checked_threads(std::move(options_))),
         device(checked(device_)),
-        image_shape(dataset.image_shape()),
-        transform(image_shape, options.augmentation, options.normalization),
-        batches_per_epoch(checked_batches_per_epoch(dataset, options)),
+        decoder(dataset, options),
+        batches_per_epoch(decoder.batches_per_epoch()),
         stream(Stream::create(device)) {
     const int count = options.workers + options.prefetch;
     slots.resize(static_cast<size_t>(count));
@@ -86,7 +69,7 @@ struct DataLoader::State {
       if (device.is_cuda()) {
         Slot& slot = slots[static_cast<size_t>(i)];
         const int64_t rows = (options.batch_size + options.shards - 1) / options.shards;
-        slot.images = Tensor::empty_host(batch_shape(rows, image_shape), DType::f32, HostMemory::pinned);
+        slot.images = Tensor::empty_host(decoder.images_shape(rows), DType::f32, HostMemory::pinned);
         slot.labels = Tensor::empty_host(Shape{rows}, DType::i64, HostMemory::pinned);
       }
       free_slots.push_back(i);
@@ -161,34 +144,17 @@ struct DataLoader::State {
   Decoded decode(const LoaderPosition& job, int slot_index, const std::vector<int64_t>* order) {
     Decoded out;
     try {
-      // This shard's rows of the batch: the global batch [start, start + rows), cut as Tensor::split cuts.
-      const int64_t start = job.next_batch * options.batch_size;
-      const int64_t rows = std::min(options.batch_size, dataset.size() - start);
-      const int64_t base = rows / options.shards, extra = rows % options.shards, k = options.shard;
-      const int64_t first = start + k * base + std::min(k, extra);
-      const int64_t n = base + (k < extra ? 1 : 0);
+      const ShardRows rows = decoder.rows(job.next_batch);
       if (device.is_cuda()) {
         Slot& slot = slots[static_cast<size_t>(slot_index)];  // this worker's alone until filed
         if (slot.copied) slot.copied->synchronize();
-        out.images = slot.images.slice(0, n);
-        out.labels = slot.labels.slice(0, n);
+        out.images = slot.images.slice(0, rows.count);
+        out.labels = slot.labels.slice(0, rows.count);
       } else {
-        out.images = Tensor::empty(batch_shape(n, image_shape), DType::f32, stream);
-        out.labels = Tensor::empty(Shape{n}, DType::i64, stream);
+        out.images = Tensor::empty(decoder.images_shape(rows.count), DType::f32, stream);
+        out.labels = Tensor::empty(Shape{rows.count}, DType::i64, stream);
       }
-      float* images = out.images.data<float>();
-      int64_t* labels = out.labels.data<int64_t>();
-      const int64_t image_elements = image_shape.numel();
-      std::vector<uint8_t> pixels(static_cast<size_t>(image_elements));
-      for (int64_t i = 0; i < n && !stopping.load(std::memory_order_relaxed); ++i) {
-        const int64_t sample = order != nullptr ? (*order)[static_cast<size_t>(first + i)] : first + i;
-        int64_t label = -1;
-        dataset.read(sample, pixels.data(), label);
-        BATON_CHECK(label >= 0 && label < dataset.num_classes(), dataset.name(), ": sample ", sample, " has label ",
-                    label, ", expected 0 .. ", dataset.num_classes() - 1);
-        transform.apply(pixels.data(), transform.draw(options.seed, job.epoch, sample), images + i * image_elements);
-        labels[i] = label;
-      }
+      decoder.decode(job.epoch, rows, order, out.images.data<float>(), out.labels.data<int64_t>(), stopping);
     } catch (Error& e) {
       e.add_context(describe(job));
       out.error = std::current_exception();
@@ -279,8 +245,7 @@ struct DataLoader::State {
   const Dataset& dataset;
   const LoaderOptions options;
   const Device device;
-  const Shape image_shape;
-  const SampleTransform transform;
+  const BatchDecoder decoder;
   const int64_t batches_per_epoch;
   // CUDA targets: the copy stream; CPU targets: the stream the batches' memory is allocated on.
   const Stream stream;

@@ -4,28 +4,23 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "kernels/activation.h"
+#include "tests/kernels/elementwise_test_support.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
 
 namespace baton::kernels {
 namespace {
 
+using elementwise_test::kInf;
+using elementwise_test::kNaN;
+using elementwise_test::kSizes;
+using elementwise_test::Op;
+using elementwise_test::Ref;
 using testing::kFloatingDTypes;
-
-constexpr int64_t kSizes[] = {1, 7, 1023, 4099};
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// An op under test on (a, b, out); unary ops ignore b.
-using Op = std::function<void(Context&, const Tensor& a, const Tensor& b, const Tensor& out)>;
-// Its float64 reference, element by element.
-using Ref = std::function<double(double a, double b)>;
 
 double naive_relu6(double x) { return std::min(std::max(x, 0.0), 6.0); }
 double naive_sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }

@@ -15,24 +15,22 @@
 #include <vector>
 
 #include "kernels/activation.h"
+#include "tests/kernels/elementwise_cuda_test.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
 
 namespace baton::kernels {
 namespace {
 
-using testing::copy_to;
+using testing::ElementwiseOp;
 using testing::kFloatingDTypes;
 
+// Where a check's tensors start; copy_to places the inputs of the tests that make their own.
+using testing::copy_to;
+using testing::kLayouts;
+using testing::Layout;
+
 constexpr int64_t kActivationSizes[] = {1, 7, 1023, (int64_t{1} << 20) + 3};
-
-// Where tensors start: all 16-byte aligned, the inputs one element in, or the output one element in.
-enum class ActivationLayout { aligned, inputs_offset, output_offset };
-constexpr ActivationLayout kActivationLayouts[] = {ActivationLayout::aligned, ActivationLayout::inputs_offset,
-                                                   ActivationLayout::output_offset};
-
-// An op under test on (a, b, out); unary ops ignore b.
-using Op = std::function<void(Context&, const Tensor& a, const Tensor& b, const Tensor& out)>;
 
 // A few ulps of the dtype (relative), for results of the device's transcendental functions.
 double ulps_tolerance(DType dtype) {
@@ -52,28 +50,21 @@ struct Range {
   double low, high;
 };
 
-class ActivationCuda : public testing::CudaOpTest {
+class ActivationCuda : public testing::ElementwiseCudaTest {
  protected:
   // For each dtype, size and layout: op on the GPU into a poisoned output against op on the CPU,
   // then on the GPU in place (out = a). exact: bit for bit.
-  void check(const Op& op, Range a_range, Range b_range, bool exact) {
+  void check(const ElementwiseOp& op, Range a_range, Range b_range, bool exact) {
     for (DType dtype : kFloatingDTypes) {
       for (int64_t n : kActivationSizes) {
-        for (ActivationLayout layout : kActivationLayouts) {
+        for (Layout layout : kLayouts) {
           SCOPED_TRACE(::testing::Message()
                        << dtype_name(dtype) << ", n = " << n << ", layout " << static_cast<int>(layout));
           const Tensor a = testing::random_tensor(Shape{n}, dtype, cpu.stream(), 51, a_range.low, a_range.high);
           const Tensor b = testing::random_tensor(Shape{n}, dtype, cpu.stream(), 52, b_range.low, b_range.high);
-          const Tensor expected = Tensor::empty(Shape{n}, dtype, cpu);
-          op(cpu, a, b, expected);
-
-          const bool inputs_offset = layout == ActivationLayout::inputs_offset;
-          const Tensor ga = copy_to(a, gs(), inputs_offset), gb = copy_to(b, gs(), inputs_offset);
-          const Tensor out = testing::poisoned(Shape{n}, dtype, gs(), layout == ActivationLayout::output_offset);
-          op(*gpu, ga, gb, out);
-          expect_matches(out, expected, exact);
-          op(*gpu, ga, gb, ga);
-          expect_matches(ga, expected, exact);
+          compare_with_cpu(op, a, b, layout, [&](const Tensor& actual, const Tensor& expected) {
+            expect_matches(actual, expected, exact);
+          });
         }
       }
     }
@@ -81,9 +72,7 @@ class ActivationCuda : public testing::CudaOpTest {
 
   void expect_matches(const Tensor& actual, const Tensor& expected, bool exact) {
     if (exact) {
-      EXPECT_EQ(testing::bytes_of(actual, gs()), testing::bytes_of(expected, cpu.stream()))
-          << "differs from the CPU: " << actual.debug_string(gs(), 8) << " vs "
-          << expected.debug_string(cpu.stream(), 8);
+      expect_same_bits(actual, expected);
     } else {
       const double tol = ulps_tolerance(actual.dtype());
       EXPECT_TRUE(testing::tensors_close(actual, expected, gs(), tol, tol));
@@ -157,15 +146,15 @@ TEST_F(ActivationCuda, ScaleByScalarReadsTheScalarOnTheDevice) {
   for (DType dtype : kFloatingDTypes) {
     for (DType scalar_dtype : {DType::f32, DType::f64}) {
       for (int64_t n : kActivationSizes) {
-        for (ActivationLayout layout : kActivationLayouts) {
+        for (Layout layout : kLayouts) {
           SCOPED_TRACE(::testing::Message() << dtype_name(dtype) << " by " << dtype_name(scalar_dtype) << ", n = " << n
                                             << ", layout " << static_cast<int>(layout));
           const Tensor x = testing::random_tensor(Shape{n}, dtype, cpu.stream(), 54);
           const Tensor s = testing::from_doubles({-0.37}, Shape{}, scalar_dtype, cpu.stream());
           const Tensor expected = Tensor::empty(Shape{n}, dtype, cpu);
           scale_by_scalar(cpu, x, s, 1.7, expected);
-          const Tensor gx = copy_to(x, gs(), layout == ActivationLayout::inputs_offset);
-          const Tensor out = testing::poisoned(Shape{n}, dtype, gs(), layout == ActivationLayout::output_offset);
+          const Tensor gx = copy_to(x, gs(), layout == Layout::inputs_offset);
+          const Tensor out = testing::poisoned(Shape{n}, dtype, gs(), layout == Layout::output_offset);
           scale_by_scalar(*gpu, gx, copy_to(s, gs()), 1.7, out);
           expect_matches(out, expected, true);
         }

@@ -1,133 +1,28 @@
-// Batch-norm ops on the CPU against plain float64 references written here (the backward one in
-// Ioffe and Szegedy's step-by-step form): f32 and f64, with and without γ/β and running statistics,
-// the running-statistics update (momentum, unbiased variance, batch counter), gradient
-// accumulation, skipped outputs, poisoned outputs, and argument errors.
+// Batch-norm ops on the CPU against the float64 references of batch_norm_reference.h: f32 and f64,
+// with and without γ/β and running statistics, the running-statistics update (momentum, unbiased
+// variance, batch counter), gradient accumulation, skipped outputs and poisoned outputs.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <string>
 #include <vector>
 
 #include "kernels/batch_norm.h"
-#include "tests/kernels/cpu_op_test.h"
+#include "tests/kernels/batch_norm_reference.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
 
 namespace baton::kernels {
 namespace {
 
-constexpr double kEps = 1e-3;  // large enough that a wrong placement of eps shows
-constexpr double kMomentum = 0.3;
-
-const Shape kShapes[] = {Shape{2, 3, 4, 5}, Shape{5, 2, 1, 1}, Shape{1, 4, 3, 3}, Shape{3, 1, 7, 2}};
-
-// Calls fn(channel, index) for every element of an NCHW shape.
-template <typename Fn>
-void for_each_element(const Shape& s, const Fn& fn) {
-  const int64_t hw = s[2] * s[3];
-  for (int64_t i = 0; i < s.numel(); ++i) fn(static_cast<size_t>((i / hw) % s[1]), static_cast<size_t>(i));
-}
-
-struct Stats {
-  std::vector<double> mean, var;  // biased variance
-};
-
-Stats batch_stats(const Shape& s, const std::vector<double>& x) {
-  const auto channels = static_cast<size_t>(s[1]);
-  const double m = static_cast<double>(s[0] * s[2] * s[3]);
-  Stats st{std::vector<double>(channels, 0.0), std::vector<double>(channels, 0.0)};
-  for_each_element(s, [&](size_t c, size_t i) { st.mean[c] += x[i] / m; });
-  for_each_element(s, [&](size_t c, size_t i) { st.var[c] += (x[i] - st.mean[c]) * (x[i] - st.mean[c]) / m; });
-  return st;
-}
-
-// y = (x − mean)/sqrt(var + eps)·γ + β (γ = 1, β = 0 when empty).
-std::vector<double> normalise(const Shape& s, const std::vector<double>& x, const Stats& st,
-                              const std::vector<double>& w, const std::vector<double>& b) {
-  std::vector<double> y(x.size());
-  for_each_element(s, [&](size_t c, size_t i) {
-    y[i] = (x[i] - st.mean[c]) / std::sqrt(st.var[c] + kEps) * (w.empty() ? 1.0 : w[c]) + (b.empty() ? 0.0 : b[c]);
-  });
-  return y;
-}
-
-struct Grads {
-  std::vector<double> dx, dw, db;
-};
-
-// Backward through batch statistics, step by step: dx̂ = dy·γ, dvar, dmean, then dx.
-Grads train_backward(const Shape& s, const std::vector<double>& x, const std::vector<double>& dy,
-                     const std::vector<double>& w) {
-  const Stats st = batch_stats(s, x);
-  const auto channels = static_cast<size_t>(s[1]);
-  const double m = static_cast<double>(s[0] * s[2] * s[3]);
-  std::vector<double> dvar(channels, 0.0), dmean(channels, 0.0), sum_xc(channels, 0.0);
-  Grads g{std::vector<double>(x.size()), std::vector<double>(channels, 0.0), std::vector<double>(channels, 0.0)};
-  const auto gamma = [&](size_t c) { return w.empty() ? 1.0 : w[c]; };
-  for_each_element(s, [&](size_t c, size_t i) {
-    const double xc = x[i] - st.mean[c], dxhat = dy[i] * gamma(c);
-    dvar[c] += dxhat * xc * -0.5 * std::pow(st.var[c] + kEps, -1.5);
-    dmean[c] += -dxhat / std::sqrt(st.var[c] + kEps);
-    sum_xc[c] += -2.0 * xc;
-    g.dw[c] += dy[i] * xc / std::sqrt(st.var[c] + kEps);
-    g.db[c] += dy[i];
-  });
-  for (size_t c = 0; c < channels; ++c) dmean[c] += dvar[c] * sum_xc[c] / m;
-  for_each_element(s, [&](size_t c, size_t i) {
-    g.dx[i] = dy[i] * gamma(c) / std::sqrt(st.var[c] + kEps) + dvar[c] * 2.0 * (x[i] - st.mean[c]) / m + dmean[c] / m;
-  });
-  return g;
-}
-
-// Backward with constant statistics.
-Grads eval_backward(const Shape& s, const std::vector<double>& x, const std::vector<double>& dy,
-                    const std::vector<double>& w, const Stats& st) {
-  const auto channels = static_cast<size_t>(s[1]);
-  Grads g{std::vector<double>(x.size()), std::vector<double>(channels, 0.0), std::vector<double>(channels, 0.0)};
-  for_each_element(s, [&](size_t c, size_t i) {
-    const double invstd = 1.0 / std::sqrt(st.var[c] + kEps);
-    g.dx[i] = dy[i] * (w.empty() ? 1.0 : w[c]) * invstd;
-    g.dw[c] += dy[i] * (x[i] - st.mean[c]) * invstd;
-    g.db[c] += dy[i];
-  });
-  return g;
-}
-
-std::vector<double> batch_norm_plus(std::vector<double> a, const std::vector<double>& b) {
-  for (size_t i = 0; i < a.size(); ++i) a[i] += b[i];
-  return a;
-}
-
-class BatchNormCpu : public testing::CpuOpTest {
- protected:
-  ::testing::AssertionResult close(const Tensor& actual, const std::vector<double>& expected) {
-    const double tol = actual.dtype() == DType::f64 ? 1e-11 : 2e-5;
-    return testing::all_close(values(actual), expected, tol, tol);
-  }
-
-  // backward(dx, weight_grad, bias_grad) against `ref`: with every output (the parameter gradients
-  // accumulating onto random values), with dx alone, and with the parameter gradients alone.
-  template <typename Backward>
-  void expect_backward(const Shape& s, DType dtype, const Grads& ref, const Backward& backward) {
-    const Shape c{s[1]};
-    const Tensor dx = poisoned(s, dtype), dw = random(c, dtype, 17), db = random(c, dtype, 18);
-    const std::vector<double> dw0 = values(dw), db0 = values(db);
-    backward(dx, dw, db);
-    EXPECT_TRUE(close(dx, ref.dx)) << "dx";
-    EXPECT_TRUE(close(dw, batch_norm_plus(dw0, ref.dw))) << "weight_grad";
-    EXPECT_TRUE(close(db, batch_norm_plus(db0, ref.db))) << "bias_grad";
-
-    const Tensor dx_only = poisoned(s, dtype);
-    backward(dx_only, Tensor(), Tensor());
-    EXPECT_TRUE(close(dx_only, ref.dx)) << "dx alone";
-
-    const Tensor dw_only = random(c, dtype, 19), db_only = random(c, dtype, 20);
-    const std::vector<double> dw1 = values(dw_only), db1 = values(db_only);
-    backward(Tensor(), dw_only, db_only);
-    EXPECT_TRUE(close(dw_only, batch_norm_plus(dw1, ref.dw))) << "weight_grad alone";
-    EXPECT_TRUE(close(db_only, batch_norm_plus(db1, ref.db))) << "bias_grad alone";
-  }
-};
+using testing::BatchNormCpu;
+using testing::batch_norm_ref::batch_stats;
+using testing::batch_norm_ref::eval_backward;
+using testing::batch_norm_ref::kEps;
+using testing::batch_norm_ref::kMomentum;
+using testing::batch_norm_ref::kShapes;
+using testing::batch_norm_ref::normalise;
+using testing::batch_norm_ref::Stats;
+using testing::batch_norm_ref::train_backward;
 
 TEST_F(BatchNormCpu, TrainingForwardMatchesTheReference) {
   for (const Shape& s : kShapes) {
@@ -235,91 +130,6 @@ TEST_F(BatchNormCpu, EvalBackwardMatchesTheReference) {
       }
     }
   }
-}
-
-TEST_F(BatchNormCpu, BadArgumentsNameTheProblem) {
-  const Shape s{2, 3, 4, 4}, c{3};
-  const Tensor x = random(s, DType::f32, 28), y = Tensor::empty(s, DType::f32, ctx);
-  const Tensor m = Tensor::empty(c, DType::f32, ctx), v = Tensor::empty(c, DType::f32, ctx);
-  const Tensor count = Tensor::empty(Shape{}, DType::i64, ctx);
-  const auto train = [&](const Tensor& xx, const Tensor& w, double eps, double momentum, const Tensor& rm,
-                         const Tensor& rv, const Tensor& nbt) {
-    batch_norm_forward_train(ctx, xx, w, Tensor(), eps, momentum, Tensor::empty(xx.shape(), xx.dtype(), ctx),
-                             Tensor::empty(Shape{xx.size(1)}, xx.dtype(), ctx),
-                             Tensor::empty(Shape{xx.size(1)}, xx.dtype(), ctx), rm, rv, nbt);
-  };
-  EXPECT_ERROR_MENTIONS("batch_norm_forward_train: argument 'x' has dtype f16, expected one of f32, f64",
-                        train(random(s, DType::f16, 29), Tensor(), kEps, kMomentum, Tensor(), Tensor(), Tensor()));
-  EXPECT_ERROR_MENTIONS(
-      "argument 'weight' has shape [4], expected [3] (the channels of 'x'",
-      train(x, Tensor::empty(Shape{4}, DType::f32, ctx), kEps, kMomentum, Tensor(), Tensor(), Tensor()));
-  EXPECT_ERROR_MENTIONS("argument 'weight' has dtype f64, expected f32",
-                        train(x, Tensor::empty(c, DType::f64, ctx), kEps, kMomentum, Tensor(), Tensor(), Tensor()));
-  EXPECT_ERROR_MENTIONS("eps is 0, expected a finite value > 0",
-                        train(x, Tensor(), 0.0, kMomentum, Tensor(), Tensor(), Tensor()));
-  EXPECT_ERROR_MENTIONS("momentum is 1.5, expected a value in [0, 1]",
-                        train(x, Tensor(), kEps, 1.5, Tensor(), Tensor(), Tensor()));
-  EXPECT_ERROR_MENTIONS("momentum is -0.1", train(x, Tensor(), kEps, -0.1, Tensor(), Tensor(), Tensor()));
-  EXPECT_ERROR_MENTIONS("arguments 'running_mean' and 'running_var' must both be defined",
-                        train(x, Tensor(), kEps, kMomentum, m, Tensor(), Tensor()));
-  EXPECT_ERROR_MENTIONS("argument 'num_batches_tracked' is f32 of shape [3], expected an i64 scalar",
-                        train(x, Tensor(), kEps, kMomentum, m, v, m));
-  EXPECT_ERROR_MENTIONS(
-      "expected more than 1 value per channel when training, got input of shape [1, 3, 1, 1]",
-      train(random(Shape{1, 3, 1, 1}, DType::f32, 30), Tensor(), kEps, kMomentum, Tensor(), Tensor(), count));
-  EXPECT_ERROR_MENTIONS("argument 'x' has shape [2, 3, 16], expected 4 dimensions",
-                        batch_norm_forward_eval(ctx, x.reshape(Shape{2, 3, 16}), Tensor(), Tensor(), m, v, kEps,
-                                                y.reshape(Shape{2, 3, 16})));
-  EXPECT_ERROR_MENTIONS(
-      "batch_norm_forward_eval: argument 'var' has shape [2]",
-      batch_norm_forward_eval(ctx, x, Tensor(), Tensor(), m, Tensor::empty(Shape{2}, DType::f32, ctx), kEps, y));
-  EXPECT_ERROR_MENTIONS("batch_norm_forward_eval: argument 'mean' is an undefined tensor",
-                        batch_norm_forward_eval(ctx, x, Tensor(), Tensor(), Tensor(), v, kEps, y));
-  EXPECT_ERROR_MENTIONS("batch_norm_backward_train: argument 'dy' has shape [2, 3, 4, 2], expected [2, 3, 4, 4]",
-                        batch_norm_backward_train(ctx, x, Tensor::empty(Shape{2, 3, 4, 2}, DType::f32, ctx), Tensor(),
-                                                  m, v, kEps, y, Tensor(), Tensor()));
-  EXPECT_ERROR_MENTIONS("arguments 'weight_grad' and 'bias_grad' must both be defined",
-                        batch_norm_backward_eval(ctx, x, y, Tensor(), m, v, kEps, y, m, Tensor()));
-  EXPECT_ERROR_MENTIONS("batch_norm_backward_eval: eps is -1",
-                        batch_norm_backward_eval(ctx, x, y, Tensor(), m, v, -1.0, y, Tensor(), Tensor()));
-}
-
-TEST_F(BatchNormCpu, NoLibraryCallOnTheCpuButTheArgumentsAreChecked) {
-  const Shape s{2, 3, 4, 4}, c{3};
-  const auto empty = [&](const Shape& shape) { return Tensor::empty(shape, DType::f32, ctx); };
-  BatchNormTensors t{.x = random(s, DType::f32, 31),
-                     .weight = random(c, DType::f32, 32),
-                     .bias = random(c, DType::f32, 33),
-                     .y = empty(s),
-                     .save_mean = empty(c),
-                     .save_invstd = empty(c),
-                     .running_mean = empty(c),
-                     .running_var = empty(c),
-                     .dy = random(s, DType::f32, 34),
-                     .dx = empty(s),
-                     .weight_grad = empty(c),
-                     .bias_grad = empty(c)};
-  EXPECT_FALSE(batch_norm_library_call(ctx, BatchNormPass::forward_train, t, kEps, kMomentum));
-  EXPECT_FALSE(batch_norm_library_call(ctx, BatchNormPass::backward_train, t, kEps));
-  EXPECT_ERROR_MENTIONS("batch_norm_library_call: momentum is 2, expected a value in [0, 1]",
-                        batch_norm_library_call(ctx, BatchNormPass::forward_train, t, kEps, 2.0));
-  EXPECT_ERROR_MENTIONS("batch_norm_library_call: argument 'dx' has shape [2, 3, 4, 2], expected [2, 3, 4, 4]",
-                        batch_norm_library_call(ctx, BatchNormPass::backward_train,
-                                                {.x = t.x,
-                                                 .weight = t.weight,
-                                                 .save_mean = t.save_mean,
-                                                 .save_invstd = t.save_invstd,
-                                                 .dy = t.dy,
-                                                 .dx = empty(Shape{2, 3, 4, 2}),
-                                                 .weight_grad = t.weight_grad,
-                                                 .bias_grad = t.bias_grad},
-                                                kEps));
-  t.bias = Tensor();
-  EXPECT_ERROR_MENTIONS("batch_norm_library_call: argument 'bias' is undefined; the bare cuDNN call needs it",
-                        batch_norm_library_call(ctx, BatchNormPass::forward_train, t, kEps, kMomentum));
-  t.dx = Tensor();
-  EXPECT_ERROR_MENTIONS("batch_norm_library_call: argument 'dx' is undefined",
-                        batch_norm_library_call(ctx, BatchNormPass::backward_train, t, kEps));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "kernels/elementwise.h"
 #include "runtime/core/cuda/launch.h"
+#include "tests/kernels/elementwise_cuda_test.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
 
@@ -21,29 +22,26 @@ namespace baton::kernels {
 namespace {
 
 using testing::copy_to;
+using testing::ElementwiseOp;
 using testing::kFloatingDTypes;
+using testing::kLayouts;
+using testing::Layout;
 
 constexpr int64_t kSizes[] = {1, 7, 1023, (int64_t{1} << 20) + 3};
 
-// Where tensors start: all 16-byte aligned, the inputs one element in, or the output one element in.
-enum class Layout { aligned, inputs_offset, output_offset };
-constexpr Layout kLayouts[] = {Layout::aligned, Layout::inputs_offset, Layout::output_offset};
 const char* layout_name(Layout layout) {
   return layout == Layout::aligned ? "aligned" : (layout == Layout::inputs_offset ? "inputs offset" : "output offset");
 }
-
-// An op under test on (a, b, out); unary ops ignore b.
-using Op = std::function<void(Context&, const Tensor& a, const Tensor& b, const Tensor& out)>;
 
 std::string trace(DType dtype, int64_t n, Layout layout) {
   return std::string(dtype_name(dtype)) + ", n = " + std::to_string(n) + ", " + layout_name(layout);
 }
 
-class ElementwiseCuda : public testing::CudaOpTest {
+class ElementwiseCuda : public testing::ElementwiseCudaTest {
  protected:
   // For each dtype, size and layout: op on the GPU into a poisoned output against op on the CPU,
   // then on the GPU in place (out = a). tolerance 0: bit for bit.
-  void check(const Op& op, bool exact) {
+  void check(const ElementwiseOp& op, bool exact) {
     for (DType dtype : kFloatingDTypes) {
       for (int64_t n : kSizes) {
         for (Layout layout : kLayouts) check_one(op, exact, dtype, n, layout);
@@ -51,27 +49,17 @@ class ElementwiseCuda : public testing::CudaOpTest {
     }
   }
 
-  void check_one(const Op& op, bool exact, DType dtype, int64_t n, Layout layout) {
+  void check_one(const ElementwiseOp& op, bool exact, DType dtype, int64_t n, Layout layout) {
     SCOPED_TRACE(trace(dtype, n, layout));
     const Tensor a = testing::random_tensor(Shape{n}, dtype, cpu.stream(), 31);
     const Tensor b = testing::random_tensor(Shape{n}, dtype, cpu.stream(), 32);
-    const Tensor expected = Tensor::empty(Shape{n}, dtype, cpu);
-    op(cpu, a, b, expected);
-
-    const bool inputs_offset = layout == Layout::inputs_offset;
-    const Tensor ga = copy_to(a, gs(), inputs_offset), gb = copy_to(b, gs(), inputs_offset);
-    const Tensor out = testing::poisoned(Shape{n}, dtype, gs(), layout == Layout::output_offset);
-    op(*gpu, ga, gb, out);
-    expect_matches(out, expected, exact);
-    op(*gpu, ga, gb, ga);
-    expect_matches(ga, expected, exact);
+    compare_with_cpu(op, a, b, layout,
+                     [&](const Tensor& actual, const Tensor& expected) { expect_matches(actual, expected, exact); });
   }
 
   void expect_matches(const Tensor& actual, const Tensor& expected, bool exact) {
     if (exact) {
-      EXPECT_EQ(testing::bytes_of(actual, gs()), testing::bytes_of(expected, cpu.stream()))
-          << "differs from the CPU: " << actual.debug_string(gs(), 8) << " vs "
-          << expected.debug_string(cpu.stream(), 8);
+      expect_same_bits(actual, expected);
     } else {
       EXPECT_TRUE(testing::tensors_close(actual, expected, gs()));
     }

@@ -1,7 +1,8 @@
 // Pooling ops on the CPU against plain float64 references written here (windows enumerated tap by
 // tap, gradients scattered from the outputs): several geometries (padding, stride, dilation,
 // ceil_mode, non-square), every floating dtype, i32 and i64 indices, poisoned outputs, NaN and
-// ties, PyTorch's output sizes and adaptive windows, and argument errors.
+// ties, and PyTorch's output sizes. Adaptive windows: test_pool_adaptive.cc; argument errors:
+// test_pool_arguments.cc.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,11 +14,14 @@
 #include "kernels/pool.h"
 #include "tests/kernels/cpu_op_test.h"
 #include "tests/kernels/op_test_support.h"
+#include "tests/kernels/pool_test_support.h"
 #include "tests/support/test_support.h"
 
 namespace baton::kernels {
 namespace {
 
+using pool_test::AvgReference;
+using pool_test::geometry;
 using testing::kFloatingDTypes;
 
 // Output size by PyTorch's formula, in floating point (a different computation from the op's).
@@ -32,11 +36,6 @@ struct PoolCase {
   Shape input;
   Pool2dGeometry g;
 };
-
-Pool2dGeometry geometry(std::array<int64_t, 2> k, std::array<int64_t, 2> s, std::array<int64_t, 2> p,
-                        std::array<int64_t, 2> d, bool ceil_mode) {
-  return Pool2dGeometry{k, s, p, d, ceil_mode};
-}
 
 // Geometries with and without dilation (average pooling takes the ones without).
 std::vector<PoolCase> cases(bool with_dilation) {
@@ -132,10 +131,6 @@ std::vector<double> max_grad_reference(const PoolCase& c, const MaxReference& r,
 }
 
 // Window sums and divisors (taps counted one by one), then the means and the scattered gradient.
-struct AvgReference {
-  std::vector<double> y, dx;
-};
-
 AvgReference avg_reference(const PoolCase& c, bool count_include_pad, const std::vector<double>& x,
                            const std::vector<double>& dy) {
   const auto n_out = static_cast<size_t>(out_shape(c).numel());
@@ -294,155 +289,6 @@ TEST_F(PoolCpu, GlobalAvgPoolMatchesTheReference) {
       EXPECT_TRUE(testing::all_close(values(dx), edx, tol, tol));
     }
   }
-}
-
-// PyTorch's adaptive windows, with floor and ceil in floating point (the op uses integer division).
-struct AdaptiveCase {
-  Shape input;
-  int64_t out_h, out_w;
-};
-
-std::pair<int64_t, int64_t> adaptive_window(int64_t o, int64_t in, int64_t out) {
-  const double scale = static_cast<double>(in) / static_cast<double>(out);
-  return {static_cast<int64_t>(std::floor(static_cast<double>(o) * scale)),
-          static_cast<int64_t>(std::ceil(static_cast<double>(o + 1) * scale))};
-}
-
-// y: window means; dx: dy / window size scattered to every element of the window.
-AvgReference adaptive_reference(const AdaptiveCase& c, const std::vector<double>& x, const std::vector<double>& dy) {
-  const int64_t planes = c.input[0] * c.input[1], H = c.input[2], W = c.input[3];
-  AvgReference r{std::vector<double>(static_cast<size_t>(planes * c.out_h * c.out_w), 0.0),
-                 std::vector<double>(x.size(), 0.0)};
-  for (int64_t plane = 0; plane < planes; ++plane) {
-    for (int64_t oh = 0; oh < c.out_h; ++oh) {
-      for (int64_t ow = 0; ow < c.out_w; ++ow) {
-        const auto [h0, h1] = adaptive_window(oh, H, c.out_h);
-        const auto [w0, w1] = adaptive_window(ow, W, c.out_w);
-        const auto size = static_cast<double>((h1 - h0) * (w1 - w0));
-        const auto o = static_cast<size_t>((plane * c.out_h + oh) * c.out_w + ow);
-        for (int64_t h = h0; h < h1; ++h) {
-          for (int64_t w = w0; w < w1; ++w) {
-            const auto i = static_cast<size_t>((plane * H + h) * W + w);
-            r.y[o] += x[i] / size;
-            r.dx[i] += dy[o] / size;
-          }
-        }
-      }
-    }
-  }
-  return r;
-}
-
-TEST_F(PoolCpu, AdaptiveAvgPoolMatchesTheReference) {
-  // Exact divisions (VGG's 14 -> 7), overlapping windows (13 -> 6, AlexNet's size), outputs larger
-  // than the input (1 -> 7, 2 -> 3), non-square, identity, and 1 x 1 (the global pooling path).
-  const AdaptiveCase cases[] = {{Shape{2, 3, 14, 14}, 7, 7}, {Shape{1, 4, 13, 13}, 6, 6}, {Shape{2, 2, 1, 1}, 7, 7},
-                                {Shape{1, 2, 2, 5}, 3, 2},   {Shape{3, 1, 9, 4}, 4, 4},   {Shape{2, 3, 5, 5}, 5, 5},
-                                {Shape{2, 3, 6, 7}, 1, 1},   {Shape{1, 1, 10, 3}, 3, 1}};
-  for (const AdaptiveCase& c : cases) {
-    for (DType dtype : kFloatingDTypes) {
-      SCOPED_TRACE(c.input.str() + " -> " + std::to_string(c.out_h) + "x" + std::to_string(c.out_w) + " " +
-                   std::string(dtype_name(dtype)));
-      const Shape out{c.input[0], c.input[1], c.out_h, c.out_w};
-      const Tensor x = testing::random_tensor(c.input, dtype, ctx.stream(), 31);
-      const Tensor dy = testing::random_tensor(out, dtype, ctx.stream(), 32);
-      const Tensor y = poisoned(out, dtype), dx = poisoned(c.input, dtype);
-      adaptive_avg_pool2d_forward(ctx, x, y);
-      adaptive_avg_pool2d_backward(ctx, dy, dx);
-      const AvgReference r = adaptive_reference(c, values(x), values(dy));
-      const double tol = testing::default_tolerance(dtype);
-      EXPECT_TRUE(testing::all_close(values(y), r.y, tol, tol));
-      EXPECT_TRUE(testing::all_close(values(dx), r.dx, tol, tol));
-    }
-  }
-}
-
-TEST_F(PoolCpu, AdaptiveAvgPoolToOneIsGlobalPooling) {
-  const Tensor x = testing::random_tensor(Shape{3, 5, 6, 7}, DType::f32, ctx.stream(), 33);
-  const Tensor dy = testing::random_tensor(Shape{3, 5, 1, 1}, DType::f32, ctx.stream(), 34);
-  const Tensor y = poisoned(Shape{3, 5, 1, 1}, DType::f32), global_y = poisoned(Shape{3, 5, 1, 1}, DType::f32);
-  const Tensor dx = poisoned(x.shape(), DType::f32), global_dx = poisoned(x.shape(), DType::f32);
-  adaptive_avg_pool2d_forward(ctx, x, y);
-  adaptive_avg_pool2d_backward(ctx, dy, dx);
-  global_avg_pool2d_forward(ctx, x, global_y);
-  global_avg_pool2d_backward(ctx, dy, global_dx);
-  EXPECT_TRUE(testing::identical_values(values(y), values(global_y)));
-  EXPECT_TRUE(testing::identical_values(values(dx), values(global_dx)));
-}
-
-TEST_F(PoolCpu, EmptyBatchesAreNoWork) {
-  const Pool2dGeometry g = geometry({2, 2}, {2, 2}, {0, 0}, {1, 1}, false);
-  const Tensor x = Tensor::empty(Shape{0, 3, 4, 4}, DType::f32, ctx);
-  const Tensor y = Tensor::empty(Shape{0, 3, 2, 2}, DType::f32, ctx);
-  EXPECT_NO_THROW(max_pool2d_forward(ctx, x, g, y, Tensor::empty(Shape{0, 3, 2, 2}, DType::i32, ctx)));
-  EXPECT_NO_THROW(avg_pool2d_forward(ctx, x, g, true, y));
-  EXPECT_NO_THROW(global_avg_pool2d_forward(ctx, x, Tensor::empty(Shape{0, 3, 1, 1}, DType::f32, ctx)));
-  EXPECT_NO_THROW(adaptive_avg_pool2d_forward(ctx, x, Tensor::empty(Shape{0, 3, 3, 3}, DType::f32, ctx)));
-}
-
-TEST_F(PoolCpu, BadGeometryNamesTheField) {
-  const Shape in{1, 1, 8, 8};
-  EXPECT_ERROR_MENTIONS("kernel_size [0, 2] must be at least 1",
-                        pool2d_output_shape("op", in, geometry({0, 2}, {1, 1}, {0, 0}, {1, 1}, false)));
-  EXPECT_ERROR_MENTIONS("stride [1, 0] must be at least 1",
-                        pool2d_output_shape("op", in, geometry({2, 2}, {1, 0}, {0, 0}, {1, 1}, false)));
-  EXPECT_ERROR_MENTIONS("dilation [0, 1] must be at least 1",
-                        pool2d_output_shape("op", in, geometry({2, 2}, {1, 1}, {0, 0}, {0, 1}, false)));
-  EXPECT_ERROR_MENTIONS("padding [2, 1] must be at most half the kernel_size [3, 3]",
-                        pool2d_output_shape("op", in, geometry({3, 3}, {1, 1}, {2, 1}, {1, 1}, false)));
-  EXPECT_ERROR_MENTIONS("padding [0, -1] must not be negative",
-                        pool2d_output_shape("op", in, geometry({3, 3}, {1, 1}, {0, -1}, {1, 1}, false)));
-  EXPECT_ERROR_MENTIONS("is too small",
-                        pool2d_output_shape("op", Shape{1, 1, 2, 8}, geometry({3, 3}, {1, 1}, {0, 0}, {1, 1}, false)));
-  EXPECT_ERROR_MENTIONS("expected 4 dimensions",
-                        pool2d_output_shape("op", Shape{8, 8}, geometry({2, 2}, {2, 2}, {0, 0}, {1, 1}, false)));
-}
-
-TEST_F(PoolCpu, BadArgumentsNameTheArgument) {
-  const Pool2dGeometry g = geometry({2, 2}, {2, 2}, {0, 0}, {1, 1}, false);
-  const Tensor x = testing::random_tensor(Shape{2, 3, 4, 4}, DType::f32, ctx.stream(), 19);
-  const Tensor y = Tensor::empty(Shape{2, 3, 2, 2}, DType::f32, ctx);
-  const Tensor indices = Tensor::empty(Shape{2, 3, 2, 2}, DType::i32, ctx);
-  EXPECT_ERROR_MENTIONS("max_pool2d_forward: argument 'y' has shape [2, 3, 3, 3], expected [2, 3, 2, 2]",
-                        max_pool2d_forward(ctx, x, g, Tensor::empty(Shape{2, 3, 3, 3}, DType::f32, ctx), indices));
-  EXPECT_ERROR_MENTIONS("argument 'indices' has dtype f32",
-                        max_pool2d_forward(ctx, x, g, y, Tensor::empty(Shape{2, 3, 2, 2}, DType::f32, ctx)));
-  EXPECT_ERROR_MENTIONS("argument 'y' has dtype f64",
-                        max_pool2d_forward(ctx, x, g, Tensor::empty(Shape{2, 3, 2, 2}, DType::f64, ctx), indices));
-  EXPECT_ERROR_MENTIONS("argument 'x' has dtype i32", max_pool2d_forward(ctx, indices, g, y, indices));
-  EXPECT_ERROR_MENTIONS("argument 'x' has shape [3, 4, 4], expected 4 dimensions",
-                        avg_pool2d_forward(ctx, x.reshape(Shape{6, 4, 4}).slice(0, 3), g, true, y));
-  EXPECT_ERROR_MENTIONS("max_pool2d_backward: argument 'dy' has shape [2, 3, 2, 2], expected [2, 3, 1, 1]",
-                        max_pool2d_backward(ctx, y, indices, g, Tensor::empty(Shape{2, 3, 3, 3}, DType::f32, ctx)));
-  EXPECT_ERROR_MENTIONS("argument 'indices' has shape [2, 3, 2, 2], expected [2, 3, 1, 1]",
-                        max_pool2d_backward(ctx, Tensor::empty(Shape{2, 3, 1, 1}, DType::f32, ctx), indices, g,
-                                            Tensor::empty(Shape{2, 3, 3, 3}, DType::f32, ctx)));
-  EXPECT_ERROR_MENTIONS("avg_pool2d_forward: dilation [2, 2] is not supported",
-                        avg_pool2d_forward(ctx, x, geometry({2, 2}, {2, 2}, {0, 0}, {2, 2}, false), true, y));
-  EXPECT_ERROR_MENTIONS("global_avg_pool2d_forward: argument 'y' has shape [2, 3, 2, 2], expected [2, 3, 1, 1]",
-                        global_avg_pool2d_forward(ctx, x, y));
-  EXPECT_ERROR_MENTIONS("global_avg_pool2d_backward: argument 'dy' has shape [2, 3, 2, 2], expected [2, 3, 1, 1]",
-                        global_avg_pool2d_backward(ctx, y, Tensor::empty(Shape{2, 3, 4, 4}, DType::f32, ctx)));
-  EXPECT_ERROR_MENTIONS("expected planes of at least one element",
-                        global_avg_pool2d_forward(ctx, Tensor::empty(Shape{2, 3, 0, 4}, DType::f32, ctx),
-                                                  Tensor::empty(Shape{2, 3, 1, 1}, DType::f32, ctx)));
-  EXPECT_ERROR_MENTIONS("argument 'x' is an undefined tensor", max_pool2d_forward(ctx, Tensor(), g, y, indices));
-  EXPECT_ERROR_MENTIONS("adaptive_avg_pool2d_forward: argument 'y' has shape [2, 4, 3, 3], expected [2, 3, OH, OW]",
-                        adaptive_avg_pool2d_forward(ctx, x, Tensor::empty(Shape{2, 4, 3, 3}, DType::f32, ctx)));
-  EXPECT_ERROR_MENTIONS(
-      "adaptive_avg_pool2d_forward: argument 'y' has shape [2, 3, 0, 3], expected [2, 3, OH, OW] "
-      "with OH, OW >= 1",
-      adaptive_avg_pool2d_forward(ctx, x, Tensor::empty(Shape{2, 3, 0, 3}, DType::f32, ctx)));
-  EXPECT_ERROR_MENTIONS("adaptive_avg_pool2d_forward: argument 'y' has dtype f64",
-                        adaptive_avg_pool2d_forward(ctx, x, Tensor::empty(Shape{2, 3, 3, 3}, DType::f64, ctx)));
-  EXPECT_ERROR_MENTIONS(
-      "adaptive_avg_pool2d_backward: argument 'dx' has shape [2, 3, 0, 4], expected planes of at "
-      "least one element",
-      adaptive_avg_pool2d_backward(ctx, Tensor::empty(Shape{2, 3, 2, 2}, DType::f32, ctx),
-                                   Tensor::empty(Shape{2, 3, 0, 4}, DType::f32, ctx)));
-  EXPECT_ERROR_MENTIONS("adaptive_avg_pool2d_backward: argument 'dy' has shape [2, 3, 2], expected 4 dimensions",
-                        adaptive_avg_pool2d_backward(ctx, Tensor::empty(Shape{2, 3, 2}, DType::f32, ctx),
-                                                     Tensor::empty(Shape{2, 3, 4, 4}, DType::f32, ctx)));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <cublas_v2.h>
 
+#include "runtime/core/cuda/library_check.h"
 #include "runtime/core/error.h"
 
 namespace baton::detail {
@@ -11,10 +12,5 @@ namespace baton::detail {
 
 }  // namespace baton::detail
 
-#define BATON_CUBLAS_CHECK(call)                                                     \
-  do {                                                                               \
-    const cublasStatus_t baton_status_ = (call);                                     \
-    if (baton_status_ != CUBLAS_STATUS_SUCCESS) [[unlikely]] {                       \
-      ::baton::detail::throw_cublas_error(baton_status_, #call, __FILE__, __LINE__); \
-    }                                                                                \
-  } while (0)
+#define BATON_CUBLAS_CHECK(call) \
+  BATON_LIBRARY_CHECK((call), #call, cublasStatus_t, CUBLAS_STATUS_SUCCESS, ::baton::detail::throw_cublas_error)

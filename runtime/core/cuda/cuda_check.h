@@ -5,6 +5,7 @@
 
 #include <new>
 
+#include "runtime/core/cuda/library_check.h"
 #include "runtime/core/error.h"
 
 namespace baton::detail {
@@ -23,13 +24,8 @@ bool primary_context_exists(int device) noexcept;
 
 }  // namespace baton::detail
 
-#define BATON_CUDA_CHECK(call)                                                     \
-  do {                                                                             \
-    const cudaError_t baton_status_ = (call);                                      \
-    if (baton_status_ != cudaSuccess) [[unlikely]] {                               \
-      ::baton::detail::throw_cuda_error(baton_status_, #call, __FILE__, __LINE__); \
-    }                                                                              \
-  } while (0)
+#define BATON_CUDA_CHECK(call) \
+  BATON_LIBRARY_CHECK((call), #call, cudaError_t, cudaSuccess, ::baton::detail::throw_cuda_error)
 
 // After every kernel launch: BATON_KERNEL_CHECK(stream, "add_kernel").
 #define BATON_KERNEL_CHECK(stream, kernel_name) \

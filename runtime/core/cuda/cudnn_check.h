@@ -3,6 +3,7 @@
 
 #include <cudnn.h>
 
+#include "runtime/core/cuda/library_check.h"
 #include "runtime/core/error.h"
 
 namespace baton::detail {
@@ -11,10 +12,5 @@ namespace baton::detail {
 
 }  // namespace baton::detail
 
-#define BATON_CUDNN_CHECK(call)                                                     \
-  do {                                                                              \
-    const cudnnStatus_t baton_status_ = (call);                                     \
-    if (baton_status_ != CUDNN_STATUS_SUCCESS) [[unlikely]] {                       \
-      ::baton::detail::throw_cudnn_error(baton_status_, #call, __FILE__, __LINE__); \
-    }                                                                               \
-  } while (0)
+#define BATON_CUDNN_CHECK(call) \
+  BATON_LIBRARY_CHECK((call), #call, cudnnStatus_t, CUDNN_STATUS_SUCCESS, ::baton::detail::throw_cudnn_error)

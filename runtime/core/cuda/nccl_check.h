@@ -3,6 +3,7 @@
 
 #include <nccl.h>
 
+#include "runtime/core/cuda/library_check.h"
 #include "runtime/core/error.h"
 
 namespace baton::detail {
@@ -11,10 +12,5 @@ namespace baton::detail {
 
 }  // namespace baton::detail
 
-#define BATON_NCCL_CHECK(call)                                                     \
-  do {                                                                             \
-    const ncclResult_t baton_status_ = (call);                                     \
-    if (baton_status_ != ncclSuccess) [[unlikely]] {                               \
-      ::baton::detail::throw_nccl_error(baton_status_, #call, __FILE__, __LINE__); \
-    }                                                                              \
-  } while (0)
+#define BATON_NCCL_CHECK(call) \
+  BATON_LIBRARY_CHECK((call), #call, ncclResult_t, ncclSuccess, ::baton::detail::throw_nccl_error)

@@ -26,6 +26,25 @@ bool supported_type(cudnnDataType_t t) { return t == CUDNN_DATA_FLOAT || t == CU
 // cuDNN limits a tensor to 2 Giga-elements.
 bool fits(int a, int b, int c, int d) { return int64_t{a} * b * c * d <= (int64_t{1} << 31) - 1; }
 
+// The checks of cudnnSetTensor4dDescriptor and cudnnSetFilter4dDescriptor (`api`) on a descriptor set
+// (`is_null`: it is NULL) to sizes a, b, c, d: positive (`not_positive` is the message otherwise),
+// NCHW, float or double, at most 2^31 - 1 elements.
+cudnnStatus_t check_4d(const char* api, bool is_null, cudnnTensorFormat_t format, cudnnDataType_t type, int a, int b,
+                       int c, int d, const std::string& not_positive) {
+  using baton_emu::cudnn_fail;
+  const std::string name(api);
+  if (is_null) return cudnn_fail(CUDNN_STATUS_BAD_PARAM, name + ": descriptor is NULL");
+  if (a <= 0 || b <= 0 || c <= 0 || d <= 0) return cudnn_fail(CUDNN_STATUS_BAD_PARAM, name + ": " + not_positive);
+  if (format != CUDNN_TENSOR_NCHW) {
+    return cudnn_fail(CUDNN_STATUS_NOT_SUPPORTED, name + ": the emulator implements NCHW only");
+  }
+  if (!supported_type(type)) {
+    return cudnn_fail(CUDNN_STATUS_NOT_SUPPORTED, name + ": the emulator implements float and double data only");
+  }
+  if (!fits(a, b, c, d)) return cudnn_fail(CUDNN_STATUS_NOT_SUPPORTED, name + ": more than 2^31 - 1 elements");
+  return CUDNN_STATUS_SUCCESS;
+}
+
 }  // namespace
 
 namespace baton_emu {
@@ -154,22 +173,11 @@ cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t* tensorDesc) {
 
 cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t format,
                                          cudnnDataType_t dataType, int n, int c, int h, int w) {
-  if (d == nullptr) return cudnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetTensor4dDescriptor: descriptor is NULL");
-  if (n <= 0 || c <= 0 || h <= 0 || w <= 0) {
-    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetTensor4dDescriptor: n, c, h, w must be positive (got " +
-                                                  std::to_string(n) + ", " + std::to_string(c) + ", " +
-                                                  std::to_string(h) + ", " + std::to_string(w) + ")");
-  }
-  if (format != CUDNN_TENSOR_NCHW) {
-    return cudnn_fail(CUDNN_STATUS_NOT_SUPPORTED, "cudnnSetTensor4dDescriptor: the emulator implements NCHW only");
-  }
-  if (!supported_type(dataType)) {
-    return cudnn_fail(CUDNN_STATUS_NOT_SUPPORTED,
-                      "cudnnSetTensor4dDescriptor: the emulator implements float and double data only");
-  }
-  if (!fits(n, c, h, w)) {
-    return cudnn_fail(CUDNN_STATUS_NOT_SUPPORTED, "cudnnSetTensor4dDescriptor: more than 2^31 - 1 elements");
-  }
+  const cudnnStatus_t status =
+      check_4d("cudnnSetTensor4dDescriptor", d == nullptr, format, dataType, n, c, h, w,
+               "n, c, h, w must be positive (got " + std::to_string(n) + ", " + std::to_string(c) + ", " +
+                   std::to_string(h) + ", " + std::to_string(w) + ")");
+  if (status != CUDNN_STATUS_SUCCESS) return status;
   *d = {.set = true, .type = dataType, .n = n, .c = c, .h = h, .w = w};
   return CUDNN_STATUS_SUCCESS;
 }
@@ -187,20 +195,9 @@ cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t* filterDesc) {
 
 cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t dataType,
                                          cudnnTensorFormat_t format, int k, int c, int h, int w) {
-  if (d == nullptr) return cudnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetFilter4dDescriptor: descriptor is NULL");
-  if (k <= 0 || c <= 0 || h <= 0 || w <= 0) {
-    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetFilter4dDescriptor: k, c, h, w must be positive");
-  }
-  if (format != CUDNN_TENSOR_NCHW) {
-    return cudnn_fail(CUDNN_STATUS_NOT_SUPPORTED, "cudnnSetFilter4dDescriptor: the emulator implements NCHW only");
-  }
-  if (!supported_type(dataType)) {
-    return cudnn_fail(CUDNN_STATUS_NOT_SUPPORTED,
-                      "cudnnSetFilter4dDescriptor: the emulator implements float and double data only");
-  }
-  if (!fits(k, c, h, w)) {
-    return cudnn_fail(CUDNN_STATUS_NOT_SUPPORTED, "cudnnSetFilter4dDescriptor: more than 2^31 - 1 elements");
-  }
+  const cudnnStatus_t status =
+      check_4d("cudnnSetFilter4dDescriptor", d == nullptr, format, dataType, k, c, h, w, "k, c, h, w must be positive");
+  if (status != CUDNN_STATUS_SUCCESS) return status;
   *d = {.set = true, .type = dataType, .k = k, .c = c, .h = h, .w = w};
   return CUDNN_STATUS_SUCCESS;
 }

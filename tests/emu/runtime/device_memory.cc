@@ -1,5 +1,5 @@
-// Arenas, allocations, quarantine, pinned host memory and the device-access checks of the
-// emulated GPU (see device_memory.h).
+// Arenas, allocations, quarantine and the device-access checks of the emulated GPU (see
+// device_memory.h; pinned host memory is pinned_memory.cc).
 #include "device_memory.h"
 
 #include <sys/mman.h>
@@ -23,7 +23,6 @@ struct Memory {
   std::vector<std::unique_ptr<Arena>> arenas;
   std::map<const char*, Allocation> live;                       // by begin
   std::map<const char*, std::pair<size_t, std::string>> freed;  // quarantined ranges: bytes, who freed them
-  std::map<const char*, size_t> pinned;
   int open_depth = 0;
 };
 
@@ -264,31 +263,6 @@ DeviceMemoryOpen::~DeviceMemoryOpen() {
   if (--m.open_depth == 0) {
     for (auto& [begin, allocation] : m.live) protect(begin, allocation.bytes, false);
   }
-}
-
-bool is_pinned(const void* pointer) {
-  Memory& m = memory();
-  const auto* p = static_cast<const char*>(pointer);
-  auto it = m.pinned.upper_bound(p);
-  if (it == m.pinned.begin()) return false;
-  --it;
-  return p < it->first + it->second;
-}
-
-void* allocate_pinned(size_t bytes) {
-  void* p = mmap(nullptr, std::max<size_t>(bytes, 1), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return nullptr;
-  memory().pinned.emplace(static_cast<const char*>(p), std::max<size_t>(bytes, 1));
-  return p;
-}
-
-bool free_pinned(void* pointer) {
-  Memory& m = memory();
-  auto it = m.pinned.find(static_cast<const char*>(pointer));
-  if (it == m.pinned.end()) return false;
-  munmap(pointer, it->second);
-  m.pinned.erase(it);
-  return true;
 }
 
 // For the fault handler: the arena holding `address` (-1 when none) and, when the lock can be

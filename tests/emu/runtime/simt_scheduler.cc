@@ -19,6 +19,7 @@
 #include "fiber.h"
 #include "runtime_state.h"
 #include "shared_memory.h"
+#include "simt_block.h"
 
 namespace baton_emu {
 
@@ -26,52 +27,14 @@ thread_local ThreadState tls __attribute__((tls_model("initial-exec")));
 
 namespace {
 
-enum class FiberState { ready, at_block_barrier, at_warp_collective, done };
-
-constexpr int kMaxThreads = 1024;
-
-const char* collective_name(WarpCollective kind) {
-  switch (kind) {
-    case WarpCollective::shuffle:
-      return "a shuffle";
-    case WarpCollective::ballot:
-      return "__ballot_sync";
-    case WarpCollective::vote_all:
-      return "__all_sync";
-    case WarpCollective::vote_any:
-      return "__any_sync";
-    case WarpCollective::syncwarp:
-      return "__syncwarp";
-  }
-  return "a warp collective";
-}
-
-struct CudaThread {
-  FiberStack stack;
-  FiberContext context;
-  FiberState state = FiberState::ready;
-  uint3 index{};
-  int linear = 0;
-  WarpCollective kind = WarpCollective::shuffle;
-  const char* what = "";
-  unsigned mask = 0;
-  uint64_t published = 0;
-  unsigned received_mask = 0;  // the lanes of the collective this thread was last released from
-};
-
-struct Block {
-  std::vector<std::unique_ptr<CudaThread>> threads;
-  int count = 0;
-  FiberContext scheduler;
-  CudaThread* current = nullptr;
-  ThreadBody body{};
-  const char* site = "";
-  StaticShared statics;
-  DynamicShared dynamic;
-  std::mt19937_64 random;
-  uint64_t warp_values[kMaxThreads / 32][32];  // what the lanes published at their last released collective
-  std::vector<int> order;                      // the order of a round (reshuffled per round when random)
-};
+using simt::Block;
+using simt::block_name;
+using simt::collective_name;
+using simt::CudaThread;
+using simt::FiberState;
+using simt::hex;
+using simt::kMaxThreads;
+using simt::report_stuck;
 
 thread_local Block* running __attribute__((tls_model("initial-exec"))) = nullptr;
 thread_local std::unique_ptr<Block> block_storage;
@@ -82,54 +45,6 @@ void thread_main(void*) {
   b.current->state = FiberState::done;
   switch_fiber(b.current->context, b.scheduler);
   fatal("an exited CUDA thread was resumed");
-}
-
-std::string block_name(const Block& b) {
-  return std::string(b.site) + ", block (" + std::to_string(tls.block_idx.x) + "," + std::to_string(tls.block_idx.y) +
-         "," + std::to_string(tls.block_idx.z) + ")";
-}
-
-// "3, 5-9, 12" for the threads (linear index in the block) that `pick` selects.
-template <typename Pick>
-std::string thread_list(const Block& b, Pick pick) {
-  std::string out;
-  for (int t = 0; t < b.count;) {
-    if (!pick(*b.threads[t])) {
-      ++t;
-      continue;
-    }
-    int end = t;
-    while (end + 1 < b.count && pick(*b.threads[end + 1])) ++end;
-    if (!out.empty()) out += ", ";
-    out += std::to_string(t) + (end > t ? "-" + std::to_string(end) : "");
-    t = end + 1;
-  }
-  return out;
-}
-
-std::string hex(unsigned mask) {
-  char text[16];
-  std::snprintf(text, sizeof text, "0x%08x", mask);
-  return text;
-}
-
-[[noreturn]] void report_stuck(const Block& b, const std::string& why) {
-  std::string message = block_name(b) + ": " + why + ". Threads (linear index in the block):";
-  const auto add = [&](const char* label, auto pick) {
-    const std::string list = thread_list(b, pick);
-    if (!list.empty()) message += std::string("\n  ") + label + ": " + list;
-  };
-  add("at __syncthreads", [](const CudaThread& t) { return t.state == FiberState::at_block_barrier; });
-  add("exited", [](const CudaThread& t) { return t.state == FiberState::done; });
-  for (int w = 0; w * 32 < b.count; ++w) {
-    for (int l = 0; l < 32 && w * 32 + l < b.count; ++l) {
-      const CudaThread& t = *b.threads[w * 32 + l];
-      if (t.state != FiberState::at_warp_collective) continue;
-      message += "\n  thread " + std::to_string(t.linear) + " (warp " + std::to_string(w) + ", lane " +
-                 std::to_string(l) + ") at " + t.what + " with mask " + hex(t.mask);
-    }
-  }
-  fatal(message);
 }
 
 // The order of the next round: forward or reverse, or a new permutation each round when random.

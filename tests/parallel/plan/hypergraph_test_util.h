@@ -1,5 +1,6 @@
-// Helpers for the hypergraph partitioner's tests: small profiles from explicit or random DAGs and
-// independent checks of a plan's structure (no partitioner code used).
+// Helpers for the hypergraph partitioner's tests: small profiles from explicit or random DAGs,
+// independent checks of a plan's structure (no partitioner code used), the requests the tests make
+// and a log kept quiet.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,8 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "parallel/plan/cluster.h"
+#include "parallel/plan/partitioner.h"
 #include "parallel/plan/plan.h"
 #include "parallel/plan/profile.h"
+#include "runtime/core/log.h"
 
 namespace baton::parallel::testing {
 
@@ -161,6 +165,45 @@ inline std::vector<double> stage_ms_per_sample(const Plan& plan, const Profile& 
     ms.push_back(total);
   }
   return ms;
+}
+
+inline const Cluster& hypergraph_test_cluster() {
+  static const Cluster cluster = cluster_by_name("h200-nvlink-8");
+  return cluster;
+}
+
+// A request for `stages` stages of `profile` on the h200-nvlink-8 cluster: batch 32 in 4 micro-batches.
+inline PartitionRequest request_for(const Profile& profile, int stages, unsigned seed = 1) {
+  PartitionRequest r;
+  r.profile = &profile;
+  r.cluster = &hypergraph_test_cluster();
+  r.stages = stages;
+  r.batch = 32;
+  r.micro_batches = 4;
+  r.seed = seed;
+  return r;
+}
+
+// Relaxed-bound warnings are expected in these tests; keeps them off the test output (unless
+// BATON_LOG=debug asks for everything).
+class QuietLog {
+ public:
+  QuietLog() : saved_(log_level()) {
+    if (saved_ != LogLevel::debug) set_log_level(LogLevel::error);
+  }
+  ~QuietLog() { set_log_level(saved_); }
+  QuietLog(const QuietLog&) = delete;
+  QuietLog& operator=(const QuietLog&) = delete;
+
+ private:
+  LogLevel saved_;
+};
+
+inline double max_of(const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }
+inline double mean_of(const std::vector<double>& v) {
+  double total = 0;
+  for (double x : v) total += x;
+  return total / static_cast<double>(v.size());
 }
 
 }  // namespace baton::parallel::testing

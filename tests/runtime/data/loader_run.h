@@ -1,4 +1,4 @@
-// Helpers for the loader tests: a batch's contents on the host, and whole epochs of them.
+// Helpers for the loader tests: small options, a batch's contents on the host, and whole epochs of them.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,6 +9,16 @@
 #include "runtime/data/loader.h"
 
 namespace baton::data::testing {
+
+// `batch_size` samples a batch, seed 17, the given threads.
+inline LoaderOptions options(int64_t batch_size, int workers = 2, int prefetch = 2) {
+  LoaderOptions o;
+  o.batch_size = batch_size;
+  o.workers = workers;
+  o.prefetch = prefetch;
+  o.seed = 17;
+  return o;
+}
 
 struct SeenBatch {
   int64_t epoch = -1, index = -1;
