@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "runtime/core/worker_threads.h"
 #include "runtime/graph/executor.h"
 #include "runtime/graph/param_store.h"
+#include "runtime/train/checkpoint.h"
 #include "runtime/train/optimizer.h"
 #include "runtime/train/train_config.h"
 #include "runtime/train/train_engine.h"
@@ -101,6 +103,13 @@ class DataParallelEngine final : public TrainEngine {
   void leave_agreement();
   // With model averaging: the state starts again from the replicas' (equal) parameters.
   void restart_averaging();
+  // Model averaging's checkpoint file (averaging_checkpoint.h), during an agreement: collective,
+  // rank 0's process receives every replica's state and returns the file, the others nothing.
+  std::vector<CheckpointExtraFile> averaging_checkpoint_files();
+  // A checkpoint's averaging file, checked in full against this run's replicas (nullopt when it has
+  // none or this run does not average), and its state put into every replica (none: restart).
+  std::optional<SafetensorsFile> open_averaging_state(const std::string& dir);
+  void read_averaging_state(const std::optional<SafetensorsFile>& file);
 
   const Graph& graph_;
   DataParallelOptions options_;

@@ -90,19 +90,23 @@ EvalResult DataParallelEngine::evaluate(const data::Dataset& test, int64_t batch
 std::string DataParallelEngine::save_checkpoint(CheckpointManager& manager, const CheckpointState& state) {
   agree_on_model();
   std::string saved;
+  // Model averaging's per-replica state (gathered by every process: rank 0's writes it).
+  const std::vector<CheckpointExtraFile> extras = averaging_checkpoint_files();
   if (primary()) {  // rank 0's process writes
     Replica& r0 = *replicas_.front();
-    saved = manager.save(r0.params, *r0.optimizer, state, r0.ctx);
+    saved = manager.save(r0.params, *r0.optimizer, state, r0.ctx, extras);
   }
   leave_agreement();
   return saved;
 }
 
 CheckpointState DataParallelEngine::load_checkpoint(const std::string& dir) {
+  const std::optional<SafetensorsFile> averaging = open_averaging_state(dir);  // checked before anything loads
   std::vector<CheckpointState> states(replicas_.size());
   on_replicas(
       [&](Replica& r) { states[local_index(r)] = CheckpointManager::load(dir, r.params, r.optimizer.get(), r.ctx); });
-  restart_averaging();
+  read_averaging_state(averaging);
+  steps_ = states.front().step;  // the averaging's period goes on where the run was
   return states.front();
 }
 

@@ -28,6 +28,17 @@ void ReplicaAveraging::restart() {
   saved_ = false;
 }
 
+NamedTensors ReplicaAveraging::shared_state() const {
+  if (options_.kind == Averaging::bmuf) return {{"bmuf.global_model", global_}, {"bmuf.block_momentum", momentum_}};
+  if (options_.kind == Averaging::easgd) return {{"easgd.centre", global_}};
+  return {};
+}
+
+void ReplicaAveraging::load_shared_state(const SafetensorsFile& file) {
+  for (const auto& [name, tensor] : shared_state()) file.read_into(name, tensor, ctx_.stream());
+  saved_ = false;
+}
+
 void ReplicaAveraging::meet() {
   const Tensor& x = params_.params_flat();
   ++meetings_;

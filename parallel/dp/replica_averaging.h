@@ -8,6 +8,7 @@
 #include "parallel/dp/averaging_exchange.h"
 #include "parallel/dp/model_averaging.h"
 #include "runtime/graph/param_store.h"
+#include "runtime/train/safetensors.h"
 
 namespace baton::parallel {
 
@@ -29,6 +30,16 @@ class ReplicaAveraging {
   void enter_agreement(long long steps);
   // After it: BMUF and EASGD replicas go on from their own parameters (periodic: from the mean).
   void leave_agreement();
+
+  // The parameters this replica goes on from: during an agreement, BMUF's and EASGD's replicas'
+  // own (set aside), else the parameters themselves.
+  const Tensor& continuing_parameters() const { return saved_ ? scratch_ : params_.params_flat(); }
+  // The state the replicas share beyond their parameters, by name: BMUF's global model and block
+  // momentum, EASGD's centre (none for periodic and post-local averaging). Equal on every replica.
+  NamedTensors shared_state() const;
+  // Sets that state from `file`, which holds shared_state()'s tensors with their dtypes and shapes
+  // (a resumed run's, instead of restart()).
+  void load_shared_state(const SafetensorsFile& file);
 
   const AveragingExchange& exchange() const { return exchange_; }
   int64_t meetings() const { return meetings_; }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -34,6 +35,15 @@ struct CheckpointState {
   nlohmann::json train_config;
 };
 
+// A further file of a checkpoint beside the model and optimiser files (e.g. model averaging's
+// per-replica state): written into the same atomic directory, read by whoever wrote it; a
+// checkpoint without it is still complete.
+struct CheckpointExtraFile {
+  std::string name;  // a plain file name, neither kModelFileName nor kOptimizerFileName
+  NamedTensors tensors;
+  std::map<std::string, std::string> metadata;
+};
+
 // One part of a model's training state: a ParamStore and the optimiser over it — the whole model
 // on one device, or one stage of a pipeline. A checkpoint of several shards is the same files as
 // one of the whole model (tensors by name), so it resumes with any split, or none.
@@ -55,9 +65,10 @@ class CheckpointManager {
   // hidden temporary directory that is renamed into place when complete (replacing a checkpoint of
   // the same step in one atomic exchange); only then are checkpoints beyond the newest keep_last
   // (by step; never the one just written) deleted. On failure nothing already saved is changed
-  // and the temporary directory is removed. Parameters and state must be ready on ctx's stream.
-  std::string save(const ParamStore& params, const Optimizer& optimizer, const CheckpointState& state,
-                   Context& ctx) const;
+  // and the temporary directory is removed. Parameters and state must be ready on ctx's stream, and
+  // so must the tensors of `extras`, further files written beside the two.
+  std::string save(const ParamStore& params, const Optimizer& optimizer, const CheckpointState& state, Context& ctx,
+                   const std::vector<CheckpointExtraFile>& extras = {}) const;
   // The same for a model in shards (each shard's tensors ready on its ctx's stream): one model and
   // one optimizer file, tensors by name, exactly as the unsharded model would write them. The
   // shards' optimisers must agree (type, configuration, steps) and no name may be in two shards.
@@ -85,9 +96,10 @@ class CheckpointManager {
 
  private:
   // Writes the two files of checkpoint state.step (see save), the optimiser's type, configuration
-  // and steps going into the metadata; tensors ready on `stream`.
+  // and steps going into the metadata, and the extra files; tensors ready on `stream`.
   std::string write(const CheckpointState& state, const NamedTensors& model, const NamedTensors& optimizer_state,
-                    const Optimizer& optimizer, const Stream& stream) const;
+                    const Optimizer& optimizer, const Stream& stream,
+                    const std::vector<CheckpointExtraFile>& extras = {}) const;
   // Retention after a save: deletes all complete checkpoints but `just_saved` and the newest
   // keep_last - 1 others (warning, not failing, when that goes wrong).
   void delete_all_but_newest(const std::string& just_saved) const;

@@ -96,8 +96,8 @@ CheckpointManager::CheckpointManager(std::string root, int keep_last) : root_(st
 }
 
 std::string CheckpointManager::save(const ParamStore& params, const Optimizer& optimizer, const CheckpointState& state,
-                                    Context& ctx) const {
-  return write(state, model_tensors(params), optimizer_tensors(params, optimizer), optimizer, ctx.stream());
+                                    Context& ctx, const std::vector<CheckpointExtraFile>& extras) const {
+  return write(state, model_tensors(params), optimizer_tensors(params, optimizer), optimizer, ctx.stream(), extras);
 }
 
 std::string CheckpointManager::save(const std::vector<CheckpointShard>& shards, const CheckpointState& state) const {
@@ -112,8 +112,14 @@ std::string CheckpointManager::save(const std::vector<CheckpointShard>& shards, 
 
 std::string CheckpointManager::write(const CheckpointState& state, const NamedTensors& model,
                                      const NamedTensors& optimizer_state, const Optimizer& optimizer,
-                                     const Stream& stream) const {
+                                     const Stream& stream, const std::vector<CheckpointExtraFile>& extras) const {
   BATON_CHECK(state.step >= 0, "cannot save a checkpoint of step ", state.step, " (steps are >= 0)");
+  for (const CheckpointExtraFile& extra : extras) {
+    BATON_CHECK(!extra.name.empty() && extra.name.find('/') == std::string::npos && extra.name[0] != '.' &&
+                    extra.name != kModelFileName && extra.name != kOptimizerFileName,
+                "a checkpoint's extra file needs a plain file name other than the model's and the optimiser's, not '",
+                extra.name, "'");
+  }
   const std::string name = step_directory_name(state.step);
   const fs::path target = fs::path(root_) / name;
   try {
@@ -124,6 +130,9 @@ std::string CheckpointManager::write(const CheckpointState& state, const NamedTe
                      stream, staging);
     save_safetensors((temp.path() / kOptimizerFileName).string(), optimizer_state,
                      optimizer_file_metadata(state, optimizer), stream, staging);
+    for (const CheckpointExtraFile& extra : extras) {
+      save_safetensors((temp.path() / extra.name).string(), extra.tensors, extra.metadata, stream);
+    }
     sync_directory(temp.path().string());
     move_into_place(temp.path(), target);
   } catch (Error& e) {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `baton train --data-parallel 2` under mpiexec, end to end: the two processes log exactly the losses
 # and evaluation of the in-process run with 2 replicas, rank 0 alone prints and writes, the job's
-# checkpoint resumes on one device and with 4 processes, and a rank killed mid-run ends the job
-# quickly, naming it.
+# checkpoint resumes on one device and with 4 processes, a BMUF run resumed from between two meetings
+# logs exactly the uninterrupted run's losses (in one process and under mpiexec), and a rank killed
+# mid-run ends the job quickly, naming it.
 # Usage: run_mpi_train.sh <baton> <mpiexec> <its arguments...>
 set -uo pipefail
 
@@ -49,6 +50,27 @@ echo "== and under mpiexec -n 4"
   { cat "$dir/resume4.out"; fail "resuming with 4 processes failed"; }
 grep -q 'at step 4' "$dir/resume4.out" || { cat "$dir/resume4.out"; fail "the 4-process run did not resume at step 4"; }
 [[ $(grep -c '^done after 6 steps' "$dir/resume4.out") -eq 1 ]] || fail "the 4-process run should end at step 6, printed once"
+
+# BMUF every 2 steps, checkpointed after every step: resumed from step 3 (the replicas apart since
+# their meeting after step 2), steps 4 and 5 log the uninterrupted run's losses bit for bit.
+averaging=(train --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --steps 5 --workers 1 --log-every 1
+           --eval-every 0 --lr 0.05 --data-parallel 2 --model-averaging bmuf --average-every 2)
+train_losses() { grep '"type":"train"' "$1" | grep -o '"loss":[^,}]*'; }
+for launch in inproc mpi; do
+  echo "== BMUF resumed between two meetings ($launch)"
+  run=("$baton")
+  [[ $launch == mpi ]] && run=("${mpiexec[@]}" -n 2 "$baton")
+  "${run[@]}" "${averaging[@]}" --checkpoint-dir "$dir/avg-$launch" --checkpoint-every 1 --keep-checkpoints 5 \
+    --metrics "$dir/avg-$launch.jsonl" >"$dir/avg-$launch.out" 2>&1 ||
+    { cat "$dir/avg-$launch.out"; fail "the BMUF run failed"; continue; }
+  mkdir -p "$dir/avg3-$launch" && cp -r "$dir/avg-$launch/step-00000003" "$dir/avg3-$launch/"
+  "${run[@]}" "${averaging[@]}" --resume "$dir/avg3-$launch" --metrics "$dir/avg3-$launch.jsonl" \
+    >"$dir/avg3-$launch.out" 2>&1 || { cat "$dir/avg3-$launch.out"; fail "resuming the BMUF run failed"; continue; }
+  if [[ "$(train_losses "$dir/avg-$launch.jsonl" | tail -2)" != "$(train_losses "$dir/avg3-$launch.jsonl")" ]]; then
+    fail "the resumed BMUF run ($launch) logged other losses than the uninterrupted one:"
+    paste <(train_losses "$dir/avg-$launch.jsonl" | tail -2) <(train_losses "$dir/avg3-$launch.jsonl") >&2
+  fi
+done
 
 echo "== a rank killed mid-run"
 kill_rank_mid_run 1 2 --data-parallel 2
