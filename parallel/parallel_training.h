@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "parallel/plan/cluster.h"
 #include "parallel/comm/mpi_runtime.h"
 #include "parallel/dp/data_parallel_engine.h"
 #include "parallel/parallel_config.h"
 #include "parallel/pipeline/pipeline_trainer.h"
+#include "parallel/plan/cluster.h"
 #include "parallel/plan/planner.h"
 #include "parallel/plan/profile.h"
 #include "parallel/plan/profiler.h"

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "models/model_registry.h"
-#include "parallel/plan/cluster_for_devices.h"
 #include "parallel/comm/launch_environment.h"
 #include "parallel/parallel_training.h"
+#include "parallel/plan/cluster_for_devices.h"
 #include "parallel/plan/planner.h"
 #include "parallel/plan/profiler.h"
 #include "runtime/core/device_info.h"

@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "models/model_registry.h"
-#include "parallel/plan/cluster_for_devices.h"
 #include "parallel/comm/launch_environment.h"
 #include "parallel/comm/mpi_runtime.h"
 #include "parallel/parallel_training.h"
 #include "parallel/pipeline/hybrid_executor.h"
+#include "parallel/plan/cluster_for_devices.h"
 #include "parallel/plan/planner.h"
 #include "parallel/plan/profiler.h"
 #include "runtime/core/error.h"

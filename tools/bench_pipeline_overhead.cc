@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "layers/graph_builder.h"
-#include "parallel/plan/analytic_profile.h"
 #include "parallel/pipeline/pipeline_executor.h"
+#include "parallel/plan/analytic_profile.h"
 #include "runtime/core/error.h"
 #include "tools/bench_pipeline.h"
 

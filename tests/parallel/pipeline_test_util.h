@@ -11,8 +11,8 @@
 
 #include "layers/builtin_layers.h"
 #include "layers/graph_builder.h"
-#include "parallel/plan/analytic_profile.h"
 #include "parallel/pipeline/pipeline_executor.h"
+#include "parallel/plan/analytic_profile.h"
 #include "runtime/graph/executor.h"
 #include "runtime/train/optimizer.h"
 #include "tests/support/test_support.h"

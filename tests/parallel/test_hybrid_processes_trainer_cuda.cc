@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <thread>
 
-#include "parallel/plan/analytic_profile.h"
 #include "parallel/comm/inproc_communicator.h"
 #include "parallel/pipeline/pipeline_trainer.h"
+#include "parallel/plan/analytic_profile.h"
 #include "parallel/plan/planner.h"
 #include "runtime/train/trainer.h"
 #include "tests/parallel/image_mlp.h"

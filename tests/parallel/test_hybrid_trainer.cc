@@ -6,9 +6,9 @@
 
 #include <filesystem>
 
-#include "parallel/plan/analytic_profile.h"
 #include "parallel/parallel_training.h"
 #include "parallel/pipeline/pipeline_trainer.h"
+#include "parallel/plan/analytic_profile.h"
 #include "parallel/plan/planner.h"
 #include "runtime/train/trainer.h"
 #include "tests/parallel/image_mlp.h"

@@ -9,8 +9,8 @@
 #include <cstdlib>
 
 #include "baton_emu/introspection.h"
-#include "parallel/plan/analytic_profile.h"
 #include "parallel/pipeline/pipeline_trainer.h"
+#include "parallel/plan/analytic_profile.h"
 #include "parallel/plan/planner.h"
 #include "runtime/train/single_device_engine.h"
 #include "runtime/train/trainer.h"

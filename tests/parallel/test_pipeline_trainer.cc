@@ -9,8 +9,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "parallel/plan/analytic_profile.h"
 #include "parallel/pipeline/pipeline_trainer.h"
+#include "parallel/plan/analytic_profile.h"
 #include "parallel/plan/planner.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/trainer.h"
