@@ -41,15 +41,16 @@ struct FlagValue {
 };
 
 struct TrainFlag {
-  TrainFlag(std::string names_, std::string field_, std::string help_, FlagScope scope_, FlagValue value_,
-            std::optional<CLI::Validator> check_ = std::nullopt, OnResume on_resume_ = OnResume::take)
-      : names(std::move(names_)),
-        field(std::move(field_)),
-        help(std::move(help_)),
-        scope(scope_),
-        value(std::move(value_)),
-        check(std::move(check_)),
-        on_resume(on_resume_) {}
+  TrainFlag(std::string flag_names, std::string config_field, std::string help_text, FlagScope flag_scope,
+            FlagValue flag_value, std::optional<CLI::Validator> value_check = std::nullopt,
+            OnResume resume_rule = OnResume::take)
+      : names(std::move(flag_names)),
+        field(std::move(config_field)),
+        help(std::move(help_text)),
+        scope(flag_scope),
+        value(std::move(flag_value)),
+        check(std::move(value_check)),
+        on_resume(resume_rule) {}
 
   std::string names;  // as CLI11 takes them: "--batch-size"; "--channels-last,!--no-channels-last"
   std::string field;  // the config file's field: "batch_size", "lr_schedule.base_lr", "parallel.stages"
