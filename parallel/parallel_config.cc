@@ -1,17 +1,27 @@
 // ParallelConfig JSON reading and checks (see parallel_config.h).
 #include "parallel/parallel_config.h"
 
-#include <algorithm>
-
-#include "parallel/dp/model_averaging.h"
-#include "parallel/pipeline/stage_sync.h"
 #include "parallel/plan/cluster.h"
-#include "parallel/plan/partitioner.h"
-#include "parallel/plan/schedule.h"
 #include "runtime/core/error.h"
 #include "runtime/graph/json_config.h"
 
 namespace baton::parallel {
+namespace {
+
+// The choice `field` of `c` (absent: `current`) read by `parse`; a name it does not know is an
+// error naming the source and the field, with parse's list of the accepted names.
+template <class Kind>
+Kind read_choice(const JsonConfig& c, std::string_view field, Kind current, Kind (*parse)(std::string_view)) {
+  if (!c.has(field)) return current;
+  const std::string name = c.get_string(field, "");
+  try {
+    return parse(name);
+  } catch (const Error& e) {
+    BATON_FAIL(c.source(), ": field '", field, "': ", e.message());
+  }
+}
+
+}  // namespace
 
 void ParallelConfig::update_from_json(const nlohmann::json& j, std::string_view where) {
   const std::string what(where);
@@ -41,8 +51,8 @@ void ParallelConfig::update_from_json(const nlohmann::json& j, std::string_view 
                 "replication"});
   stages = c.get_int32("stages", stages, INT32_MIN);
   groups = c.get_int32("groups", groups, INT32_MIN);
-  grad_sync = c.get_string("grad_sync", grad_sync);
-  model_averaging = c.get_string("model_averaging", model_averaging);
+  grad_sync = read_choice(c, "grad_sync", grad_sync, parse_grad_sync);
+  model_averaging = read_choice(c, "model_averaging", model_averaging, parse_averaging);
   average_every = c.get_int32("average_every", average_every, INT32_MIN);
   if (c.has("block_momentum")) {
     block_momentum.reset();
@@ -52,14 +62,14 @@ void ParallelConfig::update_from_json(const nlohmann::json& j, std::string_view 
   block_nesterov = c.get_bool("block_nesterov", block_nesterov);
   elastic_beta = c.get_double("elastic_beta", elastic_beta);
   local_after = c.get_int32("local_after", local_after, INT32_MIN);
-  averaging_exchange = c.get_string("averaging_exchange", averaging_exchange);
+  averaging_exchange = read_choice(c, "averaging_exchange", averaging_exchange, parse_exchange);
   averaging_cluster = c.get_string("averaging_cluster", averaging_cluster);
   data_parallel = c.get_int32("data_parallel", data_parallel, INT32_MIN);
-  unused_parameters = c.get_string("unused_parameters", unused_parameters);
+  unused_parameters = read_choice(c, "unused_parameters", unused_parameters, parse_unused_parameters);
   micro_batches = c.get_int32("micro_batches", micro_batches, INT32_MIN);
-  schedule = c.get_string("schedule", schedule);
-  partitioner = c.get_string("partitioner", partitioner);
-  replication = c.get_string("replication", replication);
+  schedule = read_choice(c, "schedule", schedule, parse_schedule_kind);
+  partitioner = read_choice(c, "partitioner", partitioner, parse_partitioner);
+  replication = read_choice(c, "replication", replication, parse_replication);
   if (c.has("devices") && j["devices"].is_array()) {
     devices.clear();
     for (const nlohmann::json& d : j["devices"]) {
@@ -80,21 +90,21 @@ nlohmann::json ParallelConfig::to_json() const {
   return {{"stages", stages},
           {"data_parallel", data_parallel},
           {"groups", groups},
-          {"grad_sync", grad_sync},
-          {"model_averaging", model_averaging},
+          {"grad_sync", grad_sync_name(grad_sync)},
+          {"model_averaging", averaging_name(model_averaging)},
           {"average_every", average_every},
           {"block_momentum", block_momentum ? nlohmann::json(*block_momentum) : nlohmann::json(nullptr)},
           {"block_lr", block_lr},
           {"block_nesterov", block_nesterov},
           {"elastic_beta", elastic_beta},
           {"local_after", local_after},
-          {"averaging_exchange", averaging_exchange},
+          {"averaging_exchange", exchange_name(averaging_exchange)},
           {"averaging_cluster", averaging_cluster},
-          {"unused_parameters", unused_parameters},
+          {"unused_parameters", unused_parameters_name(unused_parameters)},
           {"micro_batches", micro_batches},
-          {"schedule", schedule},
-          {"partitioner", partitioner},
-          {"replication", replication},
+          {"schedule", schedule_kind_name(schedule)},
+          {"partitioner", partitioner_name(partitioner)},
+          {"replication", replication_name(replication)},
           {"devices", devices},
           {"recompute", recompute},
           {"deferred_bn", deferred_bn},
@@ -131,31 +141,19 @@ void check_parallel_config(const ParallelConfig& p, const TrainConfig& config) {
   const int m = micro_batch_count(p, config.batch_size);
   BATON_CHECK(share % m == 0, "--micro-batches ", m, " does not divide ",
               p.groups > 1 ? "each group's share of the batch, " : "the batch size ", share);
-  (void)parse_schedule_kind(p.schedule);
-  (void)parse_grad_sync(p.grad_sync);
-  const std::vector<std::string> partitioners = partitioner_names();
-  BATON_CHECK(std::find(partitioners.begin(), partitioners.end(), p.partitioner) != partitioners.end(),
-              "--partitioner is '", p.partitioner, "', expected uniform, block, antichain or hypergraph");
-  BATON_CHECK(p.unused_parameters == "error" || p.unused_parameters == "ready", "--unused-parameters is '",
-              p.unused_parameters, "', expected 'error' or 'ready'");
-  BATON_CHECK(p.replication == "equal" || p.replication == "free", "--replication is '", p.replication,
-              "', expected 'equal' or 'free'");
-  BATON_CHECK(p.replication == "equal" || p.partitioner == "antichain",
+  BATON_CHECK(p.replication == Replication::equal || p.partitioner == PartitionerKind::antichain,
               "--replication free: each stage's replicas are chosen by the antichain partitioner (add --partitioner "
               "antichain; the partitioner is '",
-              p.partitioner, "')");
-  BATON_CHECK(p.replication == "equal" || p.schedule != "interleaved",
+              partitioner_name(p.partitioner), "')");
+  BATON_CHECK(p.replication == Replication::equal || p.schedule != ScheduleKind::interleaved,
               "--replication free runs one stage per position: use --schedule gpipe or 1f1b, not interleaved");
 }
 
 void check_data_parallel_config(const ParallelConfig& p, const TrainConfig& config) {
   BATON_CHECK(p.data_parallel >= 1, "--data-parallel must be at least 1 (got ", p.data_parallel, ")");
-  BATON_CHECK(p.unused_parameters == "error" || p.unused_parameters == "ready", "--unused-parameters is '",
-              p.unused_parameters, "', expected 'error' or 'ready'");
   BATON_CHECK(p.stages == 0 && p.micro_batches == 0 && !p.recompute && !p.deferred_bn && p.groups == 1,
               "--data-parallel with pipeline settings (--stages, --micro-batches, --recompute, --deferred-bn, "
               "--groups): the hybrid of pipeline and data parallelism is --groups G --stages S (docs/hybrid.md)");
-  (void)model_averaging_of(p, p.data_parallel);
   BATON_CHECK(config.batch_size % p.data_parallel == 0, "--batch-size ", config.batch_size,
               " is the global batch and must split evenly over the ", p.data_parallel,
               " replicas of --data-parallel (a multiple of ", p.data_parallel, ")");
@@ -167,18 +165,18 @@ namespace baton::parallel {
 
 ModelAveraging model_averaging_of(const ParallelConfig& p, int replicas) {
   ModelAveraging a;
-  a.kind = parse_averaging(p.model_averaging);
+  a.kind = p.model_averaging;
   a.every = p.average_every;
   a.block_momentum = p.block_momentum;
   a.block_lr = p.block_lr;
   a.block_nesterov = p.block_nesterov;
   a.elastic_beta = p.elastic_beta;
   a.local_after = p.local_after;
-  a.exchange = parse_exchange(p.averaging_exchange);
+  a.exchange = p.averaging_exchange;
   const ParallelConfig defaults;
   const auto only_for = [&](bool given, Averaging kind, std::string_view flag) {
     BATON_CHECK(!given || a.kind == kind, flag, " is for --model-averaging ", averaging_name(kind), " (got ",
-                p.model_averaging, ")");
+                averaging_name(a.kind), ")");
   };
   only_for(p.block_momentum.has_value(), Averaging::bmuf, "--block-momentum");
   only_for(p.block_lr != defaults.block_lr, Averaging::bmuf, "--block-lr");

@@ -8,32 +8,35 @@
 #include <string_view>
 
 #include "parallel/dp/model_averaging.h"
+#include "parallel/parallel_choices.h"
+#include "parallel/pipeline/stage_sync.h"
+#include "parallel/plan/schedule.h"
 #include "runtime/train/train_config.h"
 
 namespace baton::parallel {
 
 struct ParallelConfig {
-  int stages = 0;                           // pipeline stages; 0: no pipeline (one device)
-  int data_parallel = 0;                    // replicas of the whole model; 0: no data parallelism
-  int groups = 1;                           // pipelines (of `stages` each) training data parallel: the hybrid
-  std::string grad_sync = "bucket";         // the hybrid's gradient synchronisation: bucket or partition
-  std::string model_averaging = "none";     // data parallel: none (synchronous), periodic, bmuf, easgd, post-local
-  int average_every = 1;                    // model averaging: steps between the replicas' meetings (H)
-  std::optional<double> block_momentum;     // BMUF: block momentum mu (unset / null: 1 - 1/N)
-  double block_lr = 1;                      // BMUF: block learning rate zeta
-  bool block_nesterov = true;               // BMUF: blocks start from w_g + mu v (true) or from w_g
-  double elastic_beta = 0.9;                // EASGD: moving rate beta (alpha = beta / N)
-  int local_after = 0;                      // post-local SGD: synchronous steps before local SGD (K)
-  std::string averaging_exchange = "ring";  // model averaging: ring or tree (by node)
-  std::string averaging_cluster;            // tree: a cluster name or JSON file placing replica r on its device r
-  std::string unused_parameters = "error";  // data parallel: a parameter without gradient is an "error" or "ready"
-  int micro_batches = 0;                    // per step; 0: the largest count <= 4 x stages dividing the batch
-  std::string schedule = "1f1b";            // gpipe, 1f1b or interleaved (2 stages per position)
-  std::string partitioner = "block";        // uniform, block, antichain or hypergraph
+  int stages = 0;         // pipeline stages; 0: no pipeline (one device)
+  int data_parallel = 0;  // replicas of the whole model; 0: no data parallelism
+  int groups = 1;         // pipelines (of `stages` each) training data parallel: the hybrid
+  GradSyncStrategy grad_sync = GradSyncStrategy::bucket;  // the hybrid's gradient synchronisation
+  Averaging model_averaging = Averaging::none;            // data parallel: synchronous, or how replicas average
+  int average_every = 1;                                  // model averaging: steps between the replicas' meetings (H)
+  std::optional<double> block_momentum;                   // BMUF: block momentum mu (unset / null: 1 - 1/N)
+  double block_lr = 1;                                    // BMUF: block learning rate zeta
+  bool block_nesterov = true;                             // BMUF: blocks start from w_g + mu v (true) or from w_g
+  double elastic_beta = 0.9;                              // EASGD: moving rate beta (alpha = beta / N)
+  int local_after = 0;                                    // post-local SGD: synchronous steps before local SGD (K)
+  ExchangeKind averaging_exchange = ExchangeKind::ring;   // model averaging: ring or tree (by node)
+  std::string averaging_cluster;  // tree: a cluster name or JSON file placing replica r on its device r
+  UnusedParameters unused_parameters = UnusedParameters::error;  // data parallel: a parameter without gradient
+  int micro_batches = 0;                              // per step; 0: the largest count <= 4 x stages dividing the batch
+  ScheduleKind schedule = ScheduleKind::one_f_one_b;  // gpipe, 1f1b or interleaved (2 stages per position)
+  PartitionerKind partitioner = PartitionerKind::block;
   // equal: every stage on `groups` devices (G groups of the pipeline); free: the antichain
   // partitioner chooses at most `stages` stages and each stage's replicas within groups x stages
   // devices (PipeDream), the step keeping groups x micro_batches micro-batches.
-  std::string replication = "equal";
+  Replication replication = Replication::equal;
   std::string devices;       // "cpu:0,cpu:1" or "cuda:0,cuda:1"; empty: from TrainConfig::device
   bool recompute = false;    // every stage recomputes its forward in backward
   bool deferred_bn = false;  // BatchNorm statistics once per mini-batch
@@ -41,7 +44,8 @@ struct ParallelConfig {
   int trace_steps = 10;      // with `trace`: the measured steps recorded (not a file field)
 
   // Reads the fields present in `j` (a JSON object; "devices" may also be a list of names) over
-  // the current values; unknown fields are errors naming `where` and the field.
+  // the current values, the choices by the names flags use ("1f1b", "post-local"); unknown fields
+  // and names are errors naming `where`, the field and what it accepts.
   void update_from_json(const nlohmann::json& j, std::string_view where);
   nlohmann::json to_json() const;
 };
@@ -55,18 +59,20 @@ ParallelConfig take_parallel_config(nlohmann::json& file, std::string_view where
 int micro_batch_count(const ParallelConfig& parallel, int64_t batch);
 
 // One clear error for a pipeline that cannot be built whatever the model: stages < 1, groups < 1, a
-// batch that does not split over the groups, micro-batches not dividing a group's share, an unknown
-// schedule or gradient synchronisation.
+// batch that does not split over the groups, micro-batches not dividing a group's share, free
+// replication without the antichain partitioner or with the interleaved schedule. plan_pipeline
+// checks (parallel_training.h); its callers need not.
 void check_parallel_config(const ParallelConfig& parallel, const TrainConfig& config);
 
 // The model averaging `parallel` asks for over `replicas` replicas, checked: one clear error naming
-// the flag for an unknown variant or exchange, a knob out of range or given to a variant it is not
-// for (the tree's nodes: replica r on device r of parallel.averaging_cluster, else by host).
+// the flag for a knob out of range or given to a variant it is not for (the tree's nodes: replica r
+// on device r of parallel.averaging_cluster, else by host).
 ModelAveraging model_averaging_of(const ParallelConfig& parallel, int replicas);
 
 // One clear error for data parallelism that cannot run whatever the model: fewer than 1 replica, a
 // global batch that does not split evenly over the replicas, pipeline settings beside it (the
-// hybrid of pipeline and data parallelism is not available yet).
+// hybrid of pipeline and data parallelism is --groups G --stages S). make_data_parallel_engine
+// checks (parallel_training.h), with the model averaging; its callers need not.
 void check_data_parallel_config(const ParallelConfig& parallel, const TrainConfig& config);
 
 }  // namespace baton::parallel

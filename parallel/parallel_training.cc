@@ -30,6 +30,16 @@ std::vector<Device> listed_devices(const std::string& list_text) {
   return out;
 }
 
+// What every data-parallel engine starts from: `parallel` checked (check_data_parallel_config), its
+// model averaging and what an unused parameter is.
+DataParallelOptions checked_data_parallel_options(const ParallelConfig& parallel, const TrainConfig& config) {
+  check_data_parallel_config(parallel, config);
+  DataParallelOptions options;
+  options.averaging = model_averaging_of(parallel, parallel.data_parallel);
+  options.sync.unused_parameters_ready = parallel.unused_parameters == UnusedParameters::ready;
+  return options;
+}
+
 }  // namespace
 
 std::vector<std::vector<Device>> hybrid_devices(const Plan& plan, const std::vector<Device>& available) {
@@ -97,11 +107,8 @@ std::vector<Device> data_parallel_devices(const ParallelConfig& p, const TrainCo
 
 std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph, const TrainConfig& config,
                                                               const ParallelConfig& parallel) {
-  check_data_parallel_config(parallel, config);
-  DataParallelOptions options;
+  DataParallelOptions options = checked_data_parallel_options(parallel, config);
   options.devices = data_parallel_devices(parallel, config);
-  options.sync.unused_parameters_ready = parallel.unused_parameters == "ready";
-  options.averaging = model_averaging_of(parallel, parallel.data_parallel);
   return std::make_unique<DataParallelEngine>(graph, config, std::move(options));
 }
 
@@ -117,7 +124,7 @@ Device mpi_process_device(const TrainConfig& config, const comm::MpiRuntime& run
 std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph, const TrainConfig& config,
                                                               const ParallelConfig& parallel,
                                                               const comm::MpiRuntime& runtime) {
-  check_data_parallel_config(parallel, config);
+  DataParallelOptions options = checked_data_parallel_options(parallel, config);
   BATON_CHECK(parallel.data_parallel == runtime.size(), "--data-parallel ", parallel.data_parallel, " with ",
               runtime.size(), " MPI processes: give one replica per process (--data-parallel ", runtime.size(), ")");
   BATON_CHECK(parallel.devices.empty(),
@@ -128,10 +135,7 @@ std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph
               "cuda) or on cpu:0 (--device cpu)");
   const Device device = mpi_process_device(config, runtime);
   const bool on_gpu = device.is_cuda();
-  DataParallelOptions options;
   options.devices = {device};
-  options.sync.unused_parameters_ready = parallel.unused_parameters == "ready";
-  options.averaging = model_averaging_of(parallel, parallel.data_parallel);
   std::unique_ptr<comm::Communicator> world = runtime.world();
   // GPUs talk through NCCL; its unique id travels over the MPI world.
   options.communicators.push_back(on_gpu ? comm::make_nccl_communicator(*world, options.devices.front())
@@ -162,14 +166,14 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
   PipelineSetup setup;
   setup.available = pipeline_devices(p, config);
   PlanChoice choice;
-  choice.partitioner = p.partitioner;
-  choice.schedule = parse_schedule_kind(p.schedule);
+  choice.partitioner = partitioner_name(p.partitioner);
+  choice.schedule = p.schedule;
   choice.stages = p.stages;
   choice.groups = p.groups;
   choice.chunks = choice.schedule == ScheduleKind::interleaved ? kInterleavedChunks : 1;
   choice.micro_batches = micro_batch_count(p, config.batch_size);
   setup.micro_batch = static_cast<int>(config.batch_size / p.groups / choice.micro_batches);
-  choice.free_replication = p.replication == "free";
+  choice.free_replication = p.replication == Replication::free;
   if (choice.free_replication) choice.micro_batches *= p.groups;  // the step's: the same micro-batches
   // Across processes every process runs one stage replica: the plan uses all of them.
   choice.all_devices = choice.free_replication && world != nullptr;
@@ -250,8 +254,8 @@ std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, co
   PipelineTrainOptions options;
   options.devices = setup.stage_devices;
   options.group_devices = setup.group_devices;
-  options.grad_sync = parse_grad_sync(p.grad_sync);
-  options.unused_parameters_ready = p.unused_parameters == "ready";
+  options.grad_sync = p.grad_sync;
+  options.unused_parameters_ready = p.unused_parameters == UnusedParameters::ready;
   options.recompute = p.recompute;
   options.deferred_batch_norm = p.deferred_bn;
   options.trace_steps = p.trace.empty() ? 0 : p.trace_steps;
@@ -271,8 +275,8 @@ std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, co
   PipelineTrainOptions options;
   options.devices = {device};  // each process's own
   options.world = std::move(world);
-  options.grad_sync = parse_grad_sync(p.grad_sync);
-  options.unused_parameters_ready = p.unused_parameters == "ready";
+  options.grad_sync = p.grad_sync;
+  options.unused_parameters_ready = p.unused_parameters == UnusedParameters::ready;
   options.recompute = p.recompute;
   options.deferred_batch_norm = p.deferred_bn;
   options.model = model_name;

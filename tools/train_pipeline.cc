@@ -110,8 +110,9 @@ TrainSummary run_pipelined(const Graph& graph, const std::string& model_name, co
         parallel.groups, parallel.stages, parallel.stages, gpu ? "the GPU of its local rank" : "its cpu:0",
         gpu ? "NCCL send/recv (one communicator per link)" : "MPI send/recv");
   }
-  const char* sync = parallel.grad_sync == "partition" ? "one all-reduce after its last backward (partition)"
-                                                       : "buckets during its last backward (bucket)";
+  const char* sync = parallel.grad_sync == GradSyncStrategy::partition
+                         ? "one all-reduce after its last backward (partition)"
+                         : "buckets during its last backward (bucket)";
   const int group_count = std::max<int>(1, static_cast<int>(setup.group_devices.size()));
   if (!units && (world ? parallel.groups > 1 : group_count > 1)) {
     const int g = world ? parallel.groups : group_count;
@@ -195,33 +196,34 @@ TrainSummary train_replicas(DataParallelEngine& engine, const Graph& graph, cons
                             const std::string& where) {
   const auto& buckets = engine.bucket_plan().buckets;
   const long long share = config.batch_size / engine.replicas();
-  if (parallel.model_averaging == "none") {
+  if (parallel.model_averaging == Averaging::none) {
     std::printf(
         "data parallel: %d replicas %s, %lld samples each per step; %zu gradient bucket%s, all-reduced "
         "(mean) during backward\n",
         engine.replicas(), where.c_str(), share, buckets.size(), buckets.size() == 1 ? "" : "s");
   } else {
     const std::string first =
-        parallel.model_averaging == "post-local"
+        parallel.model_averaging == Averaging::post_local
             ? "gradients all-reduced for the first " + std::to_string(parallel.local_after) + " steps, then "
             : "";
     std::printf(
         "data parallel: %d replicas %s, %lld samples each per step; model averaging (%s): %seach replica steps on "
         "its own gradients, %s every %d steps (%s exchange)\n",
-        engine.replicas(), where.c_str(), share, parallel.model_averaging.c_str(), first.c_str(),
-        parallel.model_averaging == "bmuf"    ? "block momentum update"
-        : parallel.model_averaging == "easgd" ? "elastic move towards the centre"
-                                              : "parameters averaged",
-        parallel.average_every, parallel.averaging_exchange.c_str());
+        engine.replicas(), where.c_str(), share, std::string(averaging_name(parallel.model_averaging)).c_str(),
+        first.c_str(),
+        parallel.model_averaging == Averaging::bmuf    ? "block momentum update"
+        : parallel.model_averaging == Averaging::easgd ? "elastic move towards the centre"
+                                                       : "parameters averaged",
+        parallel.average_every, std::string(exchange_name(parallel.averaging_exchange)).c_str());
   }
   std::fflush(stdout);
   if (!parallel.trace.empty()) engine.set_trace_steps(parallel.trace_steps);
   Trainer trainer(graph, config, train_set, test_set, engine);
   const TrainSummary summary = trainer.run(stop_requested);
-  if (summary.steps > 0 && parallel.model_averaging == "none") {
+  if (summary.steps > 0 && parallel.model_averaging == Averaging::none) {
     std::printf("communication: %.0f%% of the last step's all-reduce time ran during backward (replica 0)\n",
                 100 * hidden_communication_fraction(engine.last_step(0)));
-  } else if (parallel.model_averaging != "none") {
+  } else if (parallel.model_averaging != Averaging::none) {
     std::printf("model averaging: the replicas met %lld times; replica 0 sent %.3f MB in the averaging exchange\n",
                 static_cast<long long>(engine.averaging_meetings()),
                 static_cast<double>(engine.averaging_bytes_sent(0)) / 1e6);

@@ -10,6 +10,7 @@
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/checkpoint_metadata.h"
 #include "runtime/train/safetensors.h"
+#include "tools/train_flags.h"
 
 namespace baton::cli {
 namespace {
@@ -32,6 +33,26 @@ void survey(const fs::path& root, std::vector<std::string>& incomplete, bool& ot
   }
   BATON_CHECK(!ec, "--resume ", root.string(), ": cannot list it: ", ec.message());
   std::sort(incomplete.begin(), incomplete.end());  // by step: the names have the same width
+}
+
+// A refused field as messages name it: the model (a name or a spec) as one, "optimizer type".
+std::string refused_name(const std::string& field) {
+  if (field == "model_spec") return "model";
+  std::string name = field;
+  std::replace(name.begin(), name.end(), '.', ' ');
+  return name;
+}
+
+// What a refusal compares: the model as one setting, the optimiser's type (sgd when the file leaves it
+// out), any other field as the config file writes it (`json`: `config` as it does).
+std::string refused_text(const TrainConfig& config, const nlohmann::json& json, const std::string& field) {
+  if (field == "model" || field == "model_spec")
+    return config.model_spec.empty() ? config.model : "spec " + config.model_spec;
+  if (field == "optimizer.type") return config.optimizer.value("type", std::string("sgd"));
+  std::string pointer = "/" + field;  // "a.b": json["a"]["b"]
+  std::replace(pointer.begin(), pointer.end(), '.', '/');
+  const nlohmann::json& value = json.at(nlohmann::json::json_pointer(pointer));
+  return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
 }  // namespace
@@ -89,32 +110,31 @@ TrainConfig stored_config(const std::string& checkpoint) {
 
 std::string check_resume_overrides(const TrainConfig& stored, const TrainConfig& requested,
                                    const std::string& checkpoint) {
-  const auto refuse_change = [&](const char* field, const std::string& was, const std::string& now) {
-    BATON_CHECK(was == now, "--resume: the checkpoint ", checkpoint, " was trained with ", field, " ", was,
-                ", this command asks for ", now,
+  // The rules of the table's train rows (a checkpoint holds the train config, not the parallel one).
+  const nlohmann::json was = stored.to_json(), now = requested.to_json();
+  for (const TrainFlag& row : train_flags()) {
+    if (row.scope != FlagScope::train || row.on_resume != OnResume::refuse) continue;
+    const std::string was_text = refused_text(stored, was, row.field);
+    const std::string now_text = refused_text(requested, now, row.field);
+    BATON_CHECK(was_text == now_text, "--resume: the checkpoint ", checkpoint, " was trained with ",
+                refused_name(row.field), " ", was_text, ", this command asks for ", now_text,
                 "; a resumed run continues with the same model, data, batch, seed and optimiser (start a new run "
                 "from its weights with --weights ",
                 (fs::path(checkpoint) / kModelFileName).string(), " instead)");
-  };
-  refuse_change("model", stored.model_spec.empty() ? stored.model : "spec " + stored.model_spec,
-                requested.model_spec.empty() ? requested.model : "spec " + requested.model_spec);
-  refuse_change("data", stored.data, requested.data);
-  refuse_change("batch_size", std::to_string(stored.batch_size), std::to_string(requested.batch_size));
-  refuse_change("seed", std::to_string(stored.seed), std::to_string(requested.seed));
-  refuse_change("optimizer type", stored.optimizer.value("type", std::string("sgd")),
-                requested.optimizer.value("type", std::string("sgd")));
+  }
   std::string warnings;
-  const auto warn_change = [&](const char* field, const nlohmann::json& was, const nlohmann::json& now) {
-    if (was == now) return;
-    warnings += "warning: resuming with " + std::string(field) + " " + now.dump() + " instead of the checkpoint's " +
-                was.dump() + "\n";
-  };
-  warn_change("optimizer", stored.optimizer, requested.optimizer);
-  warn_change("lr_schedule", stored.lr_schedule, requested.lr_schedule);
-  warn_change("label_smoothing", stored.label_smoothing, requested.label_smoothing);
-  warn_change("augment", stored.augment, requested.augment);
-  warn_change("tf32", stored.tf32, requested.tf32);
-  warn_change("channels_last", stored.channels_last, requested.channels_last);
+  std::vector<std::string> warned;  // a field once, however many flags set parts of it
+  for (const TrainFlag& row : train_flags()) {
+    const std::string field = row.field.substr(0, row.field.find('.'));  // the whole optimiser, schedule
+    if (row.scope != FlagScope::train || row.on_resume != OnResume::warn ||
+        std::find(warned.begin(), warned.end(), field) != warned.end()) {
+      continue;
+    }
+    warned.push_back(field);
+    if (was.at(field) == now.at(field)) continue;
+    warnings += "warning: resuming with " + field + " " + now.at(field).dump() + " instead of the checkpoint's " +
+                was.at(field).dump() + "\n";
+  }
   return warnings;
 }
 

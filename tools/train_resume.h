@@ -26,10 +26,12 @@ ResumePoint find_resume_point(const std::string& dir);
 // described that start (weights, resume).
 TrainConfig stored_config(const std::string& checkpoint);
 
-// `requested` (stored_config with the config file and flags over it) against `stored`: a different
-// model, model spec, data, batch size, seed or optimiser type is an error naming the field, both
-// values and what to do instead; another learning-rate schedule, optimiser setting, label
-// smoothing, augmentation or tf32 is a warning line each (returned, for the caller to print).
+// `requested` (stored_config with the config file and flags over it) against `stored`, by the rules
+// of the flag table (train_flags.h): a field of a row marked OnResume::refuse (model, model spec,
+// data, batch size, seed, optimiser type) that differs is an error naming the field, both values and
+// what to do instead; one marked OnResume::warn (the learning-rate schedule, optimiser settings,
+// label smoothing, augmentation, tf32, channels-last) a warning line each (returned, for the caller
+// to print).
 std::string check_resume_overrides(const TrainConfig& stored, const TrainConfig& requested,
                                    const std::string& checkpoint);
 

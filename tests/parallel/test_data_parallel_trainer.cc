@@ -175,10 +175,11 @@ TEST(DataParallelConfig, BadSettingsAreOneClearError) {
   EXPECT_NE(baton::testing::error_message([&] { check_data_parallel_config(p, config); }).find("hybrid"),
             std::string::npos);
   p.stages = 0;
-  p.unused_parameters = "maybe";
-  EXPECT_NE(baton::testing::error_message([&] { check_data_parallel_config(p, config); }).find("'maybe'"),
+  EXPECT_NE(baton::testing::error_message([&] {
+              p.update_from_json({{"unused_parameters", "maybe"}}, "run.json");
+            }).find("'maybe'"),
             std::string::npos);
-  p.unused_parameters = "ready";
+  p.unused_parameters = UnusedParameters::ready;
   p.devices = "cpu:0";
   EXPECT_NE(baton::testing::error_message([&] {
               data_parallel_devices(p, config);

@@ -135,15 +135,16 @@ TEST(ModelAveraging, ConfigFieldsAreReadCheckedAndWritten) {
   EXPECT_DOUBLE_EQ(model_averaging_of(back, 4).block_momentum_for(4), 0.75);
 
   ParallelConfig easgd;
-  easgd.model_averaging = "easgd";
+  easgd.model_averaging = Averaging::easgd;
   easgd.local_after = 3;
   EXPECT_NE(error_message([&] {
               model_averaging_of(easgd, 2);
             }).find("--local-after is for --model-averaging post-local (got easgd)"),
             std::string::npos);
   easgd.local_after = 0;
-  easgd.averaging_exchange = "mesh";
-  EXPECT_NE(error_message([&] { model_averaging_of(easgd, 2); }).find("unknown --averaging-exchange 'mesh'"),
+  EXPECT_NE(error_message([&] {
+              easgd.update_from_json({{"averaging_exchange", "mesh"}}, "run.json");
+            }).find("unknown --averaging-exchange 'mesh'"),
             std::string::npos);
 }
 

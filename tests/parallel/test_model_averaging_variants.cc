@@ -175,7 +175,7 @@ TEST(ModelAveragingVariants, BmufAndEasgdFitShapesImagesFarAboveChance) {
   for (const char* variant : {"bmuf", "easgd"}) {
     ParallelConfig parallel;
     parallel.data_parallel = 2;
-    parallel.model_averaging = variant;
+    parallel.model_averaging = parse_averaging(variant);
     parallel.average_every = 4;
     const std::unique_ptr<DataParallelEngine> e = make_data_parallel_engine(graph, config, parallel);
     const TrainSummary s = Trainer(graph, config, images, nullptr, *e).run(nullptr);
