@@ -87,6 +87,7 @@ void add_train_flags(CLI::App& cmd, TrainFlags& f) {
                  "--data-parallel, one device per replica");
   cmd.add_flag("--recompute", f.parallel.recompute, "Recompute each stage's forward in its backward");
   cmd.add_flag("--deferred-bn", f.parallel.deferred_bn, "BatchNorm statistics once per mini-batch in pipelines");
+  cmd.add_option("--plan", f.parallel.plan_file, "Train a plan file (baton plan --json FILE) as written");
   cmd.add_option("--trace", f.parallel.trace,
                  "Chrome trace of the first measured pipeline steps beside the simulator's prediction");
 }
