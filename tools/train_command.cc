@@ -162,6 +162,7 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   if (given("--averaging-exchange")) pipeline.averaging_exchange = f.parallel.averaging_exchange;
   if (given("--averaging-cluster")) pipeline.averaging_cluster = f.parallel.averaging_cluster;
   if (given("--plan")) pipeline.plan_file = f.parallel.plan_file;
+  pipeline = parallel::with_plan_file(pipeline);  // a plan file's layout; flags against it are errors
   bool averaging_flag = false;
   for (const char* name : {"--model-averaging", "--average-every", "--block-momentum", "--block-lr", "--block-nesterov",
                            "--elastic-beta", "--local-after", "--averaging-exchange", "--averaging-cluster"}) {
@@ -175,7 +176,6 @@ int run_train(CLI::App& cmd, TrainFlags& f) {
   BATON_CHECK(pipeline.groups > 1 || !given("--grad-sync"), "--grad-sync needs --groups G (G > 1) with --stages S");
   BATON_CHECK(pipeline.groups == 1 || pipeline.stages >= 1 || data_parallel,
               "--groups G runs G pipelines: give their stages with --stages S");
-  pipeline = parallel::with_plan_file(pipeline);  // a plan file's layout; flags against it are errors
   const comm::LaunchEnvironment launch = comm::launch_environment();
   if (launch.size > 1) {
     if (!data_parallel && pipeline.stages >= 1) {

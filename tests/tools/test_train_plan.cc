@@ -104,6 +104,7 @@ TEST_F(TrainPlan, WhatDoesNotFitThePlanIsOneLineError) {
   const std::string run = kTrain + "--plan " + plan_.string();
   expect_one_line_error(run + " --stages 3", "--stages 3 contradicts the plan in " + plan_.string() + " (2)");
   expect_one_line_error(run + " --stages 2 --groups 4", "--groups 4 contradicts the plan in");
+  expect_one_line_error(run + " --grad-sync partition", "--grad-sync partition contradicts the plan in");
   expect_one_line_error(run + " --data-parallel 2", "--data-parallel 2 with the plan in");
   expect_one_line_error(run + " --micro-batches 4", "--micro-batches 4 contradicts the plan in");
   expect_one_line_error("train --model resnet20 --batch-size 16 " + kRun + "--plan " + plan_.string(),
