@@ -68,6 +68,10 @@ PipelineSetup plan_pipeline_from_file(const Graph& graph, const std::string& mod
   PipelineSetup setup;
   Plan plan = plan_of_file(file, profile_structure(graph, model_name), config.batch_size);
   setup.available = plan_file_devices(file, world != nullptr);
+  const bool gpu_device = config.device.starts_with("cuda");  // --device: auto, cpu, cuda or cuda:N
+  BATON_CHECK(world != nullptr || config.device == "auto" || gpu_device == setup.available.front().is_cuda(),
+              "--device ", config.device, " contradicts the plan in ", file.path, " (its devices are ",
+              joined(file.devices), "): drop --device or edit the plan's devices");
   if (world != nullptr) {
     // As --replication free across processes: exactly one process per stage replica, each on its own device.
     BATON_CHECK(world->size() == file.units(), file.path, ": the plan runs ", file.units(),

@@ -21,9 +21,10 @@ namespace baton::parallel {
 ParallelConfig with_plan_file(const ParallelConfig& parallel);
 
 // plan_pipeline for parallel.plan_file: the file read and checked against `graph`, the batch and the
-// devices; the plan simulated with the profile and cluster it was planned with (the predicted step,
-// its timeline when parallel.trace is set). With `world` (one process per stage replica) the plan
-// must have a device of its own for each replica and as many replicas as processes.
+// devices (a config.device of the other kind is an error); the plan simulated with the profile and
+// cluster it was planned with (the predicted step, its timeline when parallel.trace is set). With
+// `world` (one process per stage replica) the plan must have a device of its own for each replica
+// and as many replicas as processes.
 PipelineSetup plan_pipeline_from_file(const Graph& graph, const std::string& model_name, const TrainConfig& config,
                                       const ParallelConfig& parallel,
                                       const std::function<void(const std::string&)>& progress,

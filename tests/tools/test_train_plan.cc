@@ -105,6 +105,8 @@ TEST_F(TrainPlan, WhatDoesNotFitThePlanIsOneLineError) {
   expect_one_line_error(run + " --stages 3", "--stages 3 contradicts the plan in " + plan_.string() + " (2)");
   expect_one_line_error(run + " --stages 2 --groups 4", "--groups 4 contradicts the plan in");
   expect_one_line_error(run + " --grad-sync partition", "--grad-sync partition contradicts the plan in");
+  expect_one_line_error(run + " --device cuda", "--device cuda contradicts the plan in " + plan_.string() +
+                                                    " (its devices are cpu:0,cpu:1,cpu:2,cpu:3)");
   expect_one_line_error(run + " --data-parallel 2", "--data-parallel 2 with the plan in");
   expect_one_line_error(run + " --micro-batches 4", "--micro-batches 4 contradicts the plan in");
   expect_one_line_error("train --model resnet20 --batch-size 16 " + kRun + "--plan " + plan_.string(),
