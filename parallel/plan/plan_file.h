@@ -51,7 +51,8 @@ struct PlanFile {
   std::string partitioner;  // how it was split (reported, not rerun)
   int batch = 0;
   int step_micro_batches = 1;  // over all replicas
-  int micro_batches = 1;       // per group (the step's with unequal replication), as --micro-batches
+  int micro_batches = 1;       // per group (the step's with unequal replication), as --micro-batches:
+                               // step_micro_batches over groups()
   int chunks_per_device = 1;
   ScheduleKind schedule = ScheduleKind::one_f_one_b;
   std::string grad_sync = "bucket";

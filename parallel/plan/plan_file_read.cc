@@ -79,7 +79,6 @@ PlanFile read_plan_file(const std::string& path) {
     f.fail("step_micro_batches", "a count dividing the batch of " + std::to_string(file.batch) + ", not " +
                                      std::to_string(file.step_micro_batches));
   }
-  file.micro_batches = f.int32("micro_batches");
   file.chunks_per_device = f.int32("chunks_per_device", 1);
   try {
     file.schedule = parse_schedule_kind(f.string("schedule"));
@@ -109,12 +108,15 @@ PlanFile read_plan_file(const std::string& path) {
   if (file.chunks_per_device > 1 && file.unequal_replication()) {
     f.fail("chunks_per_device", "1 where stages have unequal replicas (interleaving needs the same on every stage)");
   }
-  const int per_group = file.step_micro_batches / file.groups();
-  if (file.micro_batches != per_group) {
-    f.fail("micro_batches", std::to_string(per_group) + ", the step's " + std::to_string(file.step_micro_batches) +
-                                " micro-batches over " + std::to_string(file.groups()) +
+  // The report's micro_batches counts one of its groups' (with free replication: the step's).
+  const int groups = std::max(1, f.int32("groups", 1));
+  if (f.int32("micro_batches") * groups != file.step_micro_batches) {
+    f.fail("micro_batches", std::to_string(file.step_micro_batches / groups) + ", the step's " +
+                                std::to_string(file.step_micro_batches) + " micro-batches over " +
+                                std::to_string(groups) +
                                 " group(s) ('step_micro_batches' is the step's count: edit both)");
   }
+  file.micro_batches = file.step_micro_batches / file.groups();
   return file;
 }
 

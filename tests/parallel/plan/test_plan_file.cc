@@ -86,6 +86,18 @@ TEST_F(PlanFileTest, RoundTripsThePlan) {
   EXPECT_DOUBLE_EQ(file.predicted_step_ms, planned_.predicted.step_ms);
 }
 
+// Free replication reports the step's micro-batches as one group's; when it chose equal replicas,
+// the file still runs them as groups.
+TEST_F(PlanFileTest, AFreeReplicationReportWithEqualReplicasRunsAsGroups) {
+  json_["groups"] = 1;
+  json_["micro_batches"] = 4;
+  baton::testing::write_file(path_, json_.dump());
+  const PlanFile file = read_plan_file(path_);
+  EXPECT_EQ(file.groups(), 2);
+  EXPECT_EQ(file.micro_batches, 2);
+  EXPECT_EQ(file.step_micro_batches, 4);
+}
+
 TEST_F(PlanFileTest, DevicesAreOneKindAndExist) {
   json_["devices"] = {"cpu:0", "cpu:1", "cpu:2", "cpu:3"};
   baton::testing::write_file(path_, json_.dump());
