@@ -2,10 +2,8 @@
 // that contradict it), and make_parallel_training sets up exactly its split, replicas and devices.
 #include <gtest/gtest.h>
 
-#include "models/model_registry.h"
-#include "parallel/plan/analytic_profile.h"
-#include "parallel/plan/plan_file.h"
 #include "parallel/plan_file_run.h"
+#include "tests/parallel/plan/plan_file_fixtures.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/test_support.h"
 
@@ -13,24 +11,10 @@ namespace baton::parallel {
 namespace {
 
 TEST(PlanFileRun, TrainsTheFilesSplitReplicasAndDevices) {
-  models::ModelOptions o;
-  o.batch_size = 8;
-  o.num_classes = 4;
-  o.image_size = 8;
-  o.with_loss = true;
-  const Graph graph = models::build_model("resnet20", o);
-  AnalyticOptions analytic;
-  analytic.batch_sizes = {1, 2, 4, 8};
-  const Profile profile = analytic_profile(graph, "resnet20", device_spec_by_name("h200"), analytic);
-  const Cluster cluster = cluster_by_name("h200-nvlink-8");
-  PlanChoice c;
-  c.groups = 2;
-  c.stages = 2;
-  c.micro_batches = 2;
-  PlanSettings settings;
-  settings.batch = 8;
-  const EvaluatedPlan planned = evaluate_plan(c, profile, cluster, settings);
-  nlohmann::json json = plan_file_json(planned, profile, cluster, 1.0, "partition");
+  const fixtures::PlannedModel model;
+  const Graph& graph = model.graph;
+  const EvaluatedPlan& planned = model.planned;
+  nlohmann::json json = model.plan_file();
   json["devices"] = {"cpu:3", "cpu:2", "cpu:1", "cpu:0"};
   baton::testing::ScratchDir dir("plan_file_run");
   const std::string path = (dir.path() / "plan.json").string();

@@ -5,40 +5,17 @@
 
 #include <functional>
 
-#include "models/model_registry.h"
-#include "parallel/plan/analytic_profile.h"
-#include "parallel/plan/plan_file.h"
+#include "tests/parallel/plan/plan_file_fixtures.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/test_support.h"
 
 namespace baton::parallel {
 namespace {
 
-Graph resnet20(int classes = 10) {
-  models::ModelOptions o;
-  o.batch_size = 8;
-  o.num_classes = classes;
-  o.image_size = 32;
-  o.with_loss = true;
-  return models::build_model("resnet20", o);
-}
+using fixtures::resnet20_graph;
 
 class PlanFileTest : public ::testing::Test {
  protected:
-  PlanFileTest() {
-    AnalyticOptions o;
-    o.batch_sizes = {1, 2, 4, 8};
-    profile_ = analytic_profile(graph_, "resnet20", device_spec_by_name("h200"), o);
-    PlanChoice c;
-    c.groups = 2;
-    c.stages = 2;
-    c.micro_batches = 2;
-    PlanSettings settings;
-    settings.batch = 8;
-    planned_ = evaluate_plan(c, profile_, cluster_, settings);
-    json_ = plan_file_json(planned_, profile_, cluster_, 1.0, "partition");
-  }
-
   // `json_` edited by `edit`, written to plan.json and read back as the plan of resnet20 at batch 8.
   void read(const std::function<void(nlohmann::json&)>& edit) {
     nlohmann::json j = json_;
@@ -47,12 +24,11 @@ class PlanFileTest : public ::testing::Test {
     (void)plan_of_file(read_plan_file(path_), structure_, 8);
   }
 
-  Graph graph_ = resnet20();
-  Profile structure_ = profile_structure(graph_, "resnet20");
-  Profile profile_;
-  Cluster cluster_ = cluster_by_name("h200-nvlink-8");
-  EvaluatedPlan planned_;
-  nlohmann::json json_;
+  const fixtures::PlannedModel model_;
+  const Profile structure_ = profile_structure(model_.graph, "resnet20");
+  const Profile& profile_ = model_.profile;
+  const EvaluatedPlan& planned_ = model_.planned;
+  nlohmann::json json_ = model_.plan_file();
   baton::testing::ScratchDir dir_{"plan_file"};
   std::string path_ = (dir_.path() / "plan.json").string();
 };
@@ -77,7 +53,7 @@ TEST_F(PlanFileTest, RoundTripsThePlan) {
   EXPECT_EQ(file.devices, (std::vector<std::string>{"cuda:0", "cuda:1", "cuda:2", "cuda:3"}));
   EXPECT_EQ(file.model_fingerprint, graph_fingerprint(structure_));
   EXPECT_EQ(graph_fingerprint(profile_), graph_fingerprint(structure_));  // times do not count
-  EXPECT_NE(graph_fingerprint(profile_structure(resnet20(100), "resnet20")), graph_fingerprint(structure_));
+  EXPECT_NE(graph_fingerprint(profile_structure(resnet20_graph(100), "resnet20")), graph_fingerprint(structure_));
   // The profile and cluster it was planned with predict the same step again.
   PlanSettings settings;
   settings.batch = 8;
@@ -162,7 +138,7 @@ TEST_F(PlanFileTest, EachMismatchIsOneErrorNamingTheField) {
       (void)plan_of_file((baton::testing::write_file(path_, json_.dump()), read_plan_file(path_)), structure_, 16));
   EXPECT_ERROR_MENTIONS(
       "plan.json: field 'model_fingerprint' is " + graph_fingerprint(structure_) + " (resnet20), expected ",
-      (void)plan_of_file(read_plan_file(path_), profile_structure(resnet20(100), "resnet20"), 8));
+      (void)plan_of_file(read_plan_file(path_), profile_structure(resnet20_graph(100), "resnet20"), 8));
   EXPECT_NO_THROW(read([](nlohmann::json&) {}));
 }
 
