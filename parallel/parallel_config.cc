@@ -48,7 +48,8 @@ void ParallelConfig::update_from_json(const nlohmann::json& j, std::string_view 
                 "local_after",
                 "averaging_exchange",
                 "averaging_cluster",
-                "replication"});
+                "replication",
+                "plan_file"});
   stages = c.get_int32("stages", stages, INT32_MIN);
   groups = c.get_int32("groups", groups, INT32_MIN);
   grad_sync = read_choice(c, "grad_sync", grad_sync, parse_grad_sync);
@@ -84,6 +85,7 @@ void ParallelConfig::update_from_json(const nlohmann::json& j, std::string_view 
   recompute = c.get_bool("recompute", recompute);
   deferred_bn = c.get_bool("deferred_bn", deferred_bn);
   trace = c.get_string("trace", trace);
+  plan_file = c.get_string("plan_file", plan_file);
 }
 
 nlohmann::json ParallelConfig::to_json() const {
@@ -108,7 +110,8 @@ nlohmann::json ParallelConfig::to_json() const {
           {"devices", devices},
           {"recompute", recompute},
           {"deferred_bn", deferred_bn},
-          {"trace", trace}};
+          {"trace", trace},
+          {"plan_file", plan_file}};
 }
 
 ParallelConfig take_parallel_config(nlohmann::json& file, std::string_view where, ParallelConfig defaults) {

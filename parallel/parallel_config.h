@@ -42,6 +42,7 @@ struct ParallelConfig {
   bool deferred_bn = false;  // BatchNorm statistics once per mini-batch
   std::string trace;         // Chrome trace file the caller writes (empty: no timelines recorded)
   int trace_steps = 10;      // with `trace`: the measured steps recorded (not a file field)
+  std::string plan_file;     // a plan file (`baton plan --json FILE`) trained as written (plan_file_run.h)
 
   // Reads the fields present in `j` (a JSON object; "devices" may also be a list of names) over
   // the current values, the choices by the names flags use ("1f1b", "post-local"); unknown fields

@@ -10,6 +10,7 @@
 #include "parallel/plan/analytic_profile.h"
 #include "parallel/plan/cluster_for_devices.h"
 #include "parallel/plan/profiler.h"
+#include "parallel/plan_file_run.h"
 #include "runtime/core/cpu_threads.h"
 #include "runtime/core/error.h"
 
@@ -162,6 +163,7 @@ int CpuStageShare::concurrent_compute() const { return std::max(1, cores / stage
 PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, const TrainConfig& config,
                             const ParallelConfig& p, const std::function<void(const std::string&)>& progress,
                             comm::Communicator* world) {
+  if (!p.plan_file.empty()) return plan_pipeline_from_file(graph, model_name, config, p, progress, world);
   check_parallel_config(p, config);
   PipelineSetup setup;
   setup.available = pipeline_devices(p, config);
@@ -288,8 +290,9 @@ ParallelTraining make_parallel_training(const Graph& graph, const std::string& m
                                         const ParallelConfig& parallel,
                                         const std::function<void(const std::string&)>& progress) {
   ParallelTraining out;
-  out.setup = plan_pipeline(graph, model_name, config, parallel, progress);
-  out.engine = make_pipeline_engine(graph, model_name, config, parallel, out.setup);
+  const ParallelConfig p = with_plan_file(parallel);  // the plan file's grad_sync too
+  out.setup = plan_pipeline(graph, model_name, config, p, progress);
+  out.engine = make_pipeline_engine(graph, model_name, config, p, out.setup);
   return out;
 }
 

@@ -69,7 +69,7 @@ CpuStageShare cpu_stage_share(int groups, int stages, bool processes);
 // timeline is recorded when parallel.trace is set). `progress` hears one line as profiling starts.
 // With `world` (the hybrid across processes; collective), rank 0 alone measures and shares the
 // profile; every process plans, then takes rank 0's plan (and the schedule from it), so that all
-// run the same plan.
+// run the same plan. With parallel.plan_file, that plan as written instead (plan_file_run.h).
 PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, const TrainConfig& config,
                             const ParallelConfig& parallel,
                             const std::function<void(const std::string&)>& progress = {},
@@ -112,7 +112,7 @@ struct ParallelTraining {
   std::unique_ptr<PipelineTrainEngine> engine;  // for Trainer(graph, config, train, test, *engine)
 };
 
-// plan_pipeline, then make_pipeline_engine.
+// plan_pipeline, then make_pipeline_engine (with a plan file, the configuration with_plan_file gives).
 ParallelTraining make_parallel_training(const Graph& graph, const std::string& model_name, const TrainConfig& config,
                                         const ParallelConfig& parallel,
                                         const std::function<void(const std::string&)>& progress = {});

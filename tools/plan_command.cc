@@ -7,13 +7,14 @@
 #include <string>
 
 #include "parallel/plan/analytic_profile.h"
+#include "parallel/plan/plan_file.h"
 #include "parallel/plan/planner.h"
 #include "parallel/plan/trace.h"
+#include "runtime/core/atomic_file.h"
 #include "runtime/core/error.h"
 #include "tools/commands.h"
 #include "tools/flag_checks.h"
 #include "tools/model_flags.h"
-#include "tools/plan_json.h"
 #include "tools/plan_pipedream.h"
 #include "tools/stage_table.h"
 
@@ -40,6 +41,8 @@ struct PlanFlags {
   double bucket_mb = 25;
   bool search = false;
   bool json = false;
+  std::string json_path;  // --json FILE: the plan file written there (empty: printed)
+  std::string grad_sync = "bucket";
   std::string trace_path;
   std::string objective = "baton";
   std::string replication;  // equal or free; empty: equal for one plan, both kinds with --search
@@ -85,9 +88,9 @@ PlanProfile plan_profile(const PlanFlags& f, const Cluster& cluster) {
 
 // --objective pipedream: PipeDream's optimiser on PipeDream's own profile, or on baton's at --batch.
 void run_pipedream_plan(const PlanFlags& f) {
-  BATON_CHECK(f.stages == 0 && !f.search && f.trace_path.empty() && f.micro_batches == 0,
+  BATON_CHECK(f.stages == 0 && !f.search && f.trace_path.empty() && f.micro_batches == 0 && f.json_path.empty(),
               "--objective pipedream takes --gpus N (the workers), --bandwidth-gbs and --activation-compression-ratio; "
-              "--stages, --micro-batches, --search and --trace belong to baton's objective");
+              "--stages, --micro-batches, --search, --trace and --json FILE belong to baton's objective");
   PipeDreamRequest request;
   request.graph = is_pipedream_profile(f.profile_path)
                       ? load_plan_pipedream_graph(f.profile_path)
@@ -107,6 +110,10 @@ void run_plan(const PlanFlags& f) {
               "--replication: expected equal or free, got '", f.replication, "'");
   BATON_CHECK(!(f.gpus > 0 && f.stages > 0), "give --gpus N or --stages S [--groups G], not both");
   BATON_CHECK(f.batch >= 1, "--batch must be >= 1");
+  BATON_CHECK(f.grad_sync == "bucket" || f.grad_sync == "partition", "--grad-sync: expected bucket or partition, got '",
+              f.grad_sync, "'");
+  if (!f.json_path.empty()) check_file_writable(f.json_path, "plan file");
+  const bool printed_json = f.json && f.json_path.empty();  // else the tables (and --json FILE written)
   const Cluster cluster = load_cluster(f.cluster);
   const PlanProfile planned = plan_profile(f, cluster);
   const Profile& profile = planned.profile;
@@ -131,7 +138,7 @@ void run_plan(const PlanFlags& f) {
     BATON_CHECK(!entries.empty() && entries.front().result, "no feasible plan for ", profile.model, " on ", devices,
                 " devices of ", cluster.name(), entries.empty() ? std::string() : ": " + entries.front().reason);
     chosen = entries.front().result;
-    if (!f.json) {
+    if (!printed_json) {
       std::printf("%s on %d x %s (%s)%s, batch %d: %zu plans tried\n", profile.model.c_str(), devices,
                   cluster.device(0).name.c_str(), cluster.name().c_str(), basis.c_str(), f.batch, entries.size());
       std::printf("%-4s %-40s %10s %12s %8s %8s %9s %8s %9s\n", "rank", "plan (groups x stages)", "step ms",
@@ -161,7 +168,7 @@ void run_plan(const PlanFlags& f) {
       const bool show = rank <= 15 || (pure_dp && !shown_dp) || (pure_pp && !shown_pp);
       shown_dp = shown_dp || (pure_dp && show);
       shown_pp = shown_pp || (pure_pp && show);
-      if (!f.json && show) {
+      if (!printed_json && show) {
         std::string label = e.label();
         if (pure_dp) label += " [data parallel]";
         std::printf("%-4d %-40s %10.3f %12.1f %7.1f%% %7.2fx %9.2f %8.3f %9.1f\n", rank, label.c_str(),
@@ -170,7 +177,8 @@ void run_plan(const PlanFlags& f) {
                     e.communication_bytes / 1e6);
       }
     }
-    if (!f.json && infeasible > 0) std::printf("(%d infeasible plans not ranked; --json lists why)\n", infeasible);
+    if (!printed_json && infeasible > 0)
+      std::printf("(%d infeasible plans not ranked; --json lists why)\n", infeasible);
   } else {
     PlanChoice c;
     c.partitioner = f.partitioner;
@@ -186,10 +194,11 @@ void run_plan(const PlanFlags& f) {
     c.micro_batches = f.micro_batches > 0 ? f.micro_batches : c.stages == 1 ? 1 : std::min(per_group, 4 * c.stages);
     chosen = evaluate_plan(c, profile, cluster, settings);
   }
-  if (f.json) {
-    nlohmann::json out = plan_json(*chosen, profile, single_ms);
-    out["profile"]["calibrated"] = planned.calibrated;
-    if (f.search) out["ranking"] = ranking;
+  nlohmann::json out = plan_file_json(*chosen, profile, cluster, single_ms, f.grad_sync);
+  out["profile"]["calibrated"] = planned.calibrated;
+  if (f.search) out["ranking"] = ranking;
+  if (!f.json_path.empty()) write_file_atomically(f.json_path, out.dump(2) + "\n");
+  if (printed_json) {
     std::printf("%s\n", out.dump(2).c_str());
   } else {
     std::printf("\n%s: %s, %s profile on %s%s, cluster %s, batch %d\n", profile.model.c_str(), chosen->label().c_str(),
@@ -197,11 +206,15 @@ void run_plan(const PlanFlags& f) {
     print_stage_table(*chosen, profile);
     print_summary(*chosen, single_ms);
     if (!chosen->note.empty()) std::printf("note: %s\n", chosen->note.c_str());
+    if (!f.json_path.empty()) {
+      std::printf("wrote the plan to %s (`baton train --plan %s` trains it as written)\n", f.json_path.c_str(),
+                  f.json_path.c_str());
+    }
   }
   if (!f.trace_path.empty()) {
     write_chrome_trace(f.trace_path,
                        chrome_trace_json(chosen->predicted.events, chosen->predicted.lanes, {"predicted"}));
-    if (!f.json)
+    if (!printed_json)
       std::printf("wrote the simulated timeline to %s (open in Perfetto or chrome://tracing)\n", f.trace_path.c_str());
   }
 }
@@ -253,10 +266,18 @@ void add_plan_command(CLI::App& app) {
       ->check(positive());
   cmd->add_flag("--search", f->search,
                 "Try every layout, partitioner, schedule and several micro-batch counts; rank them");
-  cmd->add_flag("--json", f->json,
-                "Print one JSON object (nodes, stages, schedule, micro_batches, predicted, ranking)");
+  CLI::Option* json =
+      cmd->add_option("--json", f->json_path,
+                      "Print one JSON object (nodes, stages, schedule, micro_batches, predicted, ranking); --json FILE "
+                      "writes it to FILE as a plan file for `baton train --plan FILE`")
+          ->expected(0, 1);
+  cmd->add_option("--grad-sync", f->grad_sync,
+                  "The groups' gradient synchronisation a plan file asks for: bucket (default) or partition");
   cmd->add_option("--trace", f->trace_path, "Write the simulated step as a Chrome trace JSON");
-  cmd->callback([f] { run_plan(*f); });
+  cmd->callback([f, json] {
+    f->json = json->count() > 0;
+    run_plan(*f);
+  });
 }
 
 }  // namespace baton::cli

@@ -10,6 +10,7 @@
 #include "layers/builtin_layers.h"
 #include "models/model_registry.h"
 #include "parallel/comm/launch_environment.h"
+#include "parallel/plan_file_run.h"
 #include "runtime/core/atomic_file.h"
 #include "runtime/core/device_info.h"
 #include "runtime/core/error.h"
@@ -96,6 +97,8 @@ RunSettings read_settings(const CLI::App& cmd, const SettingsSources& sources) {
               cmd.get_option("--model")->as<std::string>(), " and --model-spec ",
               cmd.get_option("--model-spec")->as<std::string>(), " name two models: give one");
   apply_given_flags(cmd, run.settings);  // flags given on the command line override the file
+  // A plan file's layout (stages, groups, devices, schedule, ...); flags that contradict it are errors.
+  run.settings.parallel = parallel::with_plan_file(run.settings.parallel);
   if (resume) {
     config.checkpoint_dir = resume->root;
     config.resume = true;

@@ -158,6 +158,8 @@ const std::vector<TrainFlag>& train_flags() {
        switch_to(&ParallelConfig::recompute, true)},
       {"--deferred-bn", "parallel.deferred_bn", "BatchNorm statistics once per mini-batch in pipelines", FS::parallel,
        switch_to(&ParallelConfig::deferred_bn, true)},
+      {"--plan", "parallel.plan_file", "Train a plan file (baton plan --json FILE) as written", FS::parallel,
+       read_into(&ParallelConfig::plan_file)},
       {"--trace", "parallel.trace",
        "Chrome trace of the first measured pipeline steps beside the simulator's prediction", FS::parallel,
        read_into(&ParallelConfig::trace)},

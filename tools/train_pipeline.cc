@@ -83,7 +83,9 @@ TrainSummary run_pipelined(const Graph& graph, const std::string& model_name, co
     }
     names[s] = all;
   }
-  std::printf("pipeline: %s, %s profile on %s, cluster %s, batch %lld (micro-batch %d)\n", planned.label().c_str(),
+  const std::string label =
+      parallel.plan_file.empty() ? planned.label() : "plan from " + parallel.plan_file + " (" + planned.label() + ")";
+  std::printf("pipeline: %s, %s profile on %s, cluster %s, batch %lld (micro-batch %d)\n", label.c_str(),
               setup.profile.source.c_str(), setup.profile.device.c_str(), setup.cluster.name().c_str(),
               static_cast<long long>(config.batch_size), setup.micro_batch);
   print_stage_table(planned, setup.profile, names);

@@ -70,15 +70,20 @@ EvaluatedPlan evaluate_plan(const PlanChoice& choice, const Profile& profile, co
   r.devices = choice.groups * choice.stages;
   r.all_devices = choice.all_devices;
 
-  EvaluatedPlan e;
-  e.choice = choice;
   if (choice.partitioner == "hypergraph") {
     HypergraphResult h = partition_hypergraph_detailed(r);
-    e.plan = std::move(h.plan);
+    EvaluatedPlan e = evaluate_split_plan(choice, std::move(h.plan), profile, cluster, settings);
     e.note = std::move(h.note);
-  } else {
-    e.plan = partition(choice.partitioner, r);
+    return e;
   }
+  return evaluate_split_plan(choice, partition(choice.partitioner, r), profile, cluster, settings);
+}
+
+EvaluatedPlan evaluate_split_plan(const PlanChoice& choice, Plan plan, const Profile& profile, const Cluster& cluster,
+                                  const PlanSettings& settings) {
+  EvaluatedPlan e;
+  e.choice = choice;
+  e.plan = std::move(plan);
   e.schedule = plan_schedule(e.plan, profile, choice.schedule);
   const ScheduleCheck check = validate_schedule(e.schedule, stage_consumers(e.plan, profile));
   e.table = stage_table(e.plan, profile, check.peak_in_flight);

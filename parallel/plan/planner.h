@@ -66,6 +66,11 @@ Schedule plan_schedule(const Plan& plan, const Profile& profile, ScheduleKind ki
 EvaluatedPlan evaluate_plan(const PlanChoice& choice, const Profile& profile, const Cluster& cluster,
                             const PlanSettings& settings);
 
+// Schedules, validates and simulates a plan already split (as `choice` describes it), with the
+// memory cap evaluate_plan applies.
+EvaluatedPlan evaluate_split_plan(const PlanChoice& choice, Plan plan, const Profile& profile, const Cluster& cluster,
+                                  const PlanSettings& settings);
+
 // The whole batch on one device of the cluster (one stage, one micro-batch): the speedup baseline.
 EvaluatedPlan single_device_plan(const Profile& profile, const Cluster& cluster, const PlanSettings& settings);
 

@@ -4,8 +4,9 @@
 # process its own --trace file), its
 # checkpoint resumes on one device and as a plain pipeline across 2 processes, a process count that
 # does not match is refused, PipeDream's 3-1 (a process per stage replica) logs the losses of the same
-# plan in one process and its checkpoint resumes on one device, and a rank killed in the middle of a
-# step ends the job quickly, naming it.
+# plan in one process and its checkpoint resumes on one device, a plan file (`baton train --plan`) logs
+# the losses of the same layout in one process and refuses another process count, and a rank killed in
+# the middle of a step ends the job quickly, naming it.
 # Usage: run_mpi_hybrid.sh <baton> <mpiexec> <its arguments...>
 set -uo pipefail
 
@@ -109,6 +110,22 @@ fi
   --steps 5 --workers 1 --eval-every 0 --lr 0.01 --device cpu >"$dir/free-resume.out" 2>&1 ||
   { cat "$dir/free-resume.out"; fail "the replicas' checkpoint did not resume on one device"; }
 grep -q 'at step 4' "$dir/free-resume.out" || { cat "$dir/free-resume.out"; fail "the replicas' checkpoint did not resume at step 4"; }
+
+echo "== a plan file across processes: the losses of the same layout in one process"
+"$baton" plan --model resnet20 --input 3x8x8 --classes 4 --cluster cpu-4 --batch 8 --stages 2 --groups 2 \
+  --micro-batches 2 --json "$dir/plan.json" >"$dir/plan.out" 2>&1 || { cat "$dir/plan.out"; fail "baton plan failed"; }
+by_plan=(train --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --steps 4 --workers 1 --log-every 1
+         --eval-every 1 --lr 0.05 --plan "$dir/plan.json")
+BATON_NUM_THREADS=1 "${mpiexec[@]}" -n 4 "$baton" "${by_plan[@]}" --metrics "$dir/plan-mpi.jsonl" >"$dir/plan-mpi.out" 2>&1 ||
+  { cat "$dir/plan-mpi.out"; fail "the plan file's MPI run failed"; }
+[[ $(grep -c "^pipeline: plan from $dir/plan.json" "$dir/plan-mpi.out") -eq 1 ]] || fail "rank 0 should say the plan's file once"
+if [[ "$(losses "$dir/inproc.jsonl")" != "$(losses "$dir/plan-mpi.jsonl")" ]]; then
+  fail "the plan file's MPI run's losses differ from the in-process run's:"
+  paste <(losses "$dir/inproc.jsonl") <(losses "$dir/plan-mpi.jsonl") >&2
+fi
+"${mpiexec[@]}" -n 2 "$baton" "${by_plan[@]}" >"$dir/plan-mismatch.out" 2>&1 && fail "a 4-replica plan on 2 processes succeeded"
+grep -q "started 2 processes for the plan in $dir/plan.json, which runs 4 stage replicas" "$dir/plan-mismatch.out" ||
+  { cat "$dir/plan-mismatch.out"; fail "no rank named the plan's process count"; }
 
 echo "== a rank killed in the middle of the run"
 kill_rank_mid_run 3 4 --groups 2 --stages 2 --micro-batches 2

@@ -1,12 +1,12 @@
-// `baton plan --json`: the chosen plan and the stages of each ranked plan, as JSON.
-#include "tools/plan_json.h"
-
+// Plan files written: the plan's report as JSON (`baton plan --json`), the fields a run reads, and
+// the graph fingerprint that ties a file to its model.
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
-namespace baton::cli {
+#include "parallel/plan/plan_file.h"
 
-using namespace baton::parallel;  // NOLINT
+namespace baton::parallel {
 
 nlohmann::json predicted_json(const EvaluatedPlan& e, double single_ms) {
   return {{"step_ms", e.predicted.step_ms},
@@ -83,4 +83,51 @@ nlohmann::json stage_nodes_json(const EvaluatedPlan& e, const Profile& p) {
   return stages;
 }
 
-}  // namespace baton::cli
+nlohmann::json plan_file_json(const EvaluatedPlan& e, const Profile& p, const Cluster& cluster, double single_ms,
+                              std::string_view grad_sync) {
+  nlohmann::json out = plan_json(e, p, single_ms);
+  int devices = 0;
+  for (const Stage& s : e.plan.stages) {
+    for (int d : s.devices) devices = std::max(devices, d + 1);
+  }
+  const std::string kind = cluster.device(0).name == "cpu" ? "cpu:" : "cuda:";
+  nlohmann::json names = nlohmann::json::array();
+  for (int d = 0; d < devices; ++d) names.push_back(kind + std::to_string(d));
+  out["format"] = std::string(kPlanFileFormat);
+  out["model_fingerprint"] = graph_fingerprint(p);
+  out["grad_sync"] = std::string(grad_sync);
+  out["devices"] = names;
+  out["planned_with"] = {{"profile", profile_to_json(p)}, {"cluster", cluster_to_json(cluster)}};
+  return out;
+}
+
+std::string graph_fingerprint(const Profile& structure) {
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64 bits
+  const auto mix = [&](const std::string& text) {
+    for (const char c : text + '\x1f') {
+      hash ^= static_cast<unsigned char>(c);
+      hash *= 1099511628211ull;
+    }
+  };
+  const auto list = [](const std::vector<int>& ids) {
+    std::string s;
+    for (int id : ids) s += std::to_string(id) + ',';
+    return s;
+  };
+  for (const ProfiledNode& n : structure.nodes) {
+    mix(n.name);
+    mix(n.type);
+    mix(list(n.inputs));
+    mix(list(n.outputs));
+    mix(std::to_string(n.param_bytes));
+  }
+  for (const ProfiledValue& v : structure.values) {
+    mix(v.name);
+    mix(std::to_string(v.producer) + ':' + list(v.consumers) + ':' + std::to_string(v.bytes_per_sample));
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return hex;
+}
+
+}  // namespace baton::parallel
