@@ -3,10 +3,10 @@
 
 #include <algorithm>
 
-#include "parallel/plan/cluster.h"
 #include "parallel/dp/model_averaging.h"
-#include "parallel/plan/partitioner.h"
 #include "parallel/pipeline/stage_sync.h"
+#include "parallel/plan/cluster.h"
+#include "parallel/plan/partitioner.h"
 #include "parallel/plan/schedule.h"
 #include "runtime/core/error.h"
 #include "runtime/graph/json_config.h"
@@ -38,7 +38,8 @@ void ParallelConfig::update_from_json(const nlohmann::json& j, std::string_view 
                 "local_after",
                 "averaging_exchange",
                 "averaging_cluster",
-                "replication"});
+                "replication",
+                "comm_backend"});
   stages = c.get_int32("stages", stages, INT32_MIN);
   groups = c.get_int32("groups", groups, INT32_MIN);
   grad_sync = c.get_string("grad_sync", grad_sync);
@@ -74,6 +75,9 @@ void ParallelConfig::update_from_json(const nlohmann::json& j, std::string_view 
   recompute = c.get_bool("recompute", recompute);
   deferred_bn = c.get_bool("deferred_bn", deferred_bn);
   trace = c.get_string("trace", trace);
+  if (c.has("comm_backend")) {
+    comm_backend = comm::parse_comm_backend(c.get_string("comm_backend", ""), what + ": field 'comm_backend'");
+  }
 }
 
 nlohmann::json ParallelConfig::to_json() const {
@@ -98,7 +102,8 @@ nlohmann::json ParallelConfig::to_json() const {
           {"devices", devices},
           {"recompute", recompute},
           {"deferred_bn", deferred_bn},
-          {"trace", trace}};
+          {"trace", trace},
+          {"comm_backend", std::string(comm::comm_backend_name(comm_backend))}};
 }
 
 ParallelConfig take_parallel_config(nlohmann::json& file, std::string_view where, ParallelConfig defaults) {
