@@ -189,6 +189,8 @@ Tensor channels_innermost(const Tensor& t) {
 
 }  // namespace
 
+bool conv2d_takes_channels_last(Device device, DType dtype) { return device.is_cpu() && dtype == DType::f32; }
+
 Shape conv2d_output_shape(const Shape& x, const Shape& w, const Conv2dParams& params) {
   return output_shape("conv2d", x, w, params);
 }

@@ -40,6 +40,10 @@ Shape conv2d_output_shape(const Shape& x, const Shape& w, const Conv2dParams& pa
 // y = conv(x, w) (+ bias[k] for every output position when bias is defined; bias is [K]).
 void conv2d_forward(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& params,
                     const Tensor& y);
+// Whether a convolution of `dtype` on `device` should write channels-last activations (docs/cpu.md): on
+// CPU devices in f32, the fast path (oneDNN's NHWC); elsewhere, and for f64, NCHW.
+bool conv2d_takes_channels_last(Device device, DType dtype);
+
 // dx = the gradient of <dy, conv(x, w)> with respect to x (written, not accumulated); dx's shape
 // is x's, which fixes H and W where a stride leaves them ambiguous.
 void conv2d_backward_data(Context& ctx, const Tensor& dy, const Tensor& w, const Conv2dParams& params,

@@ -73,8 +73,10 @@ std::vector<TensorSpec> Conv2d::param_specs(std::span<const Shape> /*inputs*/) c
 
 ForwardResult Conv2d::forward(const ForwardArgs& args) const {
   const Tensor& x = args.inputs[0];
-  // The CPU engine's float32 activations are channels-last from the first convolution on (docs/cpu.md).
-  const bool channels_last = args.ctx.channels_last() && args.ctx.device().is_cpu() && x.dtype() == DType::f32;
+  // The CPU engine's float32 activations are channels-last from the first convolution on (docs/cpu.md),
+  // where the kernels take them.
+  const bool channels_last =
+      args.ctx.channels_last() && kernels::conv2d_takes_channels_last(args.ctx.device(), x.dtype());
   Tensor y = Tensor::empty(infer_shapes(std::span(&x.shape(), 1))[0], x.dtype(), args.ctx.stream(),
                            channels_last ? MemoryFormat::channels_last : MemoryFormat::contiguous);
   kernels::conv2d_forward(args.ctx, x, args.params[0], options_.bias ? args.params[1] : Tensor(), params(), y);

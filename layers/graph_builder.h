@@ -55,7 +55,7 @@ class GraphBuilder {
  public:
   explicit GraphBuilder(const LayerRegistry& registry = builtin_layers()) : registry_(registry) {}
 
-  ValueId input(const std::string& name, const Shape& shape, DType dtype = DType::f32);
+  ValueId input(const std::string& name, const Shape& shape, DType dtype = kDefaultDType);
   // Any registered layer type with its JSON config.
   std::vector<ValueId> layer(const std::string& type, const nlohmann::json& config, const std::vector<ValueId>& inputs,
                              const std::string& name);

@@ -113,8 +113,8 @@ Graph build_model(const std::string& name, const ModelOptions& options) {
   if (e.info.task == Task::classification) check_at_least_one(name, "num_classes", options.num_classes);
   BATON_CHECK(options.label_smoothing >= 0 && options.label_smoothing <= 1, "build_model(\"", name,
               "\"): option label_smoothing is ", options.label_smoothing, ", expected a value in [0, 1]");
-  BATON_CHECK(options.dtype == DType::f32 || options.dtype == DType::f64, "build_model(\"", name,
-              "\"): option dtype is ", dtype_name(options.dtype), ", expected f32 or f64 (the parameter dtypes)");
+  BATON_CHECK(is_master_dtype(options.dtype), "build_model(\"", name, "\"): option dtype is ",
+              dtype_name(options.dtype), ", expected ", master_dtypes_text(), " (the parameter dtypes)");
   if (options.dropout) {
     BATON_CHECK(*options.dropout >= 0 && *options.dropout < 1, "build_model(\"", name, "\"): option dropout is ",
                 *options.dropout, ", expected a drop probability in [0, 1) (0 switches dropout off)");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/graph/graph.h"
+#include "runtime/graph/precision.h"
 
 namespace baton::models {
 
@@ -24,7 +25,7 @@ struct ModelOptions {
   // The element type of input "x", of every activation and output, and of the parameters (a
   // ParamStore for the graph takes parameter_dtype(graph), runtime/train/graph_contract.h): f32 or
   // f64. The labels stay i64.
-  DType dtype = DType::f32;
+  DType dtype = kDefaultDType;
   // The drop probability of every Dropout layer (VGG, AlexNet, MobileNetV2), in [0, 1): unset keeps
   // torchvision's (0.5, 0.5, 0.2); 0 switches dropout off (the layers stay, as the identity, so node
   // names do not change). Models without dropout ignore it.

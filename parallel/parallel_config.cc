@@ -49,7 +49,8 @@ void ParallelConfig::update_from_json(const nlohmann::json& j, std::string_view 
                 "averaging_exchange",
                 "averaging_cluster",
                 "replication",
-                "plan_file"});
+                "plan_file",
+                "comm_backend"});
   stages = c.get_int32("stages", stages, INT32_MIN);
   groups = c.get_int32("groups", groups, INT32_MIN);
   grad_sync = read_choice(c, "grad_sync", grad_sync, parse_grad_sync);
@@ -86,6 +87,9 @@ void ParallelConfig::update_from_json(const nlohmann::json& j, std::string_view 
   deferred_bn = c.get_bool("deferred_bn", deferred_bn);
   trace = c.get_string("trace", trace);
   plan_file = c.get_string("plan_file", plan_file);
+  if (c.has("comm_backend")) {
+    comm_backend = comm::parse_comm_backend(c.get_string("comm_backend", ""), what + ": field 'comm_backend'");
+  }
 }
 
 nlohmann::json ParallelConfig::to_json() const {
@@ -111,7 +115,8 @@ nlohmann::json ParallelConfig::to_json() const {
           {"recompute", recompute},
           {"deferred_bn", deferred_bn},
           {"trace", trace},
-          {"plan_file", plan_file}};
+          {"plan_file", plan_file},
+          {"comm_backend", std::string(comm::comm_backend_name(comm_backend))}};
 }
 
 ParallelConfig take_parallel_config(nlohmann::json& file, std::string_view where, ParallelConfig defaults) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "parallel/comm/backend_table.h"
 #include "parallel/dp/model_averaging.h"
 #include "parallel/parallel_choices.h"
 #include "parallel/pipeline/stage_sync.h"
@@ -42,6 +43,9 @@ struct ParallelConfig {
   bool deferred_bn = false;  // BatchNorm statistics once per mini-batch
   std::string trace;         // Chrome trace file the caller writes (empty: no timelines recorded)
   int trace_steps = 10;      // with `trace`: the measured steps recorded (not a file field)
+  // The communicators' backend: auto (comm/backend_table.h's row for the devices and the launcher),
+  // inproc, mpi, nccl or nccl-mpi (checked against that row: one error naming what would serve).
+  comm::CommBackend comm_backend = comm::CommBackend::automatic;
   std::string plan_file;     // a plan file (`baton plan --json FILE`) trained as written (plan_file_run.h)
 
   // Reads the fields present in `j` (a JSON object; "devices" may also be a list of names) over

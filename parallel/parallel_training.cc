@@ -38,6 +38,7 @@ DataParallelOptions checked_data_parallel_options(const ParallelConfig& parallel
   DataParallelOptions options;
   options.averaging = model_averaging_of(parallel, parallel.data_parallel);
   options.sync.unused_parameters_ready = parallel.unused_parameters == UnusedParameters::ready;
+  options.comm_backend = parallel.comm_backend;
   return options;
 }
 
@@ -135,12 +136,9 @@ std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph
               " with several MPI processes: each process trains one replica, on the GPU of its local rank (--device "
               "cuda) or on cpu:0 (--device cpu)");
   const Device device = mpi_process_device(config, runtime);
-  const bool on_gpu = device.is_cuda();
   options.devices = {device};
-  std::unique_ptr<comm::Communicator> world = runtime.world();
-  // GPUs talk through NCCL; its unique id travels over the MPI world.
-  options.communicators.push_back(on_gpu ? comm::make_nccl_communicator(*world, options.devices.front())
-                                         : std::move(world));
+  // The MPI world itself, or NCCL with its unique id sent over the world (comm/backend_table.h).
+  options.communicators.push_back(comm::make_process_communicator(runtime.world(), device, parallel.comm_backend));
   return std::make_unique<DataParallelEngine>(graph, config, std::move(options));
 }
 
@@ -253,6 +251,8 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
 std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, const std::string& model_name,
                                                           const TrainConfig& config, const ParallelConfig& p,
                                                           const PipelineSetup& setup) {
+  // The override is checked even where no communicator is made (one group of unreplicated stages).
+  comm::choose_comm_backend(setup.stage_devices.front(), comm::Launcher::threads, p.comm_backend);
   PipelineTrainOptions options;
   options.devices = setup.stage_devices;
   options.group_devices = setup.group_devices;
@@ -262,6 +262,7 @@ std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, co
   options.deferred_batch_norm = p.deferred_bn;
   options.trace_steps = p.trace.empty() ? 0 : p.trace_steps;
   options.model = model_name;
+  options.comm_backend = p.comm_backend;
   return std::make_unique<PipelineTrainEngine>(graph, config, setup.planned.plan, setup.planned.schedule, options);
 }
 
@@ -283,6 +284,7 @@ std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, co
   options.deferred_batch_norm = p.deferred_bn;
   options.model = model_name;
   options.trace_steps = p.trace.empty() ? 0 : p.trace_steps;
+  options.comm_backend = p.comm_backend;
   return std::make_unique<PipelineTrainEngine>(graph, config, setup.planned.plan, setup.planned.schedule, options);
 }
 

@@ -9,6 +9,9 @@ namespace {
 using parallel::ParallelConfig;
 using FS = FlagScope;
 
+// --comm-backend: the communicators' backend, checked against the run's devices and launcher later.
+comm::CommBackend comm_backend_flag(std::string_view name) { return comm::parse_comm_backend(name, "--comm-backend"); }
+
 // --model names a registered model: it replaces a model spec of the file or checkpoint.
 FlagValue read_model() {
   return {false, "TEXT", [](TrainSettings& s, const CLI::Option& o) {
@@ -135,6 +138,9 @@ const std::vector<TrainFlag>& train_flags() {
        "The hybrid's gradient all-reduce per stage: bucket (during backward) or partition (one per stage after its "
        "last backward)",
        FS::parallel, choice_into(&ParallelConfig::grad_sync, parallel::parse_grad_sync)},
+      {"--comm-backend", "parallel.comm_backend",
+       "Communicators: auto (by devices and launcher), inproc, mpi, nccl or nccl-mpi (docs/data-parallel.md)",
+       FS::parallel, choice_into(&ParallelConfig::comm_backend, comm_backend_flag)},
       {"--unused-parameters", "parallel.unused_parameters",
        "Data parallel: a parameter that gets no gradient is an 'error' (default) or 'ready' (reduced as zeros)",
        FS::parallel, choice_into(&ParallelConfig::unused_parameters, parallel::parse_unused_parameters)},

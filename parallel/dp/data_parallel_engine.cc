@@ -10,8 +10,7 @@
 #include <utility>
 
 #include "parallel/comm/agreement.h"
-#include "parallel/comm/inproc_communicator.h"
-#include "parallel/comm/nccl_communicator.h"
+#include "parallel/comm/backend_table.h"
 #include "parallel/dp/replica.h"
 #include "parallel/pipeline/micro_batches.h"
 #include "parallel/pipeline/pipeline_trace.h"
@@ -24,9 +23,13 @@ namespace baton::parallel {
 
 namespace {
 
-DType checked_dtype(const Graph& graph) {
+// The replicas' parameter dtype: the policy's master dtype (unset: the model's own), once the model
+// is checked to be trainable and built for the policy.
+DType master_dtype(const Graph& graph, const std::optional<PrecisionPolicy>& precision) {
   check_trainable(graph, "DataParallelEngine");
-  return parameter_dtype(graph);  // f32, or f64 (batches of f64 images given by the caller)
+  const PrecisionPolicy policy = precision ? *precision : precision_of(graph);
+  check_precision(graph, policy, "DataParallelEngine");
+  return policy.master();
 }
 
 // One line per parameter and buffer: "name dtype [shape]", compared across ranks at construction.
@@ -40,16 +43,6 @@ std::vector<std::string> model_fingerprint(const ParamStore& params) {
     lines.push_back(b.name + " " + std::string(dtype_name(t.dtype())) + " " + t.shape().str() + " (buffer)");
   }
   return lines;
-}
-
-// One communicator per replica of this process: an in-process group on CPU devices, NCCL on GPUs.
-std::vector<std::unique_ptr<comm::Communicator>> local_communicators(const std::vector<Device>& devices) {
-  for (const Device& d : devices) {
-    BATON_CHECK(d.is_cuda() == devices.front().is_cuda(), "data parallel: replicas on ", devices.front().str(), " and ",
-                d.str(), ": every replica on a CPU device, or every one on a GPU");
-  }
-  if (devices.front().is_cuda()) return comm::make_nccl_communicators(devices);
-  return comm::make_inproc_communicators(static_cast<int>(devices.size()));
 }
 
 // `rows` (on replica 0's device) on ctx's device, copied on ctx's stream; the batch's memory is
@@ -66,12 +59,13 @@ Tensor rows_on_replica(const Tensor& rows, Context& ctx) {
 DataParallelEngine::DataParallelEngine(const Graph& graph, const TrainConfig& config, DataParallelOptions options)
     : graph_(graph),
       options_(std::move(options)),
-      plan_(plan_buckets(backward_ready_order(graph, graph.topological_order(), checked_dtype(graph)),
-                         parameter_dtype(graph), options_.buckets)) {
+      dtype_(master_dtype(graph, options_.precision)),
+      plan_(plan_buckets(backward_ready_order(graph, graph.topological_order(), dtype_), dtype_, options_.buckets)) {
   const int n = static_cast<int>(options_.devices.size());
   BATON_CHECK(n >= 1, "data parallel: at least one device is needed");
   std::vector<std::unique_ptr<comm::Communicator>> comms = std::move(options_.communicators);
-  if (comms.empty()) comms = local_communicators(options_.devices);
+  if (comms.empty())
+    comms = comm::make_thread_communicators(options_.devices, options_.comm_backend, "data-parallel replicas");
   BATON_CHECK(static_cast<int>(comms.size()) == n, "data parallel: ", comms.size(), " communicators for ", n,
               " devices (one per replica)");
   world_ = comms.front()->size();
@@ -80,8 +74,8 @@ DataParallelEngine::DataParallelEngine(const Graph& graph, const TrainConfig& co
   for (int r = 0; r < n; ++r) {
     BATON_CHECK(comms[static_cast<size_t>(r)]->rank() == first_rank + r,
                 "data parallel: this process's replicas must have consecutive ranks");
-    replicas_.push_back(std::make_unique<Replica>(graph, config, options_.devices[static_cast<size_t>(r)], plan_,
-                                                  std::move(comms[static_cast<size_t>(r)])));
+    replicas_.push_back(std::make_unique<Replica>(graph, config, options_.devices[static_cast<size_t>(r)], dtype_,
+                                                  plan_, std::move(comms[static_cast<size_t>(r)])));
   }
   on_replicas(
       [&](Replica& r) { comm::check_agreement(*r.comm, "the model fingerprint", model_fingerprint(r.params)); });

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "parallel/comm/backend_table.h"
 #include "parallel/comm/communicator.h"
 #include "parallel/dp/bucket_plan.h"
 #include "parallel/dp/gradient_sync.h"
@@ -20,6 +21,7 @@
 #include "runtime/core/worker_threads.h"
 #include "runtime/graph/executor.h"
 #include "runtime/graph/param_store.h"
+#include "runtime/graph/precision.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/optimizer.h"
 #include "runtime/train/train_config.h"
@@ -36,9 +38,14 @@ struct DataParallelOptions {
   // the averaging exchange (ring or tree); evaluations and checkpoints see the agreed model.
   ModelAveraging averaging;
   // The communicators of this process's replicas (one per device, in order; consecutive ranks of
-  // every process's replicas); empty: a group of devices.size() replicas in this process (inproc on
-  // CPU devices, NCCL on GPUs).
+  // every process's replicas); empty: a group of devices.size() replicas in this process, of the
+  // backend comm/backend_table.h chooses for threads (inproc on CPU devices, NCCL on GPUs under auto).
   std::vector<std::unique_ptr<comm::Communicator>> communicators;
+  comm::CommBackend comm_backend = comm::CommBackend::automatic;
+  // The run's dtypes: the replicas' parameters (and so their gradients and all-reduces) in its master
+  // dtype; the graph must be built in its activation dtype. Unset: uniform in the model's dtype (f32,
+  // or f64 with batches of f64 images given by the caller; precision_of in graph_contract.h).
+  std::optional<PrecisionPolicy> precision = std::nullopt;
 };
 
 class DataParallelEngine final : public TrainEngine {
@@ -113,6 +120,7 @@ class DataParallelEngine final : public TrainEngine {
 
   const Graph& graph_;
   DataParallelOptions options_;
+  DType dtype_;  // the parameters': the precision policy's master dtype
   BucketPlan plan_;
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::unique_ptr<Event> batch_ready_;  // the batch written on replica 0's stream, reused every step

@@ -13,10 +13,10 @@
 namespace baton::parallel {
 
 struct DataParallelEngine::Replica {
-  Replica(const Graph& graph, const TrainConfig& config, Device device, const BucketPlan& plan,
+  Replica(const Graph& graph, const TrainConfig& config, Device device, DType dtype, const BucketPlan& plan,
           std::unique_ptr<comm::Communicator> communicator)
       : ctx(device),
-        params(graph, graph.topological_order(), parameter_dtype(graph), ctx, plan.layout()),
+        params(graph, graph.topological_order(), dtype, ctx, plan.layout()),
         executor(graph, graph.topological_order(), params),
         buckets(params),
         comm(std::move(communicator)) {

@@ -7,25 +7,13 @@
 #include <thread>
 
 #include "parallel/comm/agreement.h"
-#include "parallel/comm/inproc_communicator.h"
-#include "parallel/comm/nccl_communicator.h"
+#include "parallel/comm/backend_table.h"
 #include "parallel/pipeline/micro_batches.h"
 #include "runtime/core/cpu_threads.h"
 #include "runtime/core/error.h"
 
 namespace baton::parallel {
 namespace {
-
-// One communicator per group for stage s: an in-process group on CPU devices, NCCL on GPUs.
-std::vector<std::unique_ptr<comm::Communicator>> stage_communicators(const std::vector<Device>& devices, int stage) {
-  for (const Device& d : devices) {
-    BATON_CHECK(d.is_cuda() == devices.front().is_cuda(), "hybrid: stage ", stage, " has replicas on ",
-                devices.front().str(), " and ", d.str(),
-                ": every replica of a stage on a CPU device, or every one on a GPU");
-  }
-  if (devices.front().is_cuda()) return comm::make_nccl_communicators(devices);
-  return comm::make_inproc_communicators(static_cast<int>(devices.size()));
-}
 
 // What every process of the hybrid across processes must agree on: the layout, the schedule, each
 // stage's nodes and the model's parameters (name, dtype, shape).
@@ -79,7 +67,7 @@ HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Sched
   BATON_CHECK(static_cast<int>(devices.size()) == groups_count_, "hybrid: ", devices.size(), " device lists for ",
               groups_count_, " groups (one list per group)");
   std::vector<std::vector<std::shared_ptr<comm::Communicator>>> by_group(static_cast<size_t>(groups_count_));
-  if (groups_count_ > 1) make_stage_communicators(devices, by_group);
+  if (groups_count_ > 1) make_stage_communicators(devices, options.pipeline.comm_backend, by_group);
   for (int g = 0; g < groups_count_; ++g) {
     add_group(graph, plan, schedule, g, std::move(devices[static_cast<size_t>(g)]), options,
               std::move(by_group[static_cast<size_t>(g)]), nullptr);
@@ -124,8 +112,7 @@ HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Sched
   std::shared_ptr<comm::Communicator> gradients;  // across the groups, on the stages' device
   if (groups_count_ > 1) {
     across_ = world.split(position, local_group_);
-    gradients = device.is_cuda() ? std::shared_ptr<comm::Communicator>(comm::make_nccl_communicator(*across_, device))
-                                 : across_;
+    gradients = comm::make_process_communicator(across_, device, options.pipeline.comm_backend);
   }
   // The stages of this position synchronise over `gradients` (one after the other, in the schedule's
   // order, the same in every group); the others' are other processes' business.
@@ -136,6 +123,7 @@ HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Sched
 }
 
 void HybridExecutor::make_stage_communicators(const std::vector<std::vector<Device>>& devices,
+                                              comm::CommBackend backend,
                                               std::vector<std::vector<std::shared_ptr<comm::Communicator>>>& by_group) {
   // Stage s's communicators, one per group, are created eagerly, in stage order.
   const auto stages = devices.front().size();
@@ -146,7 +134,8 @@ void HybridExecutor::make_stage_communicators(const std::vector<std::vector<Devi
                   devices[static_cast<size_t>(g)].size(), " devices for ", stages, " stages");
       replicas.push_back(devices[static_cast<size_t>(g)][s]);
     }
-    std::vector<std::unique_ptr<comm::Communicator>> comms = stage_communicators(replicas, static_cast<int>(s));
+    std::vector<std::unique_ptr<comm::Communicator>> comms =
+        comm::make_thread_communicators(replicas, backend, "hybrid stage " + std::to_string(s) + "'s replicas");
     for (int g = 0; g < groups_count_; ++g) {
       std::shared_ptr<comm::Communicator> shared = std::move(comms[static_cast<size_t>(g)]);
       communicators_.push_back(shared);

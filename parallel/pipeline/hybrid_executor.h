@@ -82,7 +82,7 @@ class HybridExecutor {
   void on_groups(const std::function<void(int)>& fn);
 
   // In one process: the stage s communicators of every group, g within s. Across processes: none.
-  void make_stage_communicators(const std::vector<std::vector<Device>>& devices,
+  void make_stage_communicators(const std::vector<std::vector<Device>>& devices, comm::CommBackend backend,
                                 std::vector<std::vector<std::shared_ptr<comm::Communicator>>>& by_group);
   void add_group(const Graph& graph, const Plan& plan, const Schedule& schedule, int g, std::vector<Device> devices,
                  const HybridOptions& options, std::vector<std::shared_ptr<comm::Communicator>> stage_comms,

@@ -23,7 +23,9 @@ PipelineExecutor::PipelineExecutor(const Graph& graph, Plan plan, Schedule sched
   check_processes(options_.processes.get(), schedule_, stage_positions_);
   stages_ = make_stages(graph_, plan_, devices, options_, stage_positions_);
   routing_ = std::make_unique<const PipelineRouting>(graph_, stage_ends(graph_, plan_, stages_), stage_consumers_);
-  if (options_.processes) links_ = make_pipeline_links(*options_.processes, *routing_, stage_positions_, stages_);
+  if (options_.processes) {
+    links_ = make_pipeline_links(*options_.processes, *routing_, stage_positions_, stages_, options_.comm_backend);
+  }
   sync_ = options_.group_sync;
   build_syncs_and_optimizers();
 }
@@ -43,8 +45,8 @@ void PipelineExecutor::build_replicated(std::vector<Device> devices) {
               " devices for ", units_.count(), " stage replicas (one each)");
   // Before the stages: the bucket layout.
   sync_ = processes ? replica_sync_across(units_, *processes, devices.at(static_cast<size_t>(processes->rank())),
-                                          options_.group_sync)
-                    : replica_sync(units_, devices, options_.group_sync);
+                                          options_.group_sync, options_.comm_backend)
+                    : replica_sync(units_, devices, options_.group_sync, options_.comm_backend);
   PipelineOptions unit_options = options_;
   unit_options.recompute = recompute;
   unit_options.group_sync = sync_;
@@ -59,7 +61,7 @@ void PipelineExecutor::build_replicated(std::vector<Device> devices) {
       local_devices.emplace_back();
   }
   routing_ = std::make_unique<const PipelineRouting>(by_stage.over_units(units_.stage, local_devices));
-  if (processes) links_ = make_pipeline_links(*processes, *routing_, stage_positions_, stages_);
+  if (processes) links_ = make_pipeline_links(*processes, *routing_, stage_positions_, stages_, options_.comm_backend);
   build_syncs_and_optimizers();
 }
 

@@ -13,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include "parallel/comm/backend_table.h"
 #include "parallel/pipeline/micro_batches.h"
 #include "parallel/pipeline/pipeline_run.h"
 #include "parallel/pipeline/pipeline_trace.h"
@@ -23,6 +24,7 @@
 #include "parallel/plan/plan.h"
 #include "parallel/plan/schedule.h"
 #include "runtime/core/worker_threads.h"
+#include "runtime/graph/precision.h"
 
 namespace baton {
 class Optimizer;
@@ -31,7 +33,7 @@ class Optimizer;
 namespace baton::parallel {
 
 struct PipelineOptions {
-  DType dtype = DType::f32;     // parameters (the graph's values must agree)
+  DType dtype = kDefaultDType;  // parameters: the precision policy's master dtype (the graph's values agree)
   std::vector<bool> recompute;  // per stage; empty: no stage recomputes
   // BatchNorm running statistics updated once per step from the whole mini-batch (all micro-
   // batches' statistics merged, committed at each stage's optimizer_step) instead of once per
@@ -49,6 +51,9 @@ struct PipelineOptions {
   // the stages of position processes->rank(), and activations and gradients to and from the other
   // positions go through this communicator (remote_transfer.h). Null: every stage runs here.
   std::shared_ptr<comm::Communicator> processes;
+  // The backend of the communicators the executor makes (gradients of replicated stages, links
+  // between processes): comm/backend_table.h's choice for the stages' devices, or the one it checks.
+  comm::CommBackend comm_backend = comm::CommBackend::automatic;
 };
 
 struct StepOptions {

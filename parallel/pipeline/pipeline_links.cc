@@ -1,20 +1,23 @@
 // PipelineLinks: the pipeline's own communicator on CPUs, a two-rank NCCL communicator per directed
-// link on GPUs (split from the pipeline's, which carries the NCCL unique id), and the links a pipeline
-// needs.
+// link on GPUs (split from the pipeline's, which carries the NCCL unique id; the backend table decides),
+// and the links a pipeline needs.
 #include "parallel/pipeline/pipeline_links.h"
 
 #include <algorithm>
 
-#include "parallel/comm/nccl_communicator.h"
+#include "parallel/comm/backend_table.h"
 #include "runtime/core/error.h"
 
 namespace baton::parallel {
 
 PipelineLinks::PipelineLinks(comm::Communicator& pipeline) : shared_(&pipeline), position_(pipeline.rank()) {}
 
-PipelineLinks::PipelineLinks(comm::Communicator& pipeline, const std::set<Pair>& pairs, Device device)
+PipelineLinks::PipelineLinks(comm::Communicator& pipeline, const std::set<Pair>& pairs, Device device,
+                             comm::CommBackend backend)
     : position_(pipeline.rank()) {
-  BATON_CHECK(device.is_cuda(), "per-link communicators are for GPUs (NCCL), not ", device.str());
+  BATON_CHECK(comm::messages_wait_in_issue_order(comm::choose_comm_backend(device, comm::Launcher::processes, backend)),
+              "per-link communicators are for backends whose messages wait in issue order (NCCL), not for ",
+              device.str());
   // Every position takes part in every split, in the same order; only the two ends of a link join
   // its NCCL communicator (sender rank 0, receiver rank 1).
   for (const Pair& pair : pairs) {
@@ -22,7 +25,7 @@ PipelineLinks::PipelineLinks(comm::Communicator& pipeline, const std::set<Pair>&
     const bool member = sender || pair.second == position_;
     std::unique_ptr<comm::Communicator> bootstrap = pipeline.split(member ? 0 : -1, sender ? 0 : 1);
     if (!member) continue;
-    pairs_.emplace(pair, comm::make_nccl_communicator(*bootstrap, device));
+    pairs_.emplace(pair, comm::make_process_communicator(std::move(bootstrap), device, backend));
   }
 }
 
@@ -30,9 +33,14 @@ PipelineLinks::~PipelineLinks() = default;
 
 std::unique_ptr<const PipelineLinks> make_pipeline_links(comm::Communicator& processes, const PipelineRouting& routing,
                                                          const std::vector<int>& positions,
-                                                         const std::vector<std::unique_ptr<PipelineStage>>& stages) {
+                                                         const std::vector<std::unique_ptr<PipelineStage>>& stages,
+                                                         comm::CommBackend backend) {
   const auto local = std::find_if(stages.begin(), stages.end(), [](const auto& stage) { return stage != nullptr; });
-  if (local == stages.end() || !(*local)->device().is_cuda()) return std::make_unique<PipelineLinks>(processes);
+  if (local == stages.end()) return std::make_unique<PipelineLinks>(processes);
+  const Device device = (*local)->device();
+  if (!comm::messages_wait_in_issue_order(comm::choose_comm_backend(device, comm::Launcher::processes, backend))) {
+    return std::make_unique<PipelineLinks>(processes);
+  }
   std::set<PipelineLinks::Pair> pairs;
   for (size_t s = 0; s < routing.consumers().size(); ++s) {
     for (int consumer : routing.consumers()[s]) {
@@ -42,7 +50,7 @@ std::unique_ptr<const PipelineLinks> make_pipeline_links(comm::Communicator& pro
       pairs.insert({to, from});
     }
   }
-  return std::make_unique<PipelineLinks>(processes, pairs, (*local)->device());
+  return std::make_unique<PipelineLinks>(processes, pairs, device, backend);
 }
 
 PeerLink PipelineLinks::find(const Pair& pair, int peer) const {

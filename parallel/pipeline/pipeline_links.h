@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "parallel/comm/backend_table.h"
 #include "parallel/comm/communicator.h"
 #include "parallel/pipeline/routing.h"
 #include "parallel/pipeline/stage.h"
@@ -33,9 +34,10 @@ class PipelineLinks {
   // Every message through `pipeline` (rank = position), which must outlive this.
   explicit PipelineLinks(comm::Communicator& pipeline);
   // One NCCL communicator on `device` for each pair of `pairs` this position (pipeline.rank()) takes
-  // part in, bootstrapped through `pipeline`. Collective over `pipeline`: every position passes the
-  // same pairs.
-  PipelineLinks(comm::Communicator& pipeline, const std::set<Pair>& pairs, Device device);
+  // part in, bootstrapped through `pipeline` (comm/backend_table.h's process row, `backend` checked).
+  // Collective over `pipeline`: every position passes the same pairs.
+  PipelineLinks(comm::Communicator& pipeline, const std::set<Pair>& pairs, Device device,
+                comm::CommBackend backend = comm::CommBackend::automatic);
   ~PipelineLinks();
   PipelineLinks(const PipelineLinks&) = delete;
   PipelineLinks& operator=(const PipelineLinks&) = delete;
@@ -52,10 +54,12 @@ class PipelineLinks {
 };
 
 // The links of a pipeline across processes (`processes`: its communicator, rank = position): the
-// host communicator itself for CPU stages; for GPU stages one NCCL link per direction of every pair
-// of positions whose stages exchange values (activations one way, gradients the other).
+// host communicator itself for CPU stages (mpi); for GPU stages (nccl-mpi, whose messages wait in
+// issue order) one NCCL link per direction of every pair of positions whose stages exchange values
+// (activations one way, gradients the other). `backend`: the backend table's override.
 std::unique_ptr<const PipelineLinks> make_pipeline_links(comm::Communicator& processes, const PipelineRouting& routing,
                                                          const std::vector<int>& positions,
-                                                         const std::vector<std::unique_ptr<PipelineStage>>& stages);
+                                                         const std::vector<std::unique_ptr<PipelineStage>>& stages,
+                                                         comm::CommBackend backend = comm::CommBackend::automatic);
 
 }  // namespace baton::parallel

@@ -26,13 +26,15 @@ PipelineTrainEngine::PipelineTrainEngine(const Graph& graph, const TrainConfig& 
                                          PipelineTrainOptions options)
     : graph_(graph), options_(std::move(options)), optimizer_config_(config.optimizer) {
   check_trainable(graph, "PipelineTrainEngine");
+  check_precision(graph, options_.precision, "PipelineTrainEngine");
   const int num = plan.num_stages();
   HybridOptions ho;
-  ho.pipeline.dtype = DType::f32;
+  ho.pipeline.dtype = options_.precision.master();
   if (options_.recompute) ho.pipeline.recompute.assign(static_cast<size_t>(num), true);
   ho.pipeline.deferred_batch_norm = options_.deferred_batch_norm;
   ho.pipeline.optimizer = config.optimizer;
   ho.pipeline.model = options_.model;
+  ho.pipeline.comm_backend = options_.comm_backend;
   ho.grad_sync = options_.grad_sync;
   ho.sync.unused_parameters_ready = options_.unused_parameters_ready;
   if (across_processes()) {
@@ -171,7 +173,7 @@ CheckpointState PipelineTrainEngine::load_checkpoint(const std::string& dir) {
 void PipelineTrainEngine::load_weights(const std::string& safetensors_path) {
   if (across_processes()) return load_weights_across_processes(safetensors_path);
   Context host(Device::cpu());
-  ParamStore whole(graph_, graph_.topological_order(), DType::f32, host);
+  ParamStore whole(graph_, graph_.topological_order(), options_.precision.master(), host);
   baton::load_weights(safetensors_path, whole, host);
   std::unordered_map<std::string, Tensor> loaded;
   for (auto& [name, tensor] : model_tensors(whole)) loaded.emplace(name, tensor);

@@ -13,6 +13,7 @@
 #include "parallel/pipeline/hybrid_executor.h"
 #include "parallel/pipeline/pipeline_executor.h"
 #include "parallel/pipeline/step_timer.h"
+#include "runtime/graph/precision.h"
 #include "runtime/train/evaluation.h"
 #include "runtime/train/train_config.h"
 #include "runtime/train/train_engine.h"
@@ -33,6 +34,11 @@ struct PipelineTrainOptions {
   // Across processes (mpirun -np G x P): one process per (group, pipeline position), world rank
   // g P + p, its stages on devices.front(); group_devices is unused. See docs/hybrid.md.
   std::shared_ptr<comm::Communicator> world = nullptr;
+  // The communicators' backend (comm/backend_table.h): auto, or one the table checks.
+  comm::CommBackend comm_backend = comm::CommBackend::automatic;
+  // The run's dtypes: the stages' and the whole model's parameters in its master dtype; the graph
+  // must be built in its activation dtype (the default: uniform f32, the loader's images).
+  PrecisionPolicy precision = {};
 };
 
 // Model stage k runs on pipeline position k mod P (P = schedule.devices), and position p on

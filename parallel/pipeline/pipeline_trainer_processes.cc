@@ -58,7 +58,7 @@ std::string PipelineTrainEngine::save_across_processes(CheckpointManager& manage
   PipelineExecutor& pipe = executor();
   pipe.raise_deferred_errors();
   if (hybrid_->local_group() != 0) return {};  // group 0's parameters, as in one process
-  WholeModel whole(graph_, DType::f32, optimizer_config_);
+  WholeModel whole(graph_, options_.precision.master(), optimizer_config_);
   for (int s = 0; s < pipe.num_stages(); ++s) {  // a stage's first replica speaks for it
     if (pipe.local(s) && pipe.first_replica(s)) whole.take(pipe.stage(s), pipe.stage_optimizer(s));
   }
@@ -69,7 +69,7 @@ std::string PipelineTrainEngine::save_across_processes(CheckpointManager& manage
 
 CheckpointState PipelineTrainEngine::load_across_processes(const std::string& dir) {
   // Every process reads the files (checked in full, as on one device) and takes its stages' part.
-  WholeModel whole(graph_, DType::f32, optimizer_config_);
+  WholeModel whole(graph_, options_.precision.master(), optimizer_config_);
   const CheckpointState state = CheckpointManager::load(dir, whole.params(), whole.optimizer(), whole.context());
   PipelineExecutor& pipe = executor();
   for (int s = 0; s < pipe.num_stages(); ++s) {
@@ -79,7 +79,7 @@ CheckpointState PipelineTrainEngine::load_across_processes(const std::string& di
 }
 
 void PipelineTrainEngine::load_weights_across_processes(const std::string& safetensors_path) {
-  WholeModel whole(graph_, DType::f32, nullptr);
+  WholeModel whole(graph_, options_.precision.master(), nullptr);
   baton::load_weights(safetensors_path, whole.params(), whole.context());
   PipelineExecutor& pipe = executor();
   for (int s = 0; s < pipe.num_stages(); ++s) {

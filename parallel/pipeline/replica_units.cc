@@ -1,8 +1,7 @@
 // Replica units of a PipelineExecutor: their plan, schedules and gradient communicators.
 #include "parallel/pipeline/replica_units.h"
 
-#include "parallel/comm/inproc_communicator.h"
-#include "parallel/comm/nccl_communicator.h"
+#include "parallel/comm/backend_table.h"
 #include "runtime/core/error.h"
 
 namespace baton::parallel {
@@ -92,7 +91,8 @@ Schedule unit_forward_schedule(ScheduleKind kind, int micro_batches, const std::
   return out;
 }
 
-GroupSync replica_sync(const ReplicaUnits& units, const std::vector<Device>& devices, GroupSync settings) {
+GroupSync replica_sync(const ReplicaUnits& units, const std::vector<Device>& devices, GroupSync settings,
+                       comm::CommBackend backend) {
   BATON_CHECK(static_cast<int>(devices.size()) == units.count(), "replicated pipeline: ", devices.size(),
               " devices for ", units.count(), " stage replicas (one each)");
   settings.options.reduce = comm::ReduceOp::sum;
@@ -100,13 +100,8 @@ GroupSync replica_sync(const ReplicaUnits& units, const std::vector<Device>& dev
   for (size_t s = 0; s < units.of_stage.size(); ++s) {
     std::vector<Device> replicas;
     for (const int u : units.of_stage[s]) replicas.push_back(devices[static_cast<size_t>(u)]);
-    for (const Device& d : replicas) {
-      BATON_CHECK(d.is_cuda() == replicas.front().is_cuda(), "stage ", s, " has replicas on ", replicas.front().str(),
-                  " and ", d.str(), ": every replica of a stage on a CPU device, or every one on a GPU");
-    }
     std::vector<std::unique_ptr<comm::Communicator>> comms =
-        replicas.front().is_cuda() ? comm::make_nccl_communicators(replicas)
-                                   : comm::make_inproc_communicators(static_cast<int>(replicas.size()));
+        comm::make_thread_communicators(replicas, backend, "stage " + std::to_string(s) + "'s replicas");
     for (size_t k = 0; k < comms.size(); ++k) {
       settings.communicators[static_cast<size_t>(units.of_stage[s][k])] = std::move(comms[k]);
     }
@@ -115,7 +110,7 @@ GroupSync replica_sync(const ReplicaUnits& units, const std::vector<Device>& dev
 }
 
 GroupSync replica_sync_across(const ReplicaUnits& units, comm::Communicator& processes, Device device,
-                              GroupSync settings) {
+                              GroupSync settings, comm::CommBackend backend) {
   BATON_CHECK(processes.size() == units.count(), "replicated pipeline across processes: ", processes.size(),
               " processes for ", units.count(), " stage replicas (one process each)");
   const int unit = processes.rank();
@@ -123,7 +118,7 @@ GroupSync replica_sync_across(const ReplicaUnits& units, comm::Communicator& pro
   settings.communicators.assign(static_cast<size_t>(units.count()), nullptr);
   std::unique_ptr<comm::Communicator> stage = processes.split(units.stage[unit], units.replica[unit]);
   settings.communicators[static_cast<size_t>(unit)] =
-      device.is_cuda() ? comm::make_nccl_communicator(*stage, device) : std::move(stage);
+      comm::make_process_communicator(std::move(stage), device, backend);
   return settings;
 }
 

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "parallel/comm/backend_table.h"
 #include "parallel/pipeline/stage_sync.h"
 #include "parallel/plan/plan.h"
 #include "parallel/plan/schedule.h"
@@ -40,14 +41,17 @@ Schedule unit_schedule(const Schedule& step, const ReplicaUnits& units);
 Schedule unit_forward_schedule(ScheduleKind kind, int micro_batches, const std::vector<std::vector<int>>& consumers,
                                const ReplicaUnits& units);
 
-// Per unit, a communicator over the units of its stage (in-process on CPU devices, NCCL on GPUs),
-// summing their gradients (each unit's cover its micro-batches at the batch's loss scale).
-GroupSync replica_sync(const ReplicaUnits& units, const std::vector<Device>& devices, GroupSync settings);
+// Per unit, a communicator over the units of its stage (threads of this process: `backend` checked by
+// comm/backend_table.h, inproc on CPU devices and NCCL on GPUs under auto), summing their gradients
+// (each unit's cover its micro-batches at the batch's loss scale).
+GroupSync replica_sync(const ReplicaUnits& units, const std::vector<Device>& devices, GroupSync settings,
+                       comm::CommBackend backend = comm::CommBackend::automatic);
 
 // Across processes (process u runs unit u): this process's unit's communicator over the processes of
 // its stage's units, split from `processes` (every process calls this together), NCCL over it when
-// `device` is a GPU; the other units' entries are null.
+// `device` is a GPU (comm/backend_table.h's process row, `backend` checked); the other units' entries
+// are null.
 GroupSync replica_sync_across(const ReplicaUnits& units, comm::Communicator& processes, Device device,
-                              GroupSync settings);
+                              GroupSync settings, comm::CommBackend backend = comm::CommBackend::automatic);
 
 }  // namespace baton::parallel

@@ -100,7 +100,7 @@ class BusyNeighbours {
           const CpuThreadsScope scope(threads);
           Context ctx(device);
           const std::vector<NodeId> order = g.topological_order();
-          ParamStore params(g, order, DType::f32, ctx);
+          ParamStore params(g, order, options.precision.master(), ctx);
           params.initialize(ctx, options.seed + 1 + static_cast<uint64_t>(k));
           Executor executor(g, order, params);
           const std::vector<Tensor> inputs = random_inputs(g, executor, ctx, batch, options.seed + 1);
@@ -155,7 +155,7 @@ Profile measure_profile(const Graph& g, const std::string& model, Device device,
   ctx.set_allow_tf32(options.allow_tf32);
   ctx.set_channels_last(options.channels_last);
   const std::vector<NodeId> order = g.topological_order();
-  ParamStore params(g, order, DType::f32, ctx);
+  ParamStore params(g, order, options.precision.master(), ctx);
   params.initialize(ctx, options.seed);
   Executor executor(g, order, params);
   std::unordered_map<NodeId, int> position;

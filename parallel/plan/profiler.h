@@ -10,6 +10,7 @@
 #include "parallel/plan/profile.h"
 #include "runtime/core/device.h"
 #include "runtime/graph/graph.h"
+#include "runtime/graph/precision.h"
 
 namespace baton::parallel {
 
@@ -30,6 +31,8 @@ struct ProfilerOptions {
   // computing too (they share the memory system and the caches): the stage workers that can run
   // at once, less one. 0: timed alone.
   int busy_neighbours = 0;
+  // The run's dtypes: the parameters in its master dtype (the graph is built in its activation dtype).
+  PrecisionPolicy precision = {};
 };
 
 // The graph's inputs are filled with random data ("labels": random classes for the loss that

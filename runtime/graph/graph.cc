@@ -200,7 +200,7 @@ Graph Graph::from_json(const nlohmann::json& spec, const LayerRegistry& registry
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::string where = src + ": inputs[" + std::to_string(i) + "]";
     const std::string name = string_field(inputs[i], "name", where);
-    DType dtype = DType::f32;
+    DType dtype = kDefaultDType;
     if (inputs[i].contains("dtype")) {
       try {
         dtype = parse_dtype(string_field(inputs[i], "dtype", where));

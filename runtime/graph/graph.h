@@ -11,6 +11,7 @@
 
 #include "runtime/graph/layer.h"
 #include "runtime/graph/layer_registry.h"
+#include "runtime/graph/precision.h"
 
 namespace baton {
 
@@ -20,7 +21,7 @@ using NodeId = int;
 struct ValueInfo {
   std::string name;
   Shape shape;  // with the graph's nominal batch size in dimension 0
-  DType dtype = DType::f32;
+  DType dtype = kDefaultDType;
   NodeId producer = -1;  // -1: a graph input
   int producer_output = 0;
   std::vector<NodeId> consumers;

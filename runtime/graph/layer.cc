@@ -4,7 +4,7 @@
 namespace baton {
 
 std::vector<DType> Layer::infer_dtypes(std::span<const DType> inputs) const {
-  return std::vector<DType>(static_cast<size_t>(num_outputs()), inputs.empty() ? DType::f32 : inputs[0]);
+  return std::vector<DType>(static_cast<size_t>(num_outputs()), inputs.empty() ? kDefaultDType : inputs[0]);
 }
 
 LayerCost Layer::cost(std::span<const Shape> inputs, DType dtype) const {

@@ -14,6 +14,7 @@
 
 #include "runtime/core/context.h"
 #include "runtime/core/tensor.h"
+#include "runtime/graph/precision.h"
 
 namespace baton {
 
@@ -38,7 +39,7 @@ struct TensorSpec {
   Shape shape;
   Initializer init;
   bool weight_decay = true;
-  DType dtype_override = DType::f32;  // buffers only: used when `has_dtype_override` (e.g. i64 counters)
+  DType dtype_override = kDefaultDType;  // buffers only: used when `has_dtype_override` (e.g. i64 counters)
   bool has_dtype_override = false;
 };
 

@@ -6,6 +6,7 @@
 
 #include "kernels/random.h"
 #include "runtime/core/error.h"
+#include "runtime/graph/precision.h"
 
 namespace baton {
 namespace {
@@ -71,8 +72,7 @@ std::vector<ParamSegment> segments_of(const std::vector<ParamEntry>& entries, in
 }  // namespace
 
 std::vector<ParamEntry> ParamStore::describe(const Graph& graph, const std::vector<NodeId>& nodes, DType dtype) {
-  BATON_CHECK(dtype == DType::f32 || dtype == DType::f64, "ParamStore: dtype ", dtype_name(dtype),
-              " is not supported (expected f32 or f64)");
+  check_master_dtype(dtype, "ParamStore");
   // Two passes: parameters with weight decay, then those without.
   std::vector<ParamEntry> entries;
   std::unordered_map<std::string, size_t> by_name;

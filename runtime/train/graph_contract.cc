@@ -27,9 +27,18 @@ DType parameter_dtype(const Graph& graph) {
   BATON_CHECK(graph.has_value(kImageInput), "the model graph has no input named \"", kImageInput,
               "\", whose dtype its parameters take");
   const DType dtype = graph.value(graph.value_id(kImageInput)).dtype;
-  BATON_CHECK(dtype == DType::f32 || dtype == DType::f64, "the model graph's input \"", kImageInput, "\" is ",
-              dtype_name(dtype), "; parameters are f32 or f64, and take that input's dtype");
+  BATON_CHECK(is_master_dtype(dtype), "the model graph's input \"", kImageInput, "\" is ", dtype_name(dtype),
+              "; parameters are ", master_dtypes_text(), ", and take that input's dtype");
   return dtype;
+}
+
+PrecisionPolicy precision_of(const Graph& graph) { return PrecisionPolicy::uniform(parameter_dtype(graph)); }
+
+void check_precision(const Graph& graph, const PrecisionPolicy& precision, std::string_view where) {
+  const DType built = parameter_dtype(graph);
+  BATON_CHECK(built == precision.activations(), where, ": the model is ", dtype_name(built), " (its input \"",
+              kImageInput, "\") and the precision policy is ", precision.str(), ": build the model in ",
+              dtype_name(precision.activations()), ", or train it with the policy uniform in ", dtype_name(built));
 }
 
 bool has_labels(const Graph& graph) { return graph.has_value(kLabelInput); }

@@ -9,6 +9,7 @@
 #include "runtime/data/loader.h"
 #include "runtime/graph/executor.h"
 #include "runtime/graph/graph.h"
+#include "runtime/graph/precision.h"
 
 namespace baton {
 
@@ -22,8 +23,15 @@ inline constexpr size_t kPredictionOutput = 1;             // graph output: the 
 void check_trainable(const Graph& graph, std::string_view where);
 
 // The element type of the graph's parameters: that of its input "x" (models::ModelOptions::dtype),
-// which must be f32 or f64 (else an error naming the dtype). A ParamStore for the graph takes it.
+// which must be a master dtype (is_master_dtype: f32 or f64; else an error naming the dtype).
 DType parameter_dtype(const Graph& graph);
+
+// The precision policy of a model built for one dtype: uniform in parameter_dtype(graph) (what an
+// engine given no policy trains).
+PrecisionPolicy precision_of(const Graph& graph);
+// Throws unless the graph's values are built in `precision`'s activation dtype (its input "x" is):
+// the engine `where` then builds its parameters in precision.master().
+void check_precision(const Graph& graph, const PrecisionPolicy& precision, std::string_view where);
 
 // Whether the graph takes labels (classification: its prediction is scored top-1 and top-5).
 bool has_labels(const Graph& graph);

@@ -11,21 +11,19 @@
 namespace baton {
 namespace {
 
-// The engine's step and evaluation feed the loader's f32 images and read an f32 loss.
-DType trained_dtype(const Graph& graph) {
-  const DType dtype = parameter_dtype(graph);
-  BATON_CHECK(dtype == DType::f32, "SingleDeviceEngine: the model is ", dtype_name(dtype),
-              " (its input \"x\"); the training engines train f32 models (an ", dtype_name(dtype),
-              " model runs with a ParamStore and an Executor of its own)");
-  return dtype;
+// The parameters' dtype: the policy's master dtype, once the model is checked to be built for it.
+DType master_dtype(const Graph& graph, const PrecisionPolicy& precision) {
+  check_precision(graph, precision, "SingleDeviceEngine");
+  return precision.master();
 }
 
 }  // namespace
 
-SingleDeviceEngine::SingleDeviceEngine(const Graph& graph, const TrainConfig& config, Device device)
+SingleDeviceEngine::SingleDeviceEngine(const Graph& graph, const TrainConfig& config, Device device,
+                                       const PrecisionPolicy& precision)
     : graph_(graph),
       ctx_(device),
-      params_(graph, graph.topological_order(), trained_dtype(graph), ctx_),
+      params_(graph, graph.topological_order(), master_dtype(graph, precision), ctx_),
       executor_(graph, graph.topological_order(), params_),
       loss_at_(executor_output_index(executor_, loss_output(graph))) {
   ctx_.set_allow_tf32(config.tf32);

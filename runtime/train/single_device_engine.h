@@ -7,6 +7,7 @@
 
 #include "runtime/graph/executor.h"
 #include "runtime/graph/param_store.h"
+#include "runtime/graph/precision.h"
 #include "runtime/train/optimizer.h"
 #include "runtime/train/train_config.h"
 #include "runtime/train/train_engine.h"
@@ -15,9 +16,12 @@ namespace baton {
 
 class SingleDeviceEngine final : public TrainEngine {
  public:
-  // `graph` (trainable, see graph_contract.h) must outlive the engine; the optimiser is
-  // config.optimizer and float32 math may use TF32 when config.tf32.
-  SingleDeviceEngine(const Graph& graph, const TrainConfig& config, Device device);
+  // `graph` (trainable, see graph_contract.h, built in the policy's activation dtype) must outlive the
+  // engine; the parameters are in the policy's master dtype; the optimiser is config.optimizer and
+  // float32 math may use TF32 when config.tf32. The default policy (uniform f32) is the one of the
+  // Trainer's batches (the loader's f32 images); under another the caller gives batches of its dtype.
+  SingleDeviceEngine(const Graph& graph, const TrainConfig& config, Device device,
+                     const PrecisionPolicy& precision = PrecisionPolicy());
 
   Context& input_context() override { return ctx_; }
   void initialize(uint64_t seed) override { params_.initialize(ctx_, seed); }

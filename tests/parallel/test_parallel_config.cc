@@ -96,5 +96,17 @@ TEST(ParallelConfig, ChecksAreOneClearErrorEach) {
             std::string::npos);
 }
 
+TEST(ParallelConfig, TheCommBackendIsReadByNameAndAnUnknownOneIsOneError) {
+  EXPECT_EQ(ParallelConfig().comm_backend, comm::CommBackend::automatic);
+  ParallelConfig p;
+  p.update_from_json(nlohmann::json::parse(R"({"comm_backend": "nccl-mpi"})"), "run.json");
+  EXPECT_EQ(p.comm_backend, comm::CommBackend::nccl_mpi);
+  EXPECT_EQ(p.to_json()["comm_backend"], "nccl-mpi");
+  EXPECT_ERROR_MENTIONS(
+      "run.json: field 'comm_backend' 'gloo' is not a communicator backend: expected auto, inproc, "
+      "mpi, nccl or nccl-mpi",
+      p.update_from_json(nlohmann::json::parse(R"({"comm_backend": "gloo"})"), "run.json"));
+}
+
 }  // namespace
 }  // namespace baton::parallel

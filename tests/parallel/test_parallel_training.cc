@@ -11,6 +11,7 @@
 #include "runtime/core/cpu_threads.h"
 #include "runtime/train/trainer.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/support/test_support.h"
 #include "tests/support/train_metrics.h"
 
 namespace baton::parallel {
@@ -105,6 +106,31 @@ TEST(ParallelTraining, TheProcessLinkFitStaysFiniteWhenTheTimesAreNoise) {
   const Link noisy = fit_process_link(300.0, 290.0);
   EXPECT_NEAR(noisy.bandwidth_gbs, static_cast<double>(kLinkProbeBytes[1]) / 290.0 / 1e3, 1e-9);
   EXPECT_GE(noisy.latency_us, 0.0);
+}
+
+TEST(ParallelTraining, TheEnginesHonourTheConfiguredCommBackend) {
+  const Graph graph = small_mlp();
+  TrainConfig config;
+  config.batch_size = 8;
+  config.device = "cpu";
+  ParallelConfig p;
+  p.data_parallel = 2;
+  p.comm_backend = comm::CommBackend::inproc;  // the table's own choice for CPU devices in one process
+  EXPECT_EQ(make_data_parallel_engine(graph, config, p)->replicas(), 2);
+  p.comm_backend = comm::CommBackend::nccl;
+  EXPECT_ERROR_MENTIONS("comm_backend nccl cannot serve threads of one process on CPU devices (cpu:0)",
+                        make_data_parallel_engine(graph, config, p));
+  p.comm_backend = comm::CommBackend::mpi;
+  EXPECT_ERROR_MENTIONS("use auto or inproc", make_data_parallel_engine(graph, config, p));
+
+  // A pipeline of one group makes no communicator: the override is checked all the same.
+  ParallelConfig pipeline;
+  pipeline.stages = 2;
+  pipeline.comm_backend = comm::CommBackend::mpi;
+  PipelineSetup setup;
+  setup.stage_devices = {Device::cpu(0), Device::cpu(1)};
+  EXPECT_ERROR_MENTIONS("comm_backend mpi cannot serve threads of one process on CPU devices",
+                        make_pipeline_engine(graph, "mlp", config, pipeline, setup));
 }
 
 }  // namespace
