@@ -46,7 +46,7 @@ struct ParallelConfig {
   // The communicators' backend: auto (comm/backend_table.h's row for the devices and the launcher),
   // inproc, mpi, nccl or nccl-mpi (checked against that row: one error naming what would serve).
   comm::CommBackend comm_backend = comm::CommBackend::automatic;
-  std::string plan_file;     // a plan file (`baton plan --json FILE`) trained as written (plan_file_run.h)
+  std::string plan_file;  // a plan file (`baton plan --json FILE`) trained as written (plan_file_run.h)
 
   // Reads the fields present in `j` (a JSON object; "devices" may also be a list of names) over
   // the current values, the choices by the names flags use ("1f1b", "post-local"); unknown fields
