@@ -126,6 +126,21 @@ ParallelConfig take_parallel_config(nlohmann::json& file, std::string_view where
   return defaults;
 }
 
+std::string layout_description(const ParallelConfig& p) {
+  if (!p.plan_file.empty()) return "the plan in " + p.plan_file;
+  if (p.data_parallel > 0) {
+    const std::string averaging = p.model_averaging == Averaging::none
+                                      ? ""
+                                      : " (model averaging " + std::string(averaging_name(p.model_averaging)) + ")";
+    return "data parallelism over " + std::to_string(p.data_parallel) + " replicas" + averaging;
+  }
+  if (p.stages >= 1 && p.groups > 1) {
+    return "the hybrid of " + std::to_string(p.groups) + " groups x " + std::to_string(p.stages) + " stages";
+  }
+  if (p.stages >= 1) return "a pipeline of " + std::to_string(p.stages) + " stages";
+  return "one device";
+}
+
 int micro_batch_count(const ParallelConfig& parallel, int64_t batch) {
   if (parallel.micro_batches > 0) return parallel.micro_batches;
   if (parallel.groups > 1) batch /= parallel.groups;

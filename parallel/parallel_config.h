@@ -59,6 +59,10 @@ struct ParallelConfig {
 // read by TrainConfig::update_from_json) and returns it read over `defaults`.
 ParallelConfig take_parallel_config(nlohmann::json& file, std::string_view where, ParallelConfig defaults = {});
 
+// The run's layout in words: "one device", "a pipeline of 2 stages", "the hybrid of 2 groups x 2
+// stages", "data parallelism over 4 replicas (model averaging bmuf)", "the plan in plan.json".
+std::string layout_description(const ParallelConfig& parallel);
+
 // The micro-batch count of each group: `parallel.micro_batches`, or the largest count <= 4 x stages
 // dividing the group's share of `batch` (batch / groups).
 int micro_batch_count(const ParallelConfig& parallel, int64_t batch);

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -63,11 +64,29 @@ struct SettingsSources {
 };
 
 // The run's settings: the resumed checkpoint's, the config file's over them, the flags given over
-// those. `parallel_file`: the file has a "parallel" object.
+// those. `parallel_file`: the file has a "parallel" object. `restored_layout`: the parallel settings
+// are the resumed checkpoint's (the command named no layout of its own).
 struct RunSettings {
   TrainSettings settings;
   bool parallel_file = false;
+  bool restored_layout = false;
 };
+
+// A resumed run keeps its checkpoint's parallel settings unless the command names a layout (a flag
+// of train_flags.h's given_layout_flag, or the config file's "parallel" object); a plan file among
+// them is read again, so it must still be there.
+void restore_layout(const CLI::App& cmd, const StoredSettings& stored, const std::string& checkpoint,
+                    RunSettings& run) {
+  if (!stored.parallel || run.parallel_file || given_layout_flag(cmd)) return;
+  run.settings.parallel = *stored.parallel;
+  run.restored_layout = true;
+  const std::string& plan = stored.parallel->plan_file;
+  std::error_code ec;
+  BATON_CHECK(plan.empty() || std::filesystem::exists(plan, ec), "--resume: the checkpoint ", checkpoint,
+              " was trained with the plan file ", plan,
+              ", which is missing: put it back, give another with --plan FILE, or give the layout (--stages, "
+              "--groups, --data-parallel, --device)");
+}
 
 RunSettings read_settings(const CLI::App& cmd, const SettingsSources& sources) {
   RunSettings run;
@@ -86,25 +105,31 @@ RunSettings read_settings(const CLI::App& cmd, const SettingsSources& sources) {
               ": give one (a resumed run keeps saving where it resumes from)");
   const std::string resume_dir = given(cmd, "--resume") ? sources.resume_dir : file_resume_dir(file);
   std::optional<ResumePoint> resume;
-  std::optional<TrainConfig> stored;
+  std::optional<StoredSettings> stored;
   if (!resume_dir.empty()) {
     resume = find_resume_point(resume_dir);
     std::fputs(resume->warning.c_str(), stderr);
-    if (resume->checkpoint) config = *(stored = stored_config(*resume->checkpoint));
+    if (resume->checkpoint) {
+      stored = stored_settings(*resume->checkpoint);
+      config = stored->train;
+      restore_layout(cmd, *stored, *resume->checkpoint, run);
+    }
   }
   if (!file.is_null()) config.update_from_json(file, sources.config_file);
   BATON_CHECK(!given(cmd, "--model") || !given(cmd, "--model-spec"), "--model ",
               cmd.get_option("--model")->as<std::string>(), " and --model-spec ",
               cmd.get_option("--model-spec")->as<std::string>(), " name two models: give one");
   apply_given_flags(cmd, run.settings);  // flags given on the command line override the file
-  // A plan file's layout (stages, groups, devices, schedule, ...); flags that contradict it are errors.
-  run.settings.parallel = parallel::with_plan_file(run.settings.parallel);
   if (resume) {
     config.checkpoint_dir = resume->root;
     config.resume = true;
   }
   config.validate(sources.config_file.empty() ? "command line" : sources.config_file);
-  if (stored) std::fputs(check_resume_overrides(*stored, config, *resume->checkpoint).c_str(), stderr);
+  if (stored) std::fputs(check_resume_overrides(*stored, run.settings, *resume->checkpoint).c_str(), stderr);
+  // Checkpoints store the parallel settings as given (a plan file by its path, read again on resume).
+  config.parallel = parallel_to_store(run.settings.parallel);
+  // A plan file's layout (stages, groups, devices, schedule, ...); flags that contradict it are errors.
+  run.settings.parallel = parallel::with_plan_file(run.settings.parallel);
   return run;
 }
 
@@ -116,7 +141,8 @@ enum class RunKind { single_device, pipelined, data_parallel };
 // make_data_parallel_engine.)
 RunKind run_kind(const CLI::App& cmd, const RunSettings& run) {
   const parallel::ParallelConfig& pipeline = run.settings.parallel;
-  const bool pipelined = run.parallel_file || given_flag_of(cmd, FlagScope::parallel);
+  const bool pipelined =
+      run.parallel_file || given_flag_of(cmd, FlagScope::parallel) || (run.restored_layout && pipeline.stages >= 1);
   const bool data_parallel = pipeline.data_parallel > 0 || given(cmd, "--data-parallel");
   BATON_CHECK(data_parallel || pipeline.groups > 1 || !given(cmd, "--unused-parameters"),
               "--unused-parameters needs --data-parallel N or --groups G");
@@ -187,6 +213,10 @@ int run_train(const CLI::App& cmd, const SettingsSources& sources) {
   const parallel::ParallelConfig& parallel_config = run.settings.parallel;
   const RunKind kind = run_kind(cmd, run);
   check_before_training(config, parallel_config);
+  if (run.restored_layout && kind != RunKind::single_device) {
+    std::printf("resuming as %s, the checkpoint's parallel settings\n",
+                parallel::layout_description(parallel_config).c_str());
+  }
 
   const Device device = kind == RunKind::single_device ? pick_device(config.device) : Device::cpu();
   const std::unique_ptr<data::Dataset> train_set = data::open_dataset(config.data, data::Split::train, config.seed);

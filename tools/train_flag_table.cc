@@ -45,7 +45,8 @@ FlagValue read_block_momentum() {
 
 const std::vector<TrainFlag>& train_flags() {
   // Flag, config file field, help, scope, how the value is read (train_flag_values.h), then, when
-  // needed, a check of the value as typed (flag_checks.h) and what --resume does when it differs.
+  // needed, a check of the value as typed (flag_checks.h) and what --resume does when it differs
+  // (docs/training.md, "Resuming", has the table's rules and why).
   static const std::vector<TrainFlag> table = {
       {"--model", "model", "Reference model name (see `baton models`)", FS::train, read_model(), std::nullopt,
        OnResume::refuse},
@@ -101,30 +102,31 @@ const std::vector<TrainFlag>& train_flags() {
       {"--log-every", "log_every", "Steps between metrics lines", FS::train, read_into(&TrainConfig::log_every)},
       {"--metrics", "metrics", "JSON-lines metrics file (appended)", FS::train, read_into(&TrainConfig::metrics)},
       {"--stages", "parallel.stages", "Train as a pipeline of S stages (docs/training.md)", FS::parallel,
-       read_into(&ParallelConfig::stages), whole_number(1, INT32_MAX)},
+       read_into(&ParallelConfig::stages), whole_number(1, INT32_MAX), OnResume::warn},
       {"--data-parallel", "parallel.data_parallel",
        "Train N replicas in this process on cpu:0..N-1 (or --devices), --batch-size the global batch "
        "(docs/data-parallel.md)",
-       FS::parallel, read_into(&ParallelConfig::data_parallel)},
+       FS::parallel, read_into(&ParallelConfig::data_parallel), std::nullopt, OnResume::refuse_if_averaging},
       {"--model-averaging", "parallel.model_averaging",
        "Data parallel: none (gradients all-reduced every step), periodic (local SGD), bmuf, easgd or post-local; the "
        "replicas meet every --average-every H steps",
-       FS::averaging, choice_into(&ParallelConfig::model_averaging, parallel::parse_averaging)},
+       FS::averaging, choice_into(&ParallelConfig::model_averaging, parallel::parse_averaging), std::nullopt,
+       OnResume::refuse_if_averaging},
       {"--average-every", "parallel.average_every",
        "Model averaging: steps H between the replicas' meetings (default 1)", FS::averaging,
-       read_into(&ParallelConfig::average_every)},
+       read_into(&ParallelConfig::average_every), std::nullopt, OnResume::refuse_if_averaging},
       {"--block-momentum", "parallel.block_momentum", "BMUF: block momentum mu in [0, 1) (default 1 - 1/N)",
-       FS::averaging, read_block_momentum()},
+       FS::averaging, read_block_momentum(), std::nullopt, OnResume::warn},
       {"--block-lr", "parallel.block_lr", "BMUF: block learning rate zeta (default 1)", FS::averaging,
-       read_into(&ParallelConfig::block_lr)},
+       read_into(&ParallelConfig::block_lr), std::nullopt, OnResume::warn},
       {"--block-nesterov", "parallel.block_nesterov",
        "BMUF: blocks start from w_g + mu v (true, default) or from the global model w_g (false)", FS::averaging,
-       read_into(&ParallelConfig::block_nesterov)},
+       read_into(&ParallelConfig::block_nesterov), std::nullopt, OnResume::warn},
       {"--elastic-beta", "parallel.elastic_beta", "EASGD: moving rate beta in (0, 1], alpha = beta / N (default 0.9)",
-       FS::averaging, read_into(&ParallelConfig::elastic_beta)},
+       FS::averaging, read_into(&ParallelConfig::elastic_beta), std::nullopt, OnResume::warn},
       {"--local-after", "parallel.local_after",
        "Post-local SGD: synchronous steps K before local SGD starts (default 0)", FS::averaging,
-       read_into(&ParallelConfig::local_after)},
+       read_into(&ParallelConfig::local_after), std::nullopt, OnResume::refuse_if_averaging},
       {"--averaging-exchange", "parallel.averaging_exchange",
        "Model averaging exchange: ring (all-reduce around the replicas, default) or tree (by node)", FS::averaging,
        choice_into(&ParallelConfig::averaging_exchange, parallel::parse_exchange)},
@@ -133,7 +135,7 @@ const std::vector<TrainFlag>& train_flags() {
        FS::averaging, read_into(&ParallelConfig::averaging_cluster)},
       {"--groups", "parallel.groups",
        "Train G pipelines of --stages S each, data parallel across the groups (the hybrid, docs/hybrid.md)",
-       FS::parallel, read_into(&ParallelConfig::groups)},
+       FS::parallel, read_into(&ParallelConfig::groups), std::nullopt, OnResume::warn},
       {"--grad-sync", "parallel.grad_sync",
        "The hybrid's gradient all-reduce per stage: bucket (during backward) or partition (one per stage after its "
        "last backward)",
@@ -147,7 +149,7 @@ const std::vector<TrainFlag>& train_flags() {
       {"--micro-batches", "parallel.micro_batches",
        "Micro-batches per group per step; the step has groups x as many (default: the largest <= 4 x stages dividing "
        "a group's share of the batch)",
-       FS::parallel, read_into(&ParallelConfig::micro_batches), whole_number(1, INT32_MAX)},
+       FS::parallel, read_into(&ParallelConfig::micro_batches), whole_number(1, INT32_MAX), OnResume::warn},
       {"--schedule", "parallel.schedule", "Pipeline schedule: gpipe, 1f1b or interleaved (default 1f1b)", FS::parallel,
        choice_into(&ParallelConfig::schedule, parallel::parse_schedule_kind)},
       {"--partitioner", "parallel.partitioner", "uniform, block, antichain or hypergraph (default block)", FS::parallel,
@@ -163,9 +165,9 @@ const std::vector<TrainFlag>& train_flags() {
       {"--recompute", "parallel.recompute", "Recompute each stage's forward in its backward", FS::parallel,
        switch_to(&ParallelConfig::recompute, true)},
       {"--deferred-bn", "parallel.deferred_bn", "BatchNorm statistics once per mini-batch in pipelines", FS::parallel,
-       switch_to(&ParallelConfig::deferred_bn, true)},
+       switch_to(&ParallelConfig::deferred_bn, true), std::nullopt, OnResume::warn},
       {"--plan", "parallel.plan_file", "Train a plan file (baton plan --json FILE) as written", FS::parallel,
-       read_into(&ParallelConfig::plan_file)},
+       read_into(&ParallelConfig::plan_file), std::nullopt, OnResume::warn},
       {"--trace", "parallel.trace",
        "Chrome trace of the first measured pipeline steps beside the simulator's prediction", FS::parallel,
        read_into(&ParallelConfig::trace)},

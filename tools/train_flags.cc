@@ -27,4 +27,11 @@ bool given_flag_of(const CLI::App& cmd, FlagScope scope) {
   return false;
 }
 
+bool given_layout_flag(const CLI::App& cmd) {
+  for (const char* flag : {"--stages", "--groups", "--data-parallel", "--plan", "--device"}) {
+    if (given(cmd, flag)) return true;
+  }
+  return false;
+}
+
 }  // namespace baton::cli

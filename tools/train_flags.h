@@ -30,8 +30,11 @@ enum class FlagScope {
 };
 
 // A resumed run asked (by the config file or a flag) for another value of the field than its
-// checkpoint's: the value is taken, taken with a warning, or refused.
-enum class OnResume { take, warn, refuse };
+// checkpoint's: the value is taken, taken with a warning, or refused. refuse_if_averaging: refused
+// when the checkpoint's run and this one both average models (the per-replica state of
+// averaging.safetensors is tied to the variant, the replica count and when the replicas meet),
+// taken with a warning otherwise.
+enum class OnResume { take, warn, refuse, refuse_if_averaging };
 
 // How a flag is given and what its value does to the settings.
 struct FlagValue {
@@ -74,5 +77,8 @@ void apply_given_flags(const CLI::App& cmd, TrainSettings& settings);
 bool given(const CLI::App& cmd, const std::string& flag);
 // Whether `cmd` was given a flag of `scope` (FlagScope::parallel: of the parallel or averaging scope).
 bool given_flag_of(const CLI::App& cmd, FlagScope scope);
+// Whether `cmd` names the run's layout: --stages, --groups, --data-parallel, --plan or --device (one
+// device). A resumed run that names none keeps its checkpoint's parallel settings.
+bool given_layout_flag(const CLI::App& cmd);
 
 }  // namespace baton::cli

@@ -1,4 +1,4 @@
-// find_resume_point, stored_config and check_resume_overrides: resuming exactly the run that was
+// find_resume_point, stored_settings and check_resume_overrides: resuming exactly the run that was
 // saved, or saying why not.
 #include "tools/train_resume.h"
 
@@ -16,6 +16,12 @@ namespace baton::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The JSON pointer of a config file's field: "a.b" is json["a"]["b"].
+nlohmann::json::json_pointer pointer_of(std::string field) {
+  std::replace(field.begin(), field.end(), '.', '/');
+  return nlohmann::json::json_pointer("/" + field);
+}
 
 // The root's step-… directories that are not complete checkpoints, and whether it holds anything
 // else (hidden entries, such as saves in progress, aside).
@@ -35,10 +41,12 @@ void survey(const fs::path& root, std::vector<std::string>& incomplete, bool& ot
   std::sort(incomplete.begin(), incomplete.end());  // by step: the names have the same width
 }
 
-// A refused field as messages name it: the model (a name or a spec) as one, "optimizer type".
-std::string refused_name(const std::string& field) {
-  if (field == "model_spec") return "model";
-  std::string name = field;
+// A refused field as messages name it: the model (a name or a spec) as one, "optimizer type", a
+// parallel field with its flag ("parallel.data_parallel (--data-parallel)").
+std::string refused_name(const TrainFlag& row) {
+  if (row.scope != FlagScope::train) return row.field + " (" + row.flag() + ")";
+  if (row.field == "model_spec") return "model";
+  std::string name = row.field;
   std::replace(name.begin(), name.end(), '.', ' ');
   return name;
 }
@@ -49,10 +57,37 @@ std::string refused_text(const TrainConfig& config, const nlohmann::json& json, 
   if (field == "model" || field == "model_spec")
     return config.model_spec.empty() ? config.model : "spec " + config.model_spec;
   if (field == "optimizer.type") return config.optimizer.value("type", std::string("sgd"));
-  std::string pointer = "/" + field;  // "a.b": json["a"]["b"]
-  std::replace(pointer.begin(), pointer.end(), '.', '/');
-  const nlohmann::json& value = json.at(nlohmann::json::json_pointer(pointer));
+  const nlohmann::json& value = json.at(pointer_of(field));
   return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+// The settings as a config file writes them, the parallel object with them when known.
+nlohmann::json settings_json(const TrainConfig& train, const parallel::ParallelConfig* parallel) {
+  nlohmann::json json = train.to_json();
+  json.erase("parallel");
+  if (parallel) json["parallel"] = parallel->to_json();
+  return json;
+}
+
+// The row's rule between these two runs (refuse_if_averaging resolved).
+OnResume rule_of(const TrainFlag& row, const StoredSettings& stored, const TrainSettings& requested) {
+  if (row.on_resume != OnResume::refuse_if_averaging) return row.on_resume;
+  const bool both_average = stored.parallel->model_averaging != parallel::Averaging::none &&
+                            requested.parallel.model_averaging != parallel::Averaging::none;
+  return both_average ? OnResume::refuse : OnResume::warn;
+}
+
+// What a resumed run must keep, and how to start afresh instead, after a refusal of `row`.
+std::string refusal_reason(const TrainFlag& row, const std::string& checkpoint) {
+  const std::string weights = (fs::path(checkpoint) / kModelFileName).string();
+  if (row.scope != FlagScope::train) {
+    return "model averaging's per-replica state is tied to its variant, replicas, --average-every and "
+           "--local-after: resume with the checkpoint's (or start a new run from its weights with --weights " +
+           weights + ")";
+  }
+  return "a resumed run continues with the same model, data, batch, seed and optimiser (start a new run from its "
+         "weights with --weights " +
+         weights + " instead)";
 }
 
 }  // namespace
@@ -98,42 +133,56 @@ ResumePoint find_resume_point(const std::string& dir) {
   return {dir, std::nullopt, ""};
 }
 
-TrainConfig stored_config(const std::string& checkpoint) {
+StoredSettings stored_settings(const std::string& checkpoint) {
   const std::string file = (fs::path(checkpoint) / kModelFileName).string();
-  const CheckpointState state = read_checkpoint_state(SafetensorsFile(file));
-  TrainConfig config;
-  if (!state.train_config.is_null()) config.update_from_json(state.train_config, "checkpoint file '" + file + "'");
-  config.weights.clear();  // the saved run's start, not this one's
-  config.resume = false;
-  return config;
+  const std::string where = "checkpoint file '" + file + "' (metadata 'train_config')";
+  nlohmann::json json = read_checkpoint_state(SafetensorsFile(file)).train_config;
+  StoredSettings stored;
+  if (json.is_object() && json.contains("parallel")) stored.parallel = parallel::take_parallel_config(json, where);
+  if (!json.is_null()) stored.train.update_from_json(json, where);
+  stored.train.weights.clear();  // the saved run's start, not this one's
+  stored.train.resume = false;
+  return stored;
 }
 
-std::string check_resume_overrides(const TrainConfig& stored, const TrainConfig& requested,
+nlohmann::json parallel_to_store(const parallel::ParallelConfig& parallel) {
+  nlohmann::json json = parallel.to_json();
+  json.erase("trace");
+  return json;
+}
+
+std::string check_resume_overrides(const StoredSettings& stored, const TrainSettings& requested,
                                    const std::string& checkpoint) {
-  // The rules of the table's train rows (a checkpoint holds the train config, not the parallel one).
-  const nlohmann::json was = stored.to_json(), now = requested.to_json();
+  const parallel::ParallelConfig* stored_parallel = stored.parallel ? &*stored.parallel : nullptr;
+  const nlohmann::json was = settings_json(stored.train, stored_parallel);
+  const nlohmann::json now = settings_json(requested.train, stored_parallel ? &requested.parallel : nullptr);
+  // The rows the checkpoint can answer: the parallel ones only when it stores its parallel settings.
+  std::vector<const TrainFlag*> rows;
   for (const TrainFlag& row : train_flags()) {
-    if (row.scope != FlagScope::train || row.on_resume != OnResume::refuse) continue;
-    const std::string was_text = refused_text(stored, was, row.field);
-    const std::string now_text = refused_text(requested, now, row.field);
-    BATON_CHECK(was_text == now_text, "--resume: the checkpoint ", checkpoint, " was trained with ",
-                refused_name(row.field), " ", was_text, ", this command asks for ", now_text,
-                "; a resumed run continues with the same model, data, batch, seed and optimiser (start a new run "
-                "from its weights with --weights ",
-                (fs::path(checkpoint) / kModelFileName).string(), " instead)");
+    if (row.scope == FlagScope::train || stored_parallel) rows.push_back(&row);
+  }
+  for (const TrainFlag* row : rows) {
+    if (rule_of(*row, stored, requested) != OnResume::refuse) continue;
+    const std::string was_text = refused_text(stored.train, was, row->field);
+    const std::string now_text = refused_text(requested.train, now, row->field);
+    BATON_CHECK(was_text == now_text, "--resume: the checkpoint ", checkpoint, " was trained with ", refused_name(*row),
+                " ", was_text, ", this command asks for ", now_text, "; ", refusal_reason(*row, checkpoint));
   }
   std::string warnings;
   std::vector<std::string> warned;  // a field once, however many flags set parts of it
-  for (const TrainFlag& row : train_flags()) {
-    const std::string field = row.field.substr(0, row.field.find('.'));  // the whole optimiser, schedule
-    if (row.scope != FlagScope::train || row.on_resume != OnResume::warn ||
+  for (const TrainFlag* row : rows) {
+    // The unit warned about: the whole optimiser or schedule; each parallel field on its own.
+    const std::string field = row->scope == FlagScope::train ? row->field.substr(0, row->field.find('.')) : row->field;
+    if (rule_of(*row, stored, requested) != OnResume::warn ||
         std::find(warned.begin(), warned.end(), field) != warned.end()) {
       continue;
     }
     warned.push_back(field);
-    if (was.at(field) == now.at(field)) continue;
-    warnings += "warning: resuming with " + field + " " + now.at(field).dump() + " instead of the checkpoint's " +
-                was.at(field).dump() + "\n";
+    const nlohmann::json& was_value = was.at(pointer_of(field));
+    const nlohmann::json& now_value = now.at(pointer_of(field));
+    if (was_value == now_value) continue;
+    warnings += "warning: resuming with " + field + " " + now_value.dump() + " instead of the checkpoint's " +
+                was_value.dump() + "\n";
   }
   return warnings;
 }

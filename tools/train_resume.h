@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "runtime/train/train_config.h"
+#include "tools/train_flags.h"
 
 namespace baton::cli {
 
@@ -22,17 +22,27 @@ struct ResumePoint {
 // the newest; a DIR with incomplete checkpoints only, or with files but no checkpoint.
 ResumePoint find_resume_point(const std::string& dir);
 
-// The settings the checkpoint's run was started with (its stored train config), minus what only
-// described that start (weights, resume).
-TrainConfig stored_config(const std::string& checkpoint);
+// The settings a checkpoint's run was started with (its stored train config), minus what only
+// described that start (weights, resume; the trace file of its parallel settings).
+struct StoredSettings {
+  TrainConfig train;
+  std::optional<parallel::ParallelConfig> parallel;  // none: a checkpoint from before they were stored
+};
+StoredSettings stored_settings(const std::string& checkpoint);
 
-// `requested` (stored_config with the config file and flags over it) against `stored`, by the rules
-// of the flag table (train_flags.h): a field of a row marked OnResume::refuse (model, model spec,
-// data, batch size, seed, optimiser type) that differs is an error naming the field, both values and
-// what to do instead; one marked OnResume::warn (the learning-rate schedule, optimiser settings,
-// label smoothing, augmentation, tf32, channels-last) a warning line each (returned, for the caller
-// to print).
-std::string check_resume_overrides(const TrainConfig& stored, const TrainConfig& requested,
+// The parallel settings as a run stores them in its checkpoints (TrainConfig::parallel): the config
+// file's "parallel" object without the trace file (that run's output, not its layout).
+nlohmann::json parallel_to_store(const parallel::ParallelConfig& parallel);
+
+// `requested` (the stored settings with the config file and flags over them) against `stored`, by the
+// rules of the flag table (train_flags.h; parallel rows only when the checkpoint stores its parallel
+// settings): a field of a row marked OnResume::refuse (model, model spec, data, batch size, seed,
+// optimiser type; with model averaging on both sides, its variant, replicas and meetings) that
+// differs is an error naming the field, both values and what to do instead; one marked
+// OnResume::warn (the learning-rate schedule, optimiser settings, label smoothing, augmentation,
+// tf32, channels-last, the layout: stages, groups, replicas, micro-batches, ...) a warning line each
+// (returned, for the caller to print).
+std::string check_resume_overrides(const StoredSettings& stored, const TrainSettings& requested,
                                    const std::string& checkpoint);
 
 }  // namespace baton::cli

@@ -66,29 +66,31 @@ void TrainConfig::update_from_json(const nlohmann::json& j, std::string_view whe
 }
 
 nlohmann::json TrainConfig::to_json() const {
-  return {{"model", model},
-          {"model_spec", model_spec},
-          {"data", data},
-          {"epochs", epochs},
-          {"steps", steps},
-          {"batch_size", batch_size},
-          {"optimizer", optimizer},
-          {"lr_schedule", lr_schedule},
-          {"label_smoothing", label_smoothing},
-          {"device", device},
-          {"seed", seed},
-          {"workers", workers},
-          {"augment", augment},
-          {"tf32", tf32},
-          {"channels_last", channels_last},
-          {"checkpoint_dir", checkpoint_dir},
-          {"checkpoint_every", checkpoint_every},
-          {"keep_checkpoints", keep_checkpoints},
-          {"resume", resume},
-          {"weights", weights},
-          {"eval_every", eval_every},
-          {"log_every", log_every},
-          {"metrics", metrics}};
+  nlohmann::json j = {{"model", model},
+                      {"model_spec", model_spec},
+                      {"data", data},
+                      {"epochs", epochs},
+                      {"steps", steps},
+                      {"batch_size", batch_size},
+                      {"optimizer", optimizer},
+                      {"lr_schedule", lr_schedule},
+                      {"label_smoothing", label_smoothing},
+                      {"device", device},
+                      {"seed", seed},
+                      {"workers", workers},
+                      {"augment", augment},
+                      {"tf32", tf32},
+                      {"channels_last", channels_last},
+                      {"checkpoint_dir", checkpoint_dir},
+                      {"checkpoint_every", checkpoint_every},
+                      {"keep_checkpoints", keep_checkpoints},
+                      {"resume", resume},
+                      {"weights", weights},
+                      {"eval_every", eval_every},
+                      {"log_every", log_every},
+                      {"metrics", metrics}};
+  if (!parallel.is_null()) j["parallel"] = parallel;
+  return j;
 }
 
 void TrainConfig::validate(std::string_view where) const {

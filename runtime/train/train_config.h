@@ -34,8 +34,13 @@ struct TrainConfig {
   int64_t eval_every = 1;  // epochs between evaluations (0: never)
   int64_t log_every = 10;  // steps between metrics lines
   std::string metrics;     // JSON-lines metrics file (empty: none)
+  // The run's parallel settings as a config file's "parallel" object (written by the caller that
+  // knows them, parallel/parallel_config.h; not read here): to_json writes them beside the rest, so a
+  // checkpoint's train_config restores the layout on resume. Null: not written.
+  nlohmann::json parallel;
 
-  // Reads the fields present in `j` over the current values; unknown fields are errors.
+  // Reads the fields present in `j` over the current values; unknown fields are errors ("parallel"
+  // too: its reader takes it out first).
   void update_from_json(const nlohmann::json& j, std::string_view where);
   nlohmann::json to_json() const;
   void validate(std::string_view where) const;
