@@ -41,6 +41,43 @@ TEST(ParallelConfig, EveryFieldIsReadFromTheParallelObjectOfAConfigFile) {
   EXPECT_EQ(listed.schedule, ScheduleKind::one_f_one_b);  // absent fields keep their values
 }
 
+// Every field set away from its default comes back equal from the JSON checkpoints store it as.
+TEST(ParallelConfig, EveryFieldRoundTripsThroughItsJson) {
+  ParallelConfig p;
+  p.stages = 3;
+  p.data_parallel = 2;
+  p.groups = 4;
+  p.grad_sync = GradSyncStrategy::partition;
+  p.model_averaging = Averaging::bmuf;
+  p.average_every = 5;
+  p.block_momentum = 0.5;
+  p.block_lr = 0.75;
+  p.block_nesterov = false;
+  p.elastic_beta = 0.25;
+  p.local_after = 7;
+  p.averaging_exchange = ExchangeKind::tree;
+  p.averaging_cluster = "cpu-4";
+  p.unused_parameters = UnusedParameters::ready;
+  p.micro_batches = 6;
+  p.schedule = ScheduleKind::interleaved;
+  p.partitioner = PartitionerKind::hypergraph;
+  p.replication = Replication::free;
+  p.devices = "cpu:0,cpu:1";
+  p.recompute = true;
+  p.deferred_bn = true;
+  p.trace = "t.json";
+  p.comm_backend = comm::CommBackend::mpi;
+  p.plan_file = "plan.json";
+  const nlohmann::json json = p.to_json();
+  EXPECT_NE(json, ParallelConfig().to_json());
+  ParallelConfig back;
+  back.update_from_json(json, "round trip");
+  EXPECT_EQ(back.to_json(), json);
+  EXPECT_EQ(back.block_momentum, 0.5);
+  EXPECT_EQ(back.comm_backend, comm::CommBackend::mpi);
+  EXPECT_EQ(back.replication, Replication::free);
+}
+
 TEST(ParallelConfig, AFileWithoutParallelGivesTheDefaults) {
   nlohmann::json file = {{"model", "resnet20"}};
   ParallelConfig flags;

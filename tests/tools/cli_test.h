@@ -1,5 +1,6 @@
 // Running the `baton` binary from a test: a fresh directory per test, and `baton <args>` with its
-// exit code, stdout and stderr; checks of one-line errors and of positive figures in JSON reports.
+// exit code, stdout and stderr; checks of one-line errors and of positive figures in JSON reports;
+// the losses of a metrics file.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,7 +10,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/support/scratch_dir.h"
 
@@ -29,6 +32,17 @@ inline void expect_positive(const nlohmann::json& j, const char* field) {
 
 inline std::string read_file_text(const std::filesystem::path& path) {
   return baton::testing::read_file(path.string());
+}
+
+// The losses a metrics file logged, in order.
+inline std::vector<double> losses(const std::filesystem::path& metrics) {
+  std::vector<double> out;
+  std::istringstream lines(read_file_text(metrics));
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j.contains("loss")) out.push_back(j["loss"].get<double>());
+  }
+  return out;
 }
 
 // dir_: an empty directory named after the test, removed afterwards.

@@ -18,17 +18,6 @@ namespace {
 
 class TrainPlan : public CliTest {
  protected:
-  // The losses a metrics file logged, in order.
-  std::vector<double> losses(const std::filesystem::path& metrics) {
-    std::vector<double> out;
-    std::istringstream lines(read_file_text(metrics));
-    for (std::string line; std::getline(lines, line);) {
-      const nlohmann::json j = nlohmann::json::parse(line);
-      if (j.contains("loss")) out.push_back(j["loss"].get<double>());
-    }
-    return out;
-  }
-
   // `baton plan` of kTrain's model and batch: 2 groups of 2 stages on cpu-4, uniform split.
   nlohmann::json make_plan() {
     const CliResult r = run_baton(
