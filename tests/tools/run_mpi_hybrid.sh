@@ -2,7 +2,8 @@
 # The hybrid across processes end to end: `mpiexec -n 4 baton train --groups 2 --stages 2` logs exactly
 # the losses and evaluation of the same run in one process, rank 0 alone prints and writes (each
 # process its own --trace file), its
-# checkpoint resumes on one device and as a plain pipeline across 2 processes, a process count that
+# checkpoint resumes on one device, as a plain pipeline across 2 processes and (--resume alone) as the
+# stored hybrid across 4 processes with the losses of its resume in one process, a process count that
 # does not match is refused, PipeDream's 3-1 (a process per stage replica) logs the losses of the same
 # plan in one process and its checkpoint resumes on one device, a plan file (`baton train --plan`) logs
 # the losses of the same layout in one process and refuses another process count, and a rank killed in
@@ -41,7 +42,7 @@ for rank in 0 1 2 3; do  # each process's own timeline, its stage's all-reduces 
   grep -q '"cat":"allreduce"' "$dir/t.rank$rank.json" 2>/dev/null || fail "t.rank$rank.json: missing, or no all-reduce in it"
 done
 grep -q '"name":"predicted"' "$dir/t.rank0.json" || fail "t.rank0.json lacks the predicted step"
-cp -r "$dir/ckpt" "$dir/ckpt4"  # each resume below writes its own later checkpoints
+for copy in ckpt4 ckpt-mpi ckpt-inproc; do cp -r "$dir/ckpt" "$dir/$copy"; done  # each resume below writes its own
 
 echo "== a process count that does not match: an error on every rank"
 "${mpiexec[@]}" -n 2 "$baton" "${common[@]}" >"$dir/mismatch.out" 2>&1 && fail "--groups 2 --stages 2 on 2 processes succeeded"
@@ -65,6 +66,19 @@ grep -q 'at step 4' "$dir/resume2.out" || { cat "$dir/resume2.out"; fail "the 2-
 one=$(losses "$dir/one.jsonl" | tail -2 | cut -c1-13)
 two=$(losses "$dir/two.jsonl" | tail -2 | cut -c1-13)
 [[ "$one" == "$two" ]] || fail "the resumed losses differ: one device '$one', 2 processes '$two'"
+
+echo "== --resume alone: the checkpoint's hybrid, across 4 processes and in one"
+BATON_NUM_THREADS=1 "${mpiexec[@]}" -n 4 "$baton" train --resume "$dir/ckpt-mpi" --steps 6 --metrics "$dir/bare-mpi.jsonl" \
+  >"$dir/bare-mpi.out" 2>&1 || { cat "$dir/bare-mpi.out"; fail "resuming the stored hybrid on 4 processes failed"; }
+[[ $(grep -c '^resuming as the hybrid of 2 groups x 2 stages' "$dir/bare-mpi.out") -eq 1 ]] &&
+  [[ $(grep -c '^across processes: 2 x 2 processes' "$dir/bare-mpi.out") -eq 1 ]] ||
+  { cat "$dir/bare-mpi.out"; fail "rank 0 should say once that it resumes as the stored hybrid across processes"; }
+BATON_NUM_THREADS=4 "$baton" train --resume "$dir/ckpt-inproc" --steps 6 --metrics "$dir/bare-inproc.jsonl" \
+  >"$dir/bare-inproc.out" 2>&1 || { cat "$dir/bare-inproc.out"; fail "resuming the stored hybrid in one process failed"; }
+if [[ "$(losses "$dir/bare-inproc.jsonl")" != "$(losses "$dir/bare-mpi.jsonl")" ]]; then
+  fail "the stored hybrid resumed with other losses across processes than in one:"
+  paste <(losses "$dir/bare-inproc.jsonl") <(losses "$dir/bare-mpi.jsonl") >&2
+fi
 
 echo "== unequal replicas across processes: a process per stage replica"
 # Heavy convolutions before a fully connected layer with most of the parameters: the antichain
