@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "parallel/parallel_choices.h"
+#include "parallel/pipeline/stage_sync.h"
 #include "parallel/plan/analytic_profile.h"
 #include "parallel/plan/plan_file.h"
 #include "parallel/plan/planner.h"
@@ -49,6 +52,24 @@ struct PlanFlags {
   double bandwidth_gbs = 1;
   double activation_compression_ratio = 0;  // 0: activation transfers not costed (PipeDream's default)
 };
+
+// The choices of --partitioner, --schedule, --grad-sync and --replication, each parsed once
+// (parallel_choices.h and the like), an unknown name one error naming the flag.
+struct PlanKinds {
+  PartitionerKind partitioner = PartitionerKind::block;
+  ScheduleKind schedule = ScheduleKind::one_f_one_b;
+  GradSyncStrategy grad_sync = GradSyncStrategy::bucket;
+  std::optional<Replication> replication;  // none: equal for one plan, both kinds with --search
+};
+
+PlanKinds parse_kinds(const PlanFlags& f) {
+  PlanKinds kinds;
+  kinds.partitioner = parse_choice("--partitioner", f.partitioner, parse_partitioner);
+  kinds.schedule = parse_choice("--schedule", f.schedule, parse_schedule_kind);
+  kinds.grad_sync = parse_choice("--grad-sync", f.grad_sync, parse_grad_sync);
+  if (!f.replication.empty()) kinds.replication = parse_choice("--replication", f.replication, parse_replication);
+  return kinds;
+}
 
 void print_summary(const EvaluatedPlan& e, double single_ms) {
   std::printf(
@@ -106,12 +127,9 @@ void run_plan(const PlanFlags& f) {
   BATON_CHECK(f.objective == "baton" || f.objective == "pipedream", "--objective: expected baton or pipedream, got '",
               f.objective, "'");
   if (f.objective == "pipedream") return run_pipedream_plan(f);
-  BATON_CHECK(f.replication.empty() || f.replication == "equal" || f.replication == "free",
-              "--replication: expected equal or free, got '", f.replication, "'");
+  const PlanKinds kinds = parse_kinds(f);
   BATON_CHECK(!(f.gpus > 0 && f.stages > 0), "give --gpus N or --stages S [--groups G], not both");
   BATON_CHECK(f.batch >= 1, "--batch must be >= 1");
-  BATON_CHECK(f.grad_sync == "bucket" || f.grad_sync == "partition", "--grad-sync: expected bucket or partition, got '",
-              f.grad_sync, "'");
   if (!f.json_path.empty()) check_file_writable(f.json_path, "plan file");
   const bool printed_json = f.json && f.json_path.empty();  // else the tables (and --json FILE written)
   const Cluster cluster = load_cluster(f.cluster);
@@ -131,9 +149,9 @@ void run_plan(const PlanFlags& f) {
   if (f.search) {
     const int devices = f.gpus > 0 ? f.gpus : f.stages > 0 ? f.stages * f.groups : cluster.num_devices();
     std::vector<SearchEntry> entries = search_plans(devices, profile, cluster, settings);
-    if (!f.replication.empty()) {  // only the kind asked for
-      std::erase_if(entries,
-                    [&](const SearchEntry& s) { return s.choice.free_replication != (f.replication == "free"); });
+    if (kinds.replication) {  // only the kind asked for
+      const bool free = *kinds.replication == Replication::free;
+      std::erase_if(entries, [&](const SearchEntry& s) { return s.choice.free_replication != free; });
     }
     BATON_CHECK(!entries.empty() && entries.front().result, "no feasible plan for ", profile.model, " on ", devices,
                 " devices of ", cluster.name(), entries.empty() ? std::string() : ": " + entries.front().reason);
@@ -181,20 +199,20 @@ void run_plan(const PlanFlags& f) {
       std::printf("(%d infeasible plans not ranked; --json lists why)\n", infeasible);
   } else {
     PlanChoice c;
-    c.partitioner = f.partitioner;
-    c.schedule = parse_schedule_kind(f.schedule);
+    c.partitioner = std::string(partitioner_name(kinds.partitioner));
+    c.schedule = kinds.schedule;
     c.stages = f.stages > 0 ? f.stages : f.gpus > 0 ? f.gpus : 1;
     c.groups = f.stages > 0 ? f.groups : 1;
     c.chunks = c.schedule == ScheduleKind::interleaved ? f.chunks : 1;
-    c.free_replication = f.replication == "free";
+    c.free_replication = kinds.replication == Replication::free;
     BATON_CHECK(
-        !c.free_replication || c.partitioner == "antichain",
+        !c.free_replication || kinds.partitioner == PartitionerKind::antichain,
         "--replication free: per-stage replication is the antichain partitioner's (add --partitioner antichain)");
     const int per_group = f.batch / c.groups;
     c.micro_batches = f.micro_batches > 0 ? f.micro_batches : c.stages == 1 ? 1 : std::min(per_group, 4 * c.stages);
     chosen = evaluate_plan(c, profile, cluster, settings);
   }
-  nlohmann::json out = plan_file_json(*chosen, profile, cluster, single_ms, f.grad_sync);
+  nlohmann::json out = plan_file_json(*chosen, profile, cluster, single_ms, grad_sync_name(kinds.grad_sync));
   out["profile"]["calibrated"] = planned.calibrated;
   if (f.search) out["ranking"] = ranking;
   if (!f.json_path.empty()) write_file_atomically(f.json_path, out.dump(2) + "\n");

@@ -32,12 +32,7 @@ FlagValue read_into(T Config::*field) {
 template <class Kind>
 FlagValue choice_into(Kind parallel::ParallelConfig::*field, Kind (*parse)(std::string_view)) {
   return {false, "TEXT", [field, parse](TrainSettings& s, const CLI::Option& o) {
-            try {
-              s.parallel.*field = parse(o.as<std::string>());
-            } catch (const Error& e) {
-              if (e.message().find(o.get_name()) != std::string::npos) throw;
-              BATON_FAIL(o.get_name(), ": ", e.message());
-            }
+            s.parallel.*field = parallel::parse_choice(o.get_name(), o.as<std::string>(), parse);
           }};
 }
 
