@@ -53,24 +53,6 @@ struct PlanFlags {
   double activation_compression_ratio = 0;  // 0: activation transfers not costed (PipeDream's default)
 };
 
-// The choices of --partitioner, --schedule, --grad-sync and --replication, each parsed once
-// (parallel_choices.h and the like), an unknown name one error naming the flag.
-struct PlanKinds {
-  PartitionerKind partitioner = PartitionerKind::block;
-  ScheduleKind schedule = ScheduleKind::one_f_one_b;
-  GradSyncStrategy grad_sync = GradSyncStrategy::bucket;
-  std::optional<Replication> replication;  // none: equal for one plan, both kinds with --search
-};
-
-PlanKinds parse_kinds(const PlanFlags& f) {
-  PlanKinds kinds;
-  kinds.partitioner = parse_choice("--partitioner", f.partitioner, parse_partitioner);
-  kinds.schedule = parse_choice("--schedule", f.schedule, parse_schedule_kind);
-  kinds.grad_sync = parse_choice("--grad-sync", f.grad_sync, parse_grad_sync);
-  if (!f.replication.empty()) kinds.replication = parse_choice("--replication", f.replication, parse_replication);
-  return kinds;
-}
-
 void print_summary(const EvaluatedPlan& e, double single_ms) {
   std::printf(
       "predicted step %.3f ms, %.1f samples/s, bubble %.1f%%, peak memory %.2f GB, speedup %.2fx over one device (%.3f "
@@ -127,7 +109,12 @@ void run_plan(const PlanFlags& f) {
   BATON_CHECK(f.objective == "baton" || f.objective == "pipedream", "--objective: expected baton or pipedream, got '",
               f.objective, "'");
   if (f.objective == "pipedream") return run_pipedream_plan(f);
-  const PlanKinds kinds = parse_kinds(f);
+  // The choices, each parsed once as `baton train` parses them: an unknown name is one error naming the flag.
+  const PartitionerKind partitioner = parse_choice("--partitioner", f.partitioner, parse_partitioner);
+  const ScheduleKind schedule = parse_choice("--schedule", f.schedule, parse_schedule_kind);
+  const GradSyncStrategy grad_sync = parse_choice("--grad-sync", f.grad_sync, parse_grad_sync);
+  std::optional<Replication> replication;  // none: equal for one plan, both kinds with --search
+  if (!f.replication.empty()) replication = parse_choice("--replication", f.replication, parse_replication);
   BATON_CHECK(!(f.gpus > 0 && f.stages > 0), "give --gpus N or --stages S [--groups G], not both");
   BATON_CHECK(f.batch >= 1, "--batch must be >= 1");
   if (!f.json_path.empty()) check_file_writable(f.json_path, "plan file");
@@ -149,8 +136,8 @@ void run_plan(const PlanFlags& f) {
   if (f.search) {
     const int devices = f.gpus > 0 ? f.gpus : f.stages > 0 ? f.stages * f.groups : cluster.num_devices();
     std::vector<SearchEntry> entries = search_plans(devices, profile, cluster, settings);
-    if (kinds.replication) {  // only the kind asked for
-      const bool free = *kinds.replication == Replication::free;
+    if (replication) {  // only the kind asked for
+      const bool free = *replication == Replication::free;
       std::erase_if(entries, [&](const SearchEntry& s) { return s.choice.free_replication != free; });
     }
     BATON_CHECK(!entries.empty() && entries.front().result, "no feasible plan for ", profile.model, " on ", devices,
@@ -199,20 +186,20 @@ void run_plan(const PlanFlags& f) {
       std::printf("(%d infeasible plans not ranked; --json lists why)\n", infeasible);
   } else {
     PlanChoice c;
-    c.partitioner = std::string(partitioner_name(kinds.partitioner));
-    c.schedule = kinds.schedule;
+    c.partitioner = std::string(partitioner_name(partitioner));
+    c.schedule = schedule;
     c.stages = f.stages > 0 ? f.stages : f.gpus > 0 ? f.gpus : 1;
     c.groups = f.stages > 0 ? f.groups : 1;
     c.chunks = c.schedule == ScheduleKind::interleaved ? f.chunks : 1;
-    c.free_replication = kinds.replication == Replication::free;
+    c.free_replication = replication == Replication::free;
     BATON_CHECK(
-        !c.free_replication || kinds.partitioner == PartitionerKind::antichain,
+        !c.free_replication || partitioner == PartitionerKind::antichain,
         "--replication free: per-stage replication is the antichain partitioner's (add --partitioner antichain)");
     const int per_group = f.batch / c.groups;
     c.micro_batches = f.micro_batches > 0 ? f.micro_batches : c.stages == 1 ? 1 : std::min(per_group, 4 * c.stages);
     chosen = evaluate_plan(c, profile, cluster, settings);
   }
-  nlohmann::json out = plan_file_json(*chosen, profile, cluster, single_ms, grad_sync_name(kinds.grad_sync));
+  nlohmann::json out = plan_file_json(*chosen, profile, cluster, single_ms, grad_sync_name(grad_sync));
   out["profile"]["calibrated"] = planned.calibrated;
   if (f.search) out["ranking"] = ranking;
   if (!f.json_path.empty()) write_file_atomically(f.json_path, out.dump(2) + "\n");
