@@ -14,6 +14,7 @@ const LayerRegistry& builtin_layers() {
     register_pooling_layers(r);
     register_conv_layers(r);
     register_linear_layers(r);
+    register_one_hot_layers(r);
     return r;
   }();
   return registry;

@@ -20,5 +20,7 @@ void register_loss_layers(LayerRegistry& registry);
 // Matrix products and convolution: Conv2d (layers/conv.h), Linear (layers/linear.h).
 void register_conv_layers(LayerRegistry& registry);
 void register_linear_layers(LayerRegistry& registry);
+// OneHot (layers/one_hot.h): token ids to one-hot rows.
+void register_one_hot_layers(LayerRegistry& registry);
 
 }  // namespace baton::layers

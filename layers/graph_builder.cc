@@ -65,10 +65,11 @@ ValueId GraphBuilder::batch_norm2d(ValueId x, const BatchNormArgs& a, const std:
 ValueId GraphBuilder::linear(ValueId x, int64_t out_features, const std::string& name, bool bias,
                              const WeightInit& init) {
   const Shape& s = shape(x);
-  BATON_CHECK(s.rank() == 2, "node '", name, "': Linear expects [N, features], got ", s.str(), " (flatten first)");
-  return single("Linear",
-                with_init_fields({{"in_features", s[1]}, {"out_features", out_features}, {"bias", bias}}, init), {x},
-                name);
+  BATON_CHECK(s.rank() >= 2, "node '", name, "': Linear expects [N, ..., features], got ", s.str());
+  return single(
+      "Linear",
+      with_init_fields({{"in_features", s[s.rank() - 1]}, {"out_features", out_features}, {"bias", bias}}, init), {x},
+      name);
 }
 
 ValueId GraphBuilder::relu(ValueId x, const std::string& name) {
@@ -106,6 +107,10 @@ ValueId GraphBuilder::add(const std::vector<ValueId>& xs, const std::string& nam
 
 ValueId GraphBuilder::concat(const std::vector<ValueId>& xs, const std::string& name) {
   return single("Concat", {{"dim", 1}}, xs, name);
+}
+
+ValueId GraphBuilder::one_hot(ValueId x, int64_t classes, DType dtype, const std::string& name) {
+  return single("OneHot", {{"classes", classes}, {"dtype", std::string(dtype_name(dtype))}}, {x}, name);
 }
 
 ValueId GraphBuilder::flatten(ValueId x, const std::string& name) {

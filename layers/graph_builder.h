@@ -75,6 +75,8 @@ class GraphBuilder {
   ValueId add(const std::vector<ValueId>& xs, const std::string& name);
   ValueId concat(const std::vector<ValueId>& xs, const std::string& name);  // along channels
   ValueId flatten(ValueId x, const std::string& name);
+  // Class indices (i32 / i64) to one-hot rows of `classes` values of `dtype` (layers/one_hot.h).
+  ValueId one_hot(ValueId x, int64_t classes, DType dtype, const std::string& name);
   ValueId identity(ValueId x, const std::string& name);
   ValueId softmax_cross_entropy(ValueId logits, ValueId labels, const std::string& name, double label_smoothing = 0);
   ValueId mse_loss(ValueId prediction, ValueId target, const std::string& name);

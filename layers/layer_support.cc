@@ -27,6 +27,14 @@ std::vector<DType> dtypes_of(std::span<const Tensor> tensors) {
   return dtypes;
 }
 
+Tensor as_rows(const Tensor& t) {
+  BATON_CHECK(t.rank() >= 2, "as_rows: a tensor of shape ", t.shape().str(), " has no rows of features");
+  if (t.rank() == 2) return t;
+  return t.reshape(Shape{t.numel() / t.size(t.rank() - 1), t.size(t.rank() - 1)});
+}
+
+Tensor as_flat(const Tensor& t) { return t.rank() == 1 ? t : t.reshape(Shape{t.numel()}); }
+
 Tensor host_record(std::span<const int64_t> values) {
   Tensor t = Tensor::empty_host(Shape{static_cast<int64_t>(values.size())}, DType::i64);
   std::copy(values.begin(), values.end(), t.data<int64_t>());

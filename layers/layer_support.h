@@ -27,6 +27,12 @@ void check_min_input_count(std::string_view layer, std::span<const Shape> inputs
 std::vector<Shape> shapes_of(std::span<const Tensor> tensors);
 std::vector<DType> dtypes_of(std::span<const Tensor> tensors);
 
+// [..., K] (rank >= 2) as [rows, K], rows the product of the leading dimensions: a rank-2 tensor
+// itself, a higher one a reshape view.
+Tensor as_rows(const Tensor& t);
+// Every element in one dimension: a rank-1 tensor itself, any other a reshape view.
+Tensor as_flat(const Tensor& t);
+
 // A cpu:0 i64 tensor [values.size()] holding `values`.
 Tensor host_record(std::span<const int64_t> values);
 // The values of a record made by host_record.

@@ -5,6 +5,7 @@
 #include "kernels/gemm.h"
 #include "layers/builtin_layers.h"
 #include "layers/fan_in_init.h"
+#include "layers/layer_support.h"
 #include "runtime/graph/json_config.h"
 
 namespace baton::layers {
@@ -23,9 +24,12 @@ nlohmann::json Linear::config() const {
 std::vector<Shape> Linear::infer_shapes(std::span<const Shape> inputs) const {
   BATON_CHECK(inputs.size() == 1, "Linear: expected 1 input, got ", inputs.size());
   const Shape& x = inputs[0];
-  BATON_CHECK(x.rank() == 2 && x[1] == options_.in_features, "Linear: input has shape ", x.str(), ", expected [N, ",
-              options_.in_features, "] (in_features ", options_.in_features, ")");
-  return {Shape{x[0], options_.out_features}};
+  BATON_CHECK(x.rank() >= 2 && x[x.rank() - 1] == options_.in_features, "Linear: input has shape ", x.str(),
+              ", expected [N, ", options_.in_features, "] (in_features ", options_.in_features, ") or [N, ..., ",
+              options_.in_features, "] (applied over the last dimension)");
+  std::vector<int64_t> dims = x.dims();
+  dims.back() = options_.out_features;
+  return {Shape(std::move(dims))};
 }
 
 std::vector<TensorSpec> Linear::param_specs(std::span<const Shape> /*inputs*/) const {
@@ -34,20 +38,27 @@ std::vector<TensorSpec> Linear::param_specs(std::span<const Shape> /*inputs*/) c
 }
 
 ForwardResult Linear::forward(const ForwardArgs& args) const {
-  const Tensor& x = args.inputs[0];
-  Tensor y = Tensor::empty(infer_shapes(std::span(&x.shape(), 1))[0], x.dtype(), args.ctx);
+  const Tensor x = as_rows(args.inputs[0]);
+  const Shape y_shape = infer_shapes(std::span(&args.inputs[0].shape(), 1))[0];
+  Tensor y = Tensor::empty(Shape{x.size(0), options_.out_features}, x.dtype(), args.ctx);
   kernels::matmul(args.ctx, x, args.params[0], y, false, true);  // y = x · Wᵀ
   if (options_.bias) kernels::bias_add(args.ctx, args.params[1], y);
-  return {{y}, {x}};
+  return {{y.shape() == y_shape ? y : y.reshape(y_shape)}, {x}};
 }
 
 std::vector<Tensor> Linear::backward(const BackwardArgs& args) const {
-  const Tensor& x = args.saved[0];
-  const Tensor& dy = args.output_grads[0];
+  const Tensor& x = args.saved[0];  // [rows, in]
+  const Tensor dy = as_rows(args.output_grads[0]);
   Tensor dx;
   if (args.needs_input_grad[0]) {
     dx = Tensor::empty(x.shape(), x.dtype(), args.ctx);
     kernels::matmul(args.ctx, dy, args.params[0], dx, false, false);  // dx = dy · W
+    const Shape& input_shape = args.output_grads[0].shape();
+    if (input_shape.rank() > 2) {
+      std::vector<int64_t> dims = input_shape.dims();
+      dims.back() = options_.in_features;
+      dx = dx.reshape(Shape(std::move(dims)));
+    }
   }
   kernels::matmul(args.ctx, dy, x, args.param_grads[0], true, false, 1.0, 1.0);  // dW += dyᵀ · x
   if (options_.bias) kernels::bias_grad(args.ctx, dy, args.param_grads[1]);

@@ -42,10 +42,14 @@ nlohmann::json SoftmaxCrossEntropy::config() const { return {{"label_smoothing",
 std::vector<Shape> SoftmaxCrossEntropy::infer_shapes(std::span<const Shape> inputs) const {
   check_input_count(type(), inputs, 2);
   const Shape &logits = inputs[0], &labels = inputs[1];
-  BATON_CHECK(logits.rank() == 2 && logits.numel() > 0, "SoftmaxCrossEntropy: the logits (input 0) have shape ",
-              logits.str(), ", expected [N, C] with N, C >= 1");
-  BATON_CHECK(labels == Shape{logits[0]}, "SoftmaxCrossEntropy: the labels (input 1) have shape ", labels.str(),
-              ", expected [", logits[0], "] (one label per row of the logits, shape ", logits.str(), ")");
+  BATON_CHECK(logits.rank() >= 2 && logits.numel() > 0 && (logits.rank() == 2 || logits.rank() == labels.rank() + 1),
+              "SoftmaxCrossEntropy: the logits (input 0) have shape ", logits.str(),
+              ", expected [N, C] with N, C >= 1 for labels [N], or [N, T, ..., C] for per-position labels [N, T, ...] "
+              "(the labels have shape ",
+              labels.str(), ")");
+  const Shape expected(std::vector<int64_t>(logits.dims().begin(), logits.dims().end() - 1));
+  BATON_CHECK(labels == expected, "SoftmaxCrossEntropy: the labels (input 1) have shape ", labels.str(), ", expected ",
+              expected.str(), " (one label per row of the logits, shape ", logits.str(), ")");
   return {Shape{}};
 }
 
@@ -61,11 +65,13 @@ std::vector<DType> SoftmaxCrossEntropy::infer_dtypes(std::span<const DType> inpu
 ForwardResult SoftmaxCrossEntropy::forward(const ForwardArgs& args) const {
   infer_shapes(shapes_of(args.inputs));
   const DType loss_dtype = infer_dtypes(dtypes_of(args.inputs))[0];
-  const Tensor &logits = args.inputs[0], &labels = args.inputs[1];
+  // Per-position logits [N, T, ..., C] are rows [N T ..., C] of one mean: views, no copies.
+  const Tensor logits = as_rows(args.inputs[0]), labels = as_flat(args.inputs[1]);
   Tensor loss = Tensor::empty(Shape{}, loss_dtype, args.ctx);
   Tensor probs = Tensor::empty(logits.shape(), logits.dtype(), args.ctx);
   kernels::softmax_cross_entropy_forward(args.ctx, logits, labels, options_.label_smoothing, loss, probs);
-  return {{loss}, {probs, labels}};
+  if (args.inputs[0].rank() == 2) return {{loss}, {probs, labels}};
+  return {{loss}, {probs, labels, host_record(args.inputs[0].shape().dims())}};  // and the logits' shape
 }
 
 std::vector<Tensor> SoftmaxCrossEntropy::backward(const BackwardArgs& args) const {
@@ -74,7 +80,8 @@ std::vector<Tensor> SoftmaxCrossEntropy::backward(const BackwardArgs& args) cons
   Tensor dlogits = Tensor::empty(probs.shape(), probs.dtype(), args.ctx);
   kernels::softmax_cross_entropy_backward(args.ctx, probs, labels, options_.label_smoothing, 1.0, dlogits);
   kernels::scale_by_scalar(args.ctx, dlogits, args.output_grads[0], dlogits);
-  return {dlogits, Tensor()};
+  if (args.saved.size() == 2) return {dlogits, Tensor()};
+  return {dlogits.reshape(Shape(read_host_record(args.saved[2]))), Tensor()};
 }
 
 // Per logit: max, subtract, exp, add, divide forward (the per-row log is not counted); subtract,

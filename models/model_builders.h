@@ -15,5 +15,7 @@ Graph build_vgg(int depth, bool batch_norm, const ModelOptions& options);
 Graph build_alexnet(const ModelOptions& options);
 Graph build_mobilenet_v2(const ModelOptions& options);
 Graph build_mlp_autoencoder(const ModelOptions& options);
+// token-mlp: one-hot ids, Linear, ReLU, Linear to per-position logits, per-position cross-entropy.
+Graph build_token_mlp(const ModelOptions& options);
 
 }  // namespace baton::models

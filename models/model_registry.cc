@@ -66,6 +66,11 @@ const std::vector<Entry>& entries() {
                   "the input",
                   Task::reconstruction, 32, 0},
                  build_mlp_autoencoder});
+    e.push_back({{"token-mlp",
+                  "token MLP: one-hot token ids [batch, T], Linear V→64, ReLU, Linear 64→V: logits [batch, T, V] "
+                  "and per-position cross-entropy",
+                  Task::per_position, 0, 16},
+                 build_token_mlp});
     return e;
   }();
   return all;
@@ -101,7 +106,7 @@ ModelOptions default_options(const std::string& name) {
   const ModelInfo& info = model_info(name);
   ModelOptions o;
   o.image_size = info.default_image_size;
-  if (info.task == Task::classification) o.num_classes = info.default_num_classes;
+  if (info.task != Task::reconstruction) o.num_classes = info.default_num_classes;
   return o;
 }
 
@@ -110,7 +115,8 @@ Graph build_model(const std::string& name, const ModelOptions& options) {
   check_at_least_one(name, "batch_size", options.batch_size);
   check_at_least_one(name, "in_channels", options.in_channels);
   check_at_least_one(name, "image_size", options.image_size);
-  if (e.info.task == Task::classification) check_at_least_one(name, "num_classes", options.num_classes);
+  if (e.info.task != Task::reconstruction) check_at_least_one(name, "num_classes", options.num_classes);
+  if (e.info.task == Task::per_position) check_at_least_one(name, "sequence_length", options.sequence_length);
   BATON_CHECK(options.label_smoothing >= 0 && options.label_smoothing <= 1, "build_model(\"", name,
               "\"): option label_smoothing is ", options.label_smoothing, ", expected a value in [0, 1]");
   BATON_CHECK(is_master_dtype(options.dtype), "build_model(\"", name, "\"): option dtype is ",
@@ -128,6 +134,16 @@ Graph build_model(const std::string& name, const ModelOptions& options) {
   }
 }
 
-const char* task_name(Task task) { return task == Task::classification ? "classification" : "reconstruction"; }
+const char* task_name(Task task) {
+  switch (task) {
+    case Task::classification:
+      return "classification";
+    case Task::reconstruction:
+      return "reconstruction";
+    case Task::per_position:
+      return "per-position";
+  }
+  return "unknown";
+}
 
 }  // namespace baton::models

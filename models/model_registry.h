@@ -13,13 +13,16 @@
 
 namespace baton::models {
 
-enum class Task { classification, reconstruction };
+// classification: images to classes; reconstruction: images to images; per_position: token ids
+// [batch, T] to a class per position ([batch, T] targets, e.g. the next token).
+enum class Task { classification, reconstruction, per_position };
 
 struct ModelOptions {
   int64_t batch_size = 1;      // the graph's nominal batch size, >= 1
   int64_t num_classes = 1000;  // classification only, >= 1
   int64_t in_channels = 3;
-  int64_t image_size = 224;  // square inputs: image_size x image_size
+  int64_t image_size = 224;     // square inputs: image_size x image_size
+  int64_t sequence_length = 8;  // per_position models: tokens per sample (num_classes: the vocabulary)
   bool with_loss = true;
   double label_smoothing = 0;  // of the classification loss, in [0, 1]
   // The element type of input "x", of every activation and output, and of the parameters (a
@@ -56,6 +59,6 @@ ModelOptions default_options(const std::string& name);
 // model (naming the node).
 Graph build_model(const std::string& name, const ModelOptions& options);
 
-const char* task_name(Task task);  // "classification", "reconstruction"
+const char* task_name(Task task);  // "classification", "reconstruction", "per-position"
 
 }  // namespace baton::models

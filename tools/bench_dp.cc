@@ -21,6 +21,7 @@
 #include "parallel/plan/profiler.h"
 #include "runtime/core/device_info.h"
 #include "runtime/core/error.h"
+#include "runtime/train/graph_contract.h"
 #include "tools/bench_timer.h"
 #include "tools/commands.h"
 #include "tools/rank_output.h"
@@ -32,8 +33,14 @@ using namespace baton::parallel;  // NOLINT
 
 data::Batch synthetic_batch(const Graph& graph, int rows) {
   data::Batch batch;
-  for (const Tensor& t : random_graph_inputs(graph, rows, Device::cpu(), Device::cpu())) {
-    (t.dtype() == DType::i64 ? batch.labels : batch.images) = t;
+  const std::vector<Tensor> inputs = random_graph_inputs(graph, rows, Device::cpu(), Device::cpu());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const std::string& name = graph.value(graph.inputs()[k]).name;
+    if (name == kLabelInput) {
+      batch.targets = inputs[k];
+    } else {
+      batch.inputs.push_back({name, inputs[k]});
+    }
   }
   return batch;
 }

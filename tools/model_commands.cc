@@ -15,8 +15,9 @@ namespace {
 void print_models() {
   std::printf("%-16s %-15s %-14s %-8s %s\n", "name", "task", "default input", "classes", "description");
   for (const models::ModelInfo& m : models::list_models()) {
-    const std::string input = dims_text(3, m.default_image_size, m.default_image_size);
-    const std::string classes = m.task == models::Task::classification ? std::to_string(m.default_num_classes) : "-";
+    const bool tokens = m.task == models::Task::per_position;
+    const std::string input = tokens ? "token ids" : dims_text(3, m.default_image_size, m.default_image_size);
+    const std::string classes = m.task != models::Task::reconstruction ? std::to_string(m.default_num_classes) : "-";
     std::printf("%-16s %-15s %-14s %-8s %s\n", m.name.c_str(), models::task_name(m.task), input.c_str(),
                 classes.c_str(), m.description.c_str());
   }

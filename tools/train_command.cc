@@ -183,6 +183,20 @@ Graph build_graph(const TrainConfig& config, const data::Dataset& train_set) {
     return Graph::from_json(read_json_file(config.model_spec, "model spec"), layers::builtin_layers(),
                             config.model_spec);
   }
+  const bool token_model = models::model_info(config.model).task == models::Task::per_position;
+  BATON_CHECK(token_model == !train_set.has_images(), "model '", config.model, "' takes ",
+              token_model ? "token sequences" : "images", "; data '", config.data, "' holds ",
+              data::layout_text(train_set.layout()));
+  if (token_model) {
+    const Shape targets = train_set.layout().targets.shape;
+    BATON_CHECK(targets.rank() == 1, "data '", config.data, "': model '", config.model,
+                "' takes per-position targets [T], not ", targets.str());
+    return models::build_model(config.model, {.batch_size = config.batch_size,
+                                              .num_classes = train_set.num_classes(),
+                                              .sequence_length = targets[0],
+                                              .with_loss = true,
+                                              .label_smoothing = config.label_smoothing});
+  }
   const Shape image = train_set.image_shape();
   BATON_CHECK(image[1] == image[2], "data '", config.data, "' has ", image[1], "x", image[2],
               " images; the reference models take square images");

@@ -169,19 +169,18 @@ void DataParallelEngine::on_replicas(const std::function<void(Replica&)>& fn) {
 
 PendingLoss DataParallelEngine::step(const data::Batch& batch, uint64_t seed, double lr) {
   // This process's rows of the global batch, split over its replicas.
-  const int64_t rows = batch.images.size(0), n = local_replicas();
+  const int64_t rows = batch.rows(), n = local_replicas();
   BATON_CHECK(rows % n == 0, "data parallel: the global batch of ", rows * (world_ / n),
               " samples does not split evenly over ", world_, " replicas (use a batch size that is a multiple of ",
               world_, ")");
   // The loader wrote the batch on replica 0's stream; the others copy their rows after it, on theirs.
   batch_ready_->record(input_context().stream());
-  const std::vector<Tensor> images = batch.images.split(n), labels = batch.labels.split(n);
+  const std::vector<data::Batch> parts = batch.split(n);
   on_replicas([&](Replica& r) {
     const int rank = r.comm->rank();
     const size_t local = local_index(r);
     r.ctx.stream().wait(*batch_ready_);
-    const data::Batch mine{.images = rows_on_replica(images[local], r.ctx),
-                           .labels = rows_on_replica(labels[local], r.ctx)};
+    const data::Batch mine = parts[local].map([&](const Tensor& t) { return rows_on_replica(t, r.ctx); });
     ReplicaStepRecord record;
     record.rank = rank;
     record.forward = ReplicaStepRecord::Clock::now();

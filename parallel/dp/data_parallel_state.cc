@@ -61,10 +61,10 @@ EvalResult DataParallelEngine::evaluate(const data::Dataset& test, int64_t batch
                            EvalPiece piece;
                            piece.ctx = &r.ctx;
                            piece.loss = out[executor_output_index(r.executor, loss_output(graph_))];
-                           piece.samples = batch.images.size(0);
+                           piece.samples = batch.rows();
                            if (classification) {
                              piece.logits = out[executor_output_index(r.executor, prediction_output(graph_))];
-                             piece.labels = batch.labels;
+                             piece.labels = batch.targets;
                            }
                            return std::vector<EvalPiece>{piece};
                          });
@@ -74,14 +74,17 @@ EvalResult DataParallelEngine::evaluate(const data::Dataset& test, int64_t batch
   on_replicas([&](Replica& r) {
     const EvalResult& mine = shards[local_index(r)];
     const auto n = static_cast<double>(mine.samples);
-    const std::vector<double> s = r.all_reduce_values(
-        {mine.loss * n, std::round(mine.top1 * n), std::round(mine.top5 * n), n}, comm::ReduceOp::sum);
+    const auto scored = static_cast<double>(mine.scored);  // top-1 and top-5 count over these targets
+    const std::vector<double> s =
+        r.all_reduce_values({mine.loss * n, std::round(mine.top1 * scored), std::round(mine.top5 * scored), n, scored},
+                            comm::ReduceOp::sum);
     if (&r != replicas_.front().get()) return;
     result.samples = static_cast<int64_t>(s[3]);
     result.loss = s[3] > 0 ? s[0] / s[3] : 0;
-    if (classification && s[3] > 0) {
-      result.top1 = s[1] / s[3];
-      result.top5 = s[2] / s[3];
+    if (classification && s[4] > 0) {
+      result.scored = static_cast<int64_t>(s[4]);
+      result.top1 = s[1] / s[4];
+      result.top5 = s[2] / s[4];
     }
   });
   return result;

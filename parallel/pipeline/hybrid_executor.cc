@@ -11,6 +11,7 @@
 #include "parallel/pipeline/micro_batches.h"
 #include "runtime/core/cpu_threads.h"
 #include "runtime/core/error.h"
+#include "runtime/data/batch.h"
 
 namespace baton::parallel {
 namespace {
@@ -244,13 +245,11 @@ PendingLoss HybridExecutor::start_group_step(const std::vector<Tensor>& share, c
 PendingLoss HybridExecutor::start_step(const std::vector<Tensor>& inputs, const StepOptions& options) {
   const int groups = this->groups();
   const int micro_batches = groups_.front()->schedule().micro_batches;
-  std::vector<std::vector<Tensor>> shares(static_cast<size_t>(groups));
   for (const Tensor& input : inputs) {
     BATON_CHECK(input.rank() >= 1 && input.size(0) % groups == 0, "hybrid step: a batch of ",
                 input.rank() >= 1 ? input.size(0) : 0, " rows does not split evenly over ", groups, " groups");
-    const std::vector<Tensor> parts = input.split(groups);
-    for (int g = 0; g < groups; ++g) shares[static_cast<size_t>(g)].push_back(parts[static_cast<size_t>(g)]);
   }
+  const std::vector<std::vector<Tensor>> shares = data::split_rows(inputs, groups, "hybrid step");
   if (local_group_ >= 0) return start_group_step(shares[static_cast<size_t>(local_group_)], options);
   std::vector<PendingLoss> losses(static_cast<size_t>(groups));
   on_groups([&](int g) {

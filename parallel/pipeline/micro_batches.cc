@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "runtime/core/error.h"
+#include "runtime/data/batch.h"
 
 namespace baton::parallel {
 namespace {
@@ -34,8 +35,8 @@ MicroBatches split_batch(const Graph& graph, const std::vector<Tensor>& inputs, 
               " micro-batches");
   MicroBatches out;
   out.batch = n;
-  for (const Tensor& t : inputs) out.inputs.push_back(t.split(micro_batches));
-  for (const Tensor& part : out.inputs.at(0)) out.sizes.push_back(part.size(0));
+  out.inputs = data::split_rows(inputs, micro_batches, "pipeline micro-batches");
+  for (const std::vector<Tensor>& part : out.inputs) out.sizes.push_back(part.at(0).size(0));
   return out;
 }
 

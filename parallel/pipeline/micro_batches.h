@@ -12,7 +12,7 @@
 namespace baton::parallel {
 
 struct MicroBatches {
-  std::vector<std::vector<Tensor>> inputs;  // [graph input][micro-batch]
+  std::vector<std::vector<Tensor>> inputs;  // [micro-batch][graph input]
   std::vector<int64_t> sizes;               // samples in each micro-batch
   int64_t batch = 0;                        // samples in all
 
@@ -22,7 +22,7 @@ struct MicroBatches {
 };
 
 // Splits `inputs` (one tensor per graph.inputs() entry, the batch in dimension 0) into
-// `micro_batches` views; errors name `what` ("step", "evaluate") and the offending input.
+// `micro_batches` views (data::split_rows); errors name `what` ("step", "evaluate") and the offending input.
 MicroBatches split_batch(const Graph& graph, const std::vector<Tensor>& inputs, int micro_batches,
                          std::string_view what);
 

@@ -213,7 +213,7 @@ void PipelineRun::forward(int s, int mb) {
     const StageInput& source = routing_.sources(s)[k];
     if (source.graph_input >= 0) {
       // Data and labels go straight from the batch to the stage that reads them.
-      in[k] = on_device_of(batches_.inputs[static_cast<size_t>(source.graph_input)][static_cast<size_t>(mb)], ctx);
+      in[k] = on_device_of(batches_.inputs[static_cast<size_t>(mb)][static_cast<size_t>(source.graph_input)], ctx);
     }
     BATON_CHECK(in[k].defined(), "input '", parts_.graph.value(names[k]).name, "' from stage ", source.producer_stage,
                 " has not been received (no recv_activation before this forward)");

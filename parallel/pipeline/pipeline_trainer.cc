@@ -100,8 +100,8 @@ std::vector<EvalPiece> PipelineTrainEngine::eval_pieces(const data::Batch& batch
   const int prediction_stage = result.output_stage.at(kPredictionOutput);
   if (!executor().local(prediction_stage)) return {};  // another process's (across processes)
   Context& ctx = executor().stage(prediction_stage).context();
-  const std::vector<Tensor> labels =
-      classification ? batch.labels.split(static_cast<int>(result.micro_batch_sizes.size())) : std::vector<Tensor>();
+  const std::vector<data::Batch> micro_batches =
+      classification ? batch.split(static_cast<int64_t>(result.micro_batch_sizes.size())) : std::vector<data::Batch>();
   std::vector<EvalPiece> pieces;
   for (size_t m = 0; m < result.micro_batch_sizes.size(); ++m) {
     EvalPiece piece;
@@ -110,7 +110,7 @@ std::vector<EvalPiece> PipelineTrainEngine::eval_pieces(const data::Batch& batch
     piece.samples = result.micro_batch_sizes[m];
     if (classification) {
       piece.logits = result.outputs[kPredictionOutput][m];
-      piece.labels = on_device_of(labels[m], ctx);
+      piece.labels = on_device_of(micro_batches[m].targets, ctx);
     }
     pieces.push_back(std::move(piece));
   }

@@ -23,6 +23,11 @@ int64_t checked_batches_per_epoch(const Dataset& dataset, const LoaderOptions& o
   return batches;
 }
 
+std::optional<SampleTransform> image_transform(const Dataset& dataset, const LoaderOptions& options) {
+  if (!dataset.has_images()) return std::nullopt;
+  return SampleTransform(dataset.image_shape(), options.augmentation, options.normalization);
+}
+
 }  // namespace
 
 BatchDecoder::BatchDecoder(const Dataset& dataset, const LoaderOptions& options)
@@ -31,14 +36,35 @@ BatchDecoder::BatchDecoder(const Dataset& dataset, const LoaderOptions& options)
       shard_(options.shard),
       shards_(options.shards),
       seed_(options.seed),
-      image_shape_(dataset.image_shape()),
-      transform_(image_shape_, options.augmentation, options.normalization),
-      batches_per_epoch_(checked_batches_per_epoch(dataset, options)) {}
+      layout_(dataset.layout()),
+      transform_(image_transform(dataset, options)),
+      batches_per_epoch_(checked_batches_per_epoch(dataset, options)) {
+  BATON_CHECK(!layout_.inputs.empty(), dataset.name(), ": a sample needs at least one input");
+  if (transform_) {
+    BATON_CHECK(layout_.inputs.size() == 1 && layout_.inputs[0].dtype == DType::f32 &&
+                    layout_.targets.dtype == DType::i64 && layout_.targets.shape.rank() == 0,
+                dataset.name(), ": an image dataset's samples are f32 images and i64 labels, not ",
+                layout_text(layout_));
+  }
+}
 
-Shape BatchDecoder::images_shape(int64_t n) const {
-  std::vector<int64_t> dims{n};
-  dims.insert(dims.end(), image_shape_.dims().begin(), image_shape_.dims().end());
-  return Shape(std::move(dims));
+std::vector<Tensor> BatchDecoder::make_fields(int64_t n, const std::function<Tensor(const Shape&, DType)>& make) const {
+  auto rows_of = [n](const SampleField& field) {
+    std::vector<int64_t> dims{n};
+    dims.insert(dims.end(), field.shape.dims().begin(), field.shape.dims().end());
+    return Shape(std::move(dims));
+  };
+  std::vector<Tensor> fields;
+  for (const SampleField& field : layout_.inputs) fields.push_back(make(rows_of(field), field.dtype));
+  fields.push_back(make(rows_of(layout_.targets), layout_.targets.dtype));
+  return fields;
+}
+
+Batch BatchDecoder::to_batch(const std::vector<Tensor>& fields) const {
+  Batch batch;
+  for (size_t k = 0; k < layout_.inputs.size(); ++k) batch.inputs.push_back({layout_.inputs[k].name, fields[k]});
+  batch.targets = fields.back();
+  return batch;
 }
 
 ShardRows BatchDecoder::rows(int64_t batch) const {
@@ -48,9 +74,27 @@ ShardRows BatchDecoder::rows(int64_t batch) const {
   return {.first = start + k * base + std::min(k, extra), .count = base + (k < extra ? 1 : 0)};
 }
 
-void BatchDecoder::decode(int64_t epoch, ShardRows rows, const std::vector<int64_t>* order, float* images,
-                          int64_t* labels, const std::atomic<bool>& stop) const {
-  const int64_t image_elements = image_shape_.numel();
+void BatchDecoder::decode(int64_t epoch, ShardRows rows, const std::vector<int64_t>* order,
+                          const std::vector<Tensor>& fields, const std::atomic<bool>& stop) const {
+  if (transform_) return decode_images(epoch, rows, order, fields, stop);
+  if (rows.count == 0) return;
+  std::vector<size_t> row_bytes;
+  for (const Tensor& field : fields) row_bytes.push_back(field.nbytes() / static_cast<size_t>(rows.count));
+  std::vector<void*> row(fields.size());
+  for (int64_t i = 0; i < rows.count && !stop.load(std::memory_order_relaxed); ++i) {
+    const int64_t sample = order != nullptr ? (*order)[static_cast<size_t>(rows.first + i)] : rows.first + i;
+    for (size_t k = 0; k < fields.size(); ++k) {
+      row[k] = static_cast<char*>(fields[k].data_ptr()) + static_cast<size_t>(i) * row_bytes[k];
+    }
+    dataset_.read_fields(sample, row);
+  }
+}
+
+void BatchDecoder::decode_images(int64_t epoch, ShardRows rows, const std::vector<int64_t>* order,
+                                 const std::vector<Tensor>& fields, const std::atomic<bool>& stop) const {
+  float* images = fields[0].data<float>();
+  int64_t* labels = fields[1].data<int64_t>();
+  const int64_t image_elements = layout_.inputs[0].shape.numel();
   std::vector<uint8_t> pixels(static_cast<size_t>(image_elements));
   for (int64_t i = 0; i < rows.count && !stop.load(std::memory_order_relaxed); ++i) {
     const int64_t sample = order != nullptr ? (*order)[static_cast<size_t>(rows.first + i)] : rows.first + i;
@@ -58,7 +102,7 @@ void BatchDecoder::decode(int64_t epoch, ShardRows rows, const std::vector<int64
     dataset_.read(sample, pixels.data(), label);
     BATON_CHECK(label >= 0 && label < dataset_.num_classes(), dataset_.name(), ": sample ", sample, " has label ",
                 label, ", expected 0 .. ", dataset_.num_classes() - 1);
-    transform_.apply(pixels.data(), transform_.draw(seed_, epoch, sample), images + i * image_elements);
+    transform_->apply(pixels.data(), transform_->draw(seed_, epoch, sample), images + i * image_elements);
     labels[i] = label;
   }
 }

@@ -16,6 +16,9 @@ class DatasetShard final : public Dataset {
   Shape image_shape() const override { return whole_.image_shape(); }
   int64_t num_classes() const override { return whole_.num_classes(); }
   void read(int64_t index, uint8_t* pixels, int64_t& label) const override;
+  bool has_images() const override { return whole_.has_images(); }
+  SampleLayout layout() const override { return whole_.layout(); }
+  void read_fields(int64_t index, const std::vector<void*>& fields) const override;
   std::string name() const override;
 
  private:

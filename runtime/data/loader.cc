@@ -29,13 +29,13 @@ namespace {
 // marks the last copy out of them, which a worker waits for before writing them again. For CPU
 // targets the slot only bounds the work in flight: each batch gets fresh memory, handed to the user.
 struct Slot {
-  Tensor images, labels;
+  std::vector<Tensor> fields;  // make_fields' order: the inputs, then the targets
   std::optional<Event> copied;
 };
 
 struct Decoded {
   int slot = -1;
-  Tensor images, labels;  // host tensors holding exactly the batch's samples
+  std::vector<Tensor> fields;  // host tensors holding exactly the batch's samples
   std::exception_ptr error;
 };
 
@@ -69,8 +69,8 @@ struct DataLoader::State {
       if (device.is_cuda()) {
         Slot& slot = slots[static_cast<size_t>(i)];
         const int64_t rows = (options.batch_size + options.shards - 1) / options.shards;
-        slot.images = Tensor::empty_host(decoder.images_shape(rows), DType::f32, HostMemory::pinned);
-        slot.labels = Tensor::empty_host(Shape{rows}, DType::i64, HostMemory::pinned);
+        slot.fields = decoder.make_fields(
+            rows, [](const Shape& shape, DType dtype) { return Tensor::empty_host(shape, dtype, HostMemory::pinned); });
       }
       free_slots.push_back(i);
     }
@@ -148,13 +148,12 @@ struct DataLoader::State {
       if (device.is_cuda()) {
         Slot& slot = slots[static_cast<size_t>(slot_index)];  // this worker's alone until filed
         if (slot.copied) slot.copied->synchronize();
-        out.images = slot.images.slice(0, rows.count);
-        out.labels = slot.labels.slice(0, rows.count);
+        for (const Tensor& field : slot.fields) out.fields.push_back(field.slice(0, rows.count));
       } else {
-        out.images = Tensor::empty(decoder.images_shape(rows.count), DType::f32, stream);
-        out.labels = Tensor::empty(Shape{rows.count}, DType::i64, stream);
+        out.fields = decoder.make_fields(
+            rows.count, [&](const Shape& shape, DType dtype) { return Tensor::empty(shape, dtype, stream); });
       }
-      decoder.decode(job.epoch, rows, order, out.images.data<float>(), out.labels.data<int64_t>(), stopping);
+      decoder.decode(job.epoch, rows, order, out.fields, stopping);
     } catch (Error& e) {
       e.add_context(describe(job));
       out.error = std::current_exception();
@@ -173,18 +172,17 @@ struct DataLoader::State {
   // Copies a decoded batch to the CUDA target on the copy stream; `compute_stream` waits for it.
   Batch copy_to_device(const Decoded& d, const Stream& compute_stream) {
     Slot& slot = slots[static_cast<size_t>(d.slot)];
-    Batch batch;
-    batch.images = Tensor::empty(d.images.shape(), DType::f32, stream);
-    batch.labels = Tensor::empty(d.labels.shape(), DType::i64, stream);
-    batch.images.copy_from(d.images, stream);
-    batch.labels.copy_from(d.labels, stream);
+    std::vector<Tensor> fields;
+    for (const Tensor& host : d.fields) {
+      fields.push_back(Tensor::empty(host.shape(), host.dtype(), stream));
+      fields.back().copy_from(host, stream);
+    }
     if (!slot.copied) slot.copied.emplace(device, /*timing=*/false);
     slot.copied->record(stream);
     compute_stream.wait(*slot.copied);
     // Allocated on the copy stream, used on the compute stream: the free must wait for that use.
-    batch.images.record_stream(compute_stream);
-    batch.labels.record_stream(compute_stream);
-    return batch;
+    for (const Tensor& field : fields) field.record_stream(compute_stream);
+    return decoder.to_batch(fields);
   }
 
   std::optional<Batch> next(const Stream& compute_stream) {
@@ -218,8 +216,7 @@ struct DataLoader::State {
         throw;
       }
     } else {
-      batch.images = d.images;
-      batch.labels = d.labels;
+      batch = decoder.to_batch(d.fields);
     }
     release_slot();
     batch.epoch = key.first;

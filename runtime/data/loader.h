@@ -1,4 +1,4 @@
-// DataLoader: batches of a Dataset as float images and int64 labels on a device. Background
+// DataLoader: batches of a Dataset (named input tensors and targets, runtime/data/batch.h) on a device. Background
 // workers decode (and augment and normalise) whole batches into host buffers, pinned when the
 // target is a GPU, a bounded number ahead; for CUDA targets next() copies a batch to the device on
 // a dedicated copy stream and makes the caller's compute stream wait for it.
@@ -15,6 +15,7 @@
 #include "runtime/core/device.h"
 #include "runtime/core/stream.h"
 #include "runtime/core/tensor.h"
+#include "runtime/data/batch.h"
 #include "runtime/data/dataset.h"
 #include "runtime/data/loader_position.h"
 #include "runtime/data/sample_transform.h"
@@ -38,13 +39,6 @@ struct LoaderOptions {
   // and this loader yields range `shard` of each (0 <= shard < shards).
   int shard = 0;
   int shards = 1;
-};
-
-struct Batch {
-  Tensor images;  // [n, C, H, W] f32 on the target device
-  Tensor labels;  // [n] i64 on the target device
-  int64_t epoch = 0;
-  int64_t index = 0;  // batch index within the epoch
 };
 
 class DataLoader {

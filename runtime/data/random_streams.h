@@ -17,6 +17,8 @@ enum class RandomPurpose : uint32_t {
   synthetic_test = 4,
   shuffle = 5,
   augmentation = 6,
+  tokens_train = 7,
+  tokens_test = 8,
 };
 
 // The seed of the stream for (seed, purpose, value): one Philox block keyed by `seed`.

@@ -2,38 +2,18 @@
 #include "runtime/data/synthetic.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "runtime/core/error.h"
 #include "runtime/core/philox.h"
+#include "runtime/data/spec_parts.h"
 
 namespace baton::data {
 namespace {
 
 constexpr const char* kGrammar = "synthetic[:CxHxW[:CLASSES[:SAMPLES]]] (e.g. synthetic:3x32x32:10:50000)";
-
-std::vector<std::string> split_on(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t end = text.find(separator, start);
-    parts.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
-    if (end == std::string::npos) return parts;
-    start = end + 1;
-  }
-}
-
-int64_t positive_integer(const std::string& text, const std::string& spec, const char* what) {
-  int64_t value = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, error] = std::from_chars(text.data(), end, value);
-  BATON_CHECK(error == std::errc() && ptr == end && value > 0, "dataset spec '", spec, "': ", what, " '", text,
-              "' is not a positive integer; expected ", kGrammar);
-  return value;
-}
 
 }  // namespace
 
@@ -45,11 +25,12 @@ SyntheticOptions parse_synthetic_spec(const std::string& spec) {
     const std::vector<std::string> dims = split_on(parts[1], 'x');
     BATON_CHECK(dims.size() == 3, "dataset spec '", spec, "': image shape '", parts[1],
                 "' must be CxHxW, three positive integers; expected ", kGrammar);
-    options.image_shape = Shape{positive_integer(dims[0], spec, "channels"), positive_integer(dims[1], spec, "height"),
-                                positive_integer(dims[2], spec, "width")};
+    options.image_shape =
+        Shape{positive_integer(dims[0], spec, "channels", kGrammar),
+              positive_integer(dims[1], spec, "height", kGrammar), positive_integer(dims[2], spec, "width", kGrammar)};
   }
-  if (parts.size() > 2) options.classes = positive_integer(parts[2], spec, "CLASSES");
-  if (parts.size() > 3) options.samples = positive_integer(parts[3], spec, "SAMPLES");
+  if (parts.size() > 2) options.classes = positive_integer(parts[2], spec, "CLASSES", kGrammar);
+  if (parts.size() > 3) options.samples = positive_integer(parts[3], spec, "SAMPLES", kGrammar);
   return options;
 }
 

@@ -1,4 +1,5 @@
-// Evaluation of a model on a test set (mean loss, top-1, top-5) with the trainer's normalisation,
+// Evaluation of a model on a test set (mean loss; top-1 and top-5 over the targets — per sample for
+// class labels, per position for per-position targets) with the trainer's normalisation,
 // shared by every TrainEngine: batches are forwarded in eval mode in one or several pieces.
 #pragma once
 
@@ -19,8 +20,8 @@ namespace baton {
 struct EvalPiece {
   Context* ctx = nullptr;
   Tensor loss;    // scalar
-  Tensor logits;  // [n, classes]; undefined without labels
-  Tensor labels;  // [n] on the logits' device
+  Tensor logits;  // [n, classes] or [n, T, classes]; undefined without labels
+  Tensor labels;  // the targets, [n] or [n, T], on the logits' device
   int64_t samples = 0;
 };
 

@@ -18,6 +18,7 @@ struct EvalResult {
   double top1 = -1;  // -1 when the task has no labels
   double top5 = -1;
   int64_t samples = 0;
+  int64_t scored = 0;  // targets top1 and top5 count over: samples, or positions for per-position targets
 };
 
 // The part of every global batch this process trains on: row range `index` of `count` (as

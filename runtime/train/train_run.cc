@@ -42,6 +42,7 @@ data::LoaderOptions training_loader_options(const TrainConfig& config, const dat
   options.drop_last = true;
   options.seed = config.seed;
   options.workers = config.workers;
+  if (!train_set.has_images()) return options;
   options.normalization = train_set.normalization();
   const Shape image = train_set.image_shape();
   if (config.augment && image[1] == 32 && image[2] == 32) {
@@ -148,7 +149,7 @@ void TrainRun::train_step(const data::Batch& batch) {
                      .step = step_,
                      .epoch = epoch_,
                      .batch_index = batch.index,
-                     .samples = batch.images.size(0) * engine_.data_shard().count,  // every process's
+                     .samples = batch.rows() * engine_.data_shard().count,  // every process's
                      .lr = lr};
   ++step_;
   resolve_pending();  // the previous step's: its work ran before this step's, which is issued

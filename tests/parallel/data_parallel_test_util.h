@@ -54,8 +54,8 @@ inline data::Batch dp_batch(const Graph& graph, const Stream& stream, uint64_t s
   const ValueInfo& x = graph.value(graph.value_id("x"));
   std::vector<int64_t> labels(static_cast<size_t>(x.shape[0]));
   for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int64_t>((i * 7 + seed) % kDpClasses);
-  return {.images = baton::testing::random_tensor(x.shape, x.dtype, stream, seed),
-          .labels = Tensor::from_vector<int64_t>(labels, Shape{x.shape[0]}, stream)};
+  return data::image_batch(baton::testing::random_tensor(x.shape, x.dtype, stream, seed),
+                           Tensor::from_vector<int64_t>(labels, Shape{x.shape[0]}, stream));
 }
 
 inline const nlohmann::json& dp_optimizer() {
@@ -83,19 +83,19 @@ inline DpReference dp_reference(const Graph& graph, int parts, int steps, uint64
   auto optimizer = make_optimizer(dp_optimizer(), *r.params, ctx, "reference");
   for (int step = 0; step < steps; ++step) {
     const data::Batch batch = dp_batch(graph, ctx.stream(), static_cast<uint64_t>(step));
-    const std::vector<Tensor> images = batch.images.split(parts), labels = batch.labels.split(parts);
+    const std::vector<data::Batch> pieces = batch.split(parts);
     r.params->zero_grads(ctx);
     double loss = 0;
     for (int m = 0; m < parts; ++m) {
-      const data::Batch piece{.images = images[static_cast<size_t>(m)], .labels = labels[static_cast<size_t>(m)]};
+      const data::Batch& piece = pieces[static_cast<size_t>(m)];
       std::vector<Tensor> in;
       for (ValueId v : ex.input_values()) {
-        in.push_back(graph.value(v).name == "x" ? piece.images : piece.labels);
+        in.push_back(graph.value(v).name == "x" ? piece.input("images") : piece.targets);
       }
       Tape tape;
       const std::vector<Tensor> out =
           ex.forward(ctx, in, tape, Mode::train, micro_batch_seed(static_cast<uint64_t>(step), m));
-      const double scale = static_cast<double>(piece.images.size(0)) / static_cast<double>(batch.images.size(0));
+      const double scale = static_cast<double>(piece.rows()) / static_cast<double>(batch.rows());
       const size_t at = executor_output_index(ex, loss_output(graph));
       std::vector<Tensor> grads(out.size());
       grads[at] = Tensor::empty(out[at].shape(), out[at].dtype(), ctx);

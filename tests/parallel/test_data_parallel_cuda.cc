@@ -40,8 +40,8 @@ data::Batch batch_for(DataParallelEngine& engine, const Graph& graph, uint64_t s
   Context& ctx = engine.input_context();
   const Stream host = Stream::create(Device::cpu());
   data::Batch b = dp_batch(graph, host, seed);
-  if (bad_row >= 0) b.labels.data<int64_t>()[bad_row] = 99;
-  return {.images = b.images.to(ctx.device(), ctx.stream()), .labels = b.labels.to(ctx.device(), ctx.stream())};
+  if (bad_row >= 0) b.targets.data<int64_t>()[bad_row] = 99;
+  return b.map([&](const Tensor& t) { return t.to(ctx.device(), ctx.stream()); });
 }
 
 class DataParallelCuda : public ::testing::Test {

@@ -48,8 +48,7 @@ TEST(DataParallelMpi, Float64EqualsTheSingleDeviceRunOverMicroBatches) {
     std::vector<double> losses;
     for (int step = 0; step < 3; ++step) {
       const data::Batch global = testing::dp_batch(graph, stream, static_cast<uint64_t>(step));
-      const data::Batch mine{.images = global.images.split(world)[static_cast<size_t>(rank)],
-                             .labels = global.labels.split(world)[static_cast<size_t>(rank)]};
+      const data::Batch mine = global.split(world)[static_cast<size_t>(rank)];
       losses.push_back(engine.step(mine, static_cast<uint64_t>(step), kLr).value());
     }
     EXPECT_TRUE(all_close(losses, ref.losses, 1e-11, 1e-12));

@@ -55,9 +55,9 @@ class PipelineAsyncEmu : public ::testing::Test {
   data::Batch batch(Context& ctx, uint64_t seed, int64_t bad_row = -1, int64_t bad_label = 0) {
     std::vector<int64_t> y = {0, 1, 2, 3, 3, 2, 1, 0};
     if (bad_row >= 0) y[static_cast<size_t>(bad_row)] = bad_label;
-    data::Batch b;
-    b.images = baton::testing::random_tensor(Shape{kBatch, 3, 4, 4}, DType::f32, ctx.stream(), seed);
-    b.labels = Tensor::from_vector(y, Shape{kBatch}, ctx.stream());
+    data::Batch b =
+        data::image_batch(baton::testing::random_tensor(Shape{kBatch, 3, 4, 4}, DType::f32, ctx.stream(), seed),
+                          Tensor::from_vector(y, Shape{kBatch}, ctx.stream()));
     return b;
   }
 

@@ -28,8 +28,8 @@ struct SeenBatch {
 };
 
 inline SeenBatch seen(const Batch& batch, const Stream& stream) {
-  return SeenBatch{batch.epoch, batch.index, batch.labels.to_vector<int64_t>(stream),
-                   batch.images.to_vector<float>(stream)};
+  return SeenBatch{batch.epoch, batch.index, batch.targets.to_vector<int64_t>(stream),
+                   batch.input("images").to_vector<float>(stream)};
 }
 
 // Every batch of the next `epochs` epochs (each ending with next() returning nullopt).

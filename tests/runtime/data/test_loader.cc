@@ -34,10 +34,10 @@ TEST(DataLoader, EachEpochHoldsEverySampleOnceWithItsImage) {
       EXPECT_EQ(batch->epoch, epoch);
       EXPECT_EQ(batch->index, b);
       const int64_t n = b < 4 ? 5 : 3;
-      EXPECT_EQ(batch->images.shape(), Shape({n, 3, 4, 5}));
-      EXPECT_EQ(batch->images.dtype(), DType::f32);
-      EXPECT_EQ(batch->labels.shape(), Shape({n}));
-      EXPECT_EQ(batch->labels.dtype(), DType::i64);
+      EXPECT_EQ(batch->input("images").shape(), Shape({n, 3, 4, 5}));
+      EXPECT_EQ(batch->input("images").dtype(), DType::f32);
+      EXPECT_EQ(batch->targets.shape(), Shape({n}));
+      EXPECT_EQ(batch->targets.dtype(), DType::i64);
       const SeenBatch s = testing::seen(*batch, stream);
       for (int64_t i = 0; i < n; ++i) {
         const int64_t sample = s.labels[static_cast<size_t>(i)];

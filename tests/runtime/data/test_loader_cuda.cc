@@ -37,8 +37,8 @@ TEST(DataLoaderCuda, BatchesEqualTheCpuLoaders) {
   std::vector<testing::SeenBatch> actual;
   for (int epoch = 0; epoch < 3; ++epoch) {
     while (auto batch = gpu.next(compute)) {
-      EXPECT_EQ(batch->images.device(), Device::cuda(0));
-      EXPECT_EQ(batch->labels.device(), Device::cuda(0));
+      EXPECT_EQ(batch->input("images").device(), Device::cuda(0));
+      EXPECT_EQ(batch->targets.device(), Device::cuda(0));
       actual.push_back(testing::seen(*batch, compute));
     }
   }

@@ -124,7 +124,7 @@ TEST(DataLoader, WorkerErrorsAreThrownFromNextWithTheDatasetMessage) {
   loader.seek({0, 0});
   auto batch = loader.next(stream);
   ASSERT_TRUE(batch.has_value());
-  EXPECT_EQ(batch->labels.to_vector<int64_t>(stream), (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(batch->targets.to_vector<int64_t>(stream), (std::vector<int64_t>{0, 1, 2, 3}));
 
   const FailingDataset foreign(20, 0, /*baton_error=*/false);
   DataLoader other(foreign, o, Device::cpu());
@@ -154,8 +154,8 @@ TEST(DataLoader, BatchesLiveOnTheTargetCpuDevice) {
   DataLoader loader(dataset, options(4), Device::cpu(1));
   auto batch = loader.next(Stream::create(Device::cpu(1)));
   ASSERT_TRUE(batch.has_value());
-  EXPECT_EQ(batch->images.device(), Device::cpu(1));
-  EXPECT_EQ(batch->labels.device(), Device::cpu(1));
+  EXPECT_EQ(batch->input("images").device(), Device::cpu(1));
+  EXPECT_EQ(batch->targets.device(), Device::cpu(1));
   EXPECT_ERROR_MENTIONS("data loader for cpu:1: next() was given a stream on cpu:0",
                         loader.next(Stream::create(Device::cpu(0))));
 }

@@ -31,9 +31,7 @@ class PendingLossEmu : public ::testing::Test {
     Tensor labels = Tensor::empty_host(Shape{testing::kBatch}, DType::i64);
     testing::make_batch(7, index * testing::kBatch, images, labels);
     if (bad_row >= 0) labels.data<int64_t>()[bad_row] = bad_label;
-    data::Batch b;
-    b.images = images.to(ctx.device(), ctx.stream());
-    b.labels = labels.to(ctx.device(), ctx.stream());
+    data::Batch b = data::image_batch(images.to(ctx.device(), ctx.stream()), labels.to(ctx.device(), ctx.stream()));
     b.index = index;
     ctx.synchronize();
     return b;

@@ -1,0 +1,30 @@
+// Splitting dataset specs and reading their integers.
+#include "runtime/data/spec_parts.h"
+
+#include <charconv>
+
+#include "runtime/core/error.h"
+
+namespace baton::data {
+
+std::vector<std::string> split_on(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(separator, start);
+    parts.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) return parts;
+    start = end + 1;
+  }
+}
+
+int64_t positive_integer(const std::string& text, const std::string& spec, const char* what, const char* grammar) {
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, error] = std::from_chars(text.data(), end, value);
+  BATON_CHECK(error == std::errc() && ptr == end && value > 0, "dataset spec '", spec, "': ", what, " '", text,
+              "' is not a positive integer; expected ", grammar);
+  return value;
+}
+
+}  // namespace baton::data
