@@ -113,10 +113,13 @@ ModelOptions default_options(const std::string& name) {
 Graph build_model(const std::string& name, const ModelOptions& options) {
   const Entry& e = entry(name);
   check_at_least_one(name, "batch_size", options.batch_size);
-  check_at_least_one(name, "in_channels", options.in_channels);
-  check_at_least_one(name, "image_size", options.image_size);
+  const bool tokens = e.info.task == Task::per_position;
+  if (!tokens) {
+    check_at_least_one(name, "in_channels", options.in_channels);
+    check_at_least_one(name, "image_size", options.image_size);
+  }
   if (e.info.task != Task::reconstruction) check_at_least_one(name, "num_classes", options.num_classes);
-  if (e.info.task == Task::per_position) check_at_least_one(name, "sequence_length", options.sequence_length);
+  if (tokens) check_at_least_one(name, "sequence_length", options.sequence_length);
   BATON_CHECK(options.label_smoothing >= 0 && options.label_smoothing <= 1, "build_model(\"", name,
               "\"): option label_smoothing is ", options.label_smoothing, ", expected a value in [0, 1]");
   BATON_CHECK(is_master_dtype(options.dtype), "build_model(\"", name, "\"): option dtype is ",
@@ -128,22 +131,17 @@ Graph build_model(const std::string& name, const ModelOptions& options) {
   try {
     return e.build(options);
   } catch (Error& error) {
-    error.add_context("in build_model(\"" + name + "\") for input " + std::to_string(options.in_channels) + "x" +
-                      std::to_string(options.image_size) + "x" + std::to_string(options.image_size));
+    error.add_context("in build_model(\"" + name + "\") for input " +
+                      (tokens ? std::to_string(options.sequence_length) + " tokens"
+                              : std::to_string(options.in_channels) + "x" + std::to_string(options.image_size) + "x" +
+                                    std::to_string(options.image_size)));
     throw;
   }
 }
 
 const char* task_name(Task task) {
-  switch (task) {
-    case Task::classification:
-      return "classification";
-    case Task::reconstruction:
-      return "reconstruction";
-    case Task::per_position:
-      return "per-position";
-  }
-  return "unknown";
+  static constexpr const char* kNames[] = {"classification", "reconstruction", "per-position"};
+  return kNames[static_cast<int>(task)];
 }
 
 }  // namespace baton::models

@@ -30,6 +30,19 @@ inline void expect_positive(const nlohmann::json& j, const char* field) {
   EXPECT_GT(j[field].get<double>(), 0) << field;
 }
 
+inline std::string read_file_text(const std::filesystem::path& path);
+
+// The losses a metrics file logged, in order.
+inline std::vector<double> logged_losses(const std::filesystem::path& metrics) {
+  std::vector<double> out;
+  std::istringstream lines(read_file_text(metrics));
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j.contains("loss")) out.push_back(j["loss"].get<double>());
+  }
+  return out;
+}
+
 inline std::string read_file_text(const std::filesystem::path& path) {
   return baton::testing::read_file(path.string());
 }

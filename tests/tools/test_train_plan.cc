@@ -64,9 +64,9 @@ TEST_F(TrainPlan, RunsThePlanAsWrittenWithTheLossesOfTheSameFlags) {
     EXPECT_NE(by_plan.out.find(stage_range(stage)), std::string::npos) << by_plan.out;
     EXPECT_NE(by_flags.out.find(stage_range(stage)), std::string::npos) << by_flags.out;
   }
-  const std::vector<double> planned = losses(dir_ / "plan.jsonl");
+  const std::vector<double> planned = logged_losses(dir_ / "plan.jsonl");
   EXPECT_EQ(planned.size(), 2u);
-  EXPECT_EQ(planned, losses(dir_ / "flags.jsonl"));
+  EXPECT_EQ(planned, logged_losses(dir_ / "flags.jsonl"));
   EXPECT_NE(by_plan.out.find("step time: predicted"), std::string::npos) << by_plan.out;
   const std::string timeline = read_file_text(trace);
   EXPECT_NE(timeline.find("\"predicted\""), std::string::npos);
@@ -85,7 +85,7 @@ TEST_F(TrainPlan, RunsThePlanAsWrittenWithTheLossesOfTheSameFlags) {
   ASSERT_EQ(moved.exit_code, 0) << moved.err;
   EXPECT_NE(moved.out.find(stage_range(edited["stages"][1])), std::string::npos) << moved.out;
   EXPECT_NE(moved.out.find("cpu:3,cpu:1"), std::string::npos) << moved.out;  // stage 0's replicas
-  EXPECT_EQ(losses(dir_ / "edited.jsonl"), planned);                         // the same arithmetic, split elsewhere
+  EXPECT_EQ(logged_losses(dir_ / "edited.jsonl"), planned);                  // the same arithmetic, split elsewhere
 }
 
 TEST_F(TrainPlan, WhatDoesNotFitThePlanIsOneLineError) {

@@ -16,24 +16,13 @@ namespace {
 
 class TrainTokens : public CliTest {
  protected:
-  // The train losses a metrics file logged, in order.
-  std::vector<double> losses(const std::filesystem::path& metrics) {
-    std::vector<double> out;
-    std::istringstream lines(read_file_text(metrics));
-    for (std::string line; std::getline(lines, line);) {
-      const nlohmann::json j = nlohmann::json::parse(line);
-      if (j.value("type", "") == "train") out.push_back(j["loss"].get<double>());
-    }
-    return out;
-  }
-
   // The losses of `baton train` of token-mlp with `flags`.
   std::vector<double> run_losses(const std::string& flags, const std::string& name) {
     const std::filesystem::path metrics = dir_ / (name + ".jsonl");
     const CliResult r = run_baton(kTrain + flags + " --metrics " + metrics.string());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("done after 6 steps"), std::string::npos) << r.out;
-    return losses(metrics);
+    return logged_losses(metrics);
   }
 
   const std::string kTrain =
