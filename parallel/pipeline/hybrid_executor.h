@@ -96,7 +96,8 @@ class HybridExecutor {
   // The groups hold the same parameters (initialised, loaded): the averaging state starts from them.
   void restart_averaging();
   // During an agreement: averaging.safetensors of every group's stages (each replica's own
-  // parameters and optimiser state, each stage's shared state); none without averaging.
+  // parameters and optimiser state, each stage's shared state); none without averaging. Across
+  // processes collective, gathered to world rank 0 (the others return none).
   std::vector<CheckpointExtraFile> averaging_checkpoint_files();
   // Resuming at step `steps`: the averaging state from checkpoint `dir` (checked in full against
   // this run), or a restart when it holds none.
@@ -110,6 +111,8 @@ class HybridExecutor {
   void start_averaging(const ModelAveraging& averaging);
   // The step options of a group's step `steps_`: its gradients all-reduced, or not (averaging).
   StepOptions group_step_options(StepOptions options, int group) const;
+  // Across processes: averaging_checkpoint_files() gathered to world rank 0 (the others: none).
+  std::vector<CheckpointExtraFile> gather_averaging_files();
   // After local group i's step `steps_`: its stages meet the other groups' when the period says so.
   void after_group_step(int i);
 

@@ -2,9 +2,11 @@
 // gradients and meet every H steps (ReplicaAveraging over the stage's communicator); evaluations
 // and checkpoints see the agreed model, and checkpoints hold every replica's state (docs/hybrid.md).
 #include <string>
+#include <utility>
 
 #include "parallel/pipeline/hybrid_executor.h"
 #include "parallel/replicas/averaging_checkpoint.h"
+#include "parallel/replicas/device_copy.h"
 #include "parallel/replicas/micro_batch_seed.h"
 #include "runtime/core/error.h"
 #include "runtime/train/optimizer.h"
@@ -92,9 +94,7 @@ void HybridExecutor::restart_averaging() {
 
 std::vector<CheckpointExtraFile> HybridExecutor::averaging_checkpoint_files() {
   if (!averaging_.active()) return {};
-  BATON_CHECK(local_group_ < 0,
-              "checkpoints of the hybrid with model averaging across processes are not available yet: train it in "
-              "one process (--groups G --stages S without mpirun) to save its averaging state");
+  if (local_group_ >= 0) return gather_averaging_files();
   const int stages = groups_.front()->num_stages();
   CheckpointExtraFile file{
       std::string(kAveragingFileName), {}, averaging_file_metadata(averaging_, groups_count_, stages)};
@@ -111,6 +111,69 @@ std::vector<CheckpointExtraFile> HybridExecutor::averaging_checkpoint_files() {
       file.tensors.emplace_back(stage_tensor_name(s, name), tensor);
     }
   }
+  return {std::move(file)};
+}
+
+std::vector<CheckpointExtraFile> HybridExecutor::gather_averaging_files() {
+  // Every stage's tensors on the host, each process's in its own slots (zeros elsewhere), summed
+  // over the groups (across_) and the pipeline's processes: world rank 0 then holds them all.
+  PipelineExecutor& pipe = *groups_.front();
+  comm::Communicator& positions = *pipe.processes();
+  const int stages = pipe.num_stages();
+  Context host(Device::cpu());
+  Tensor sizes = Tensor::empty_host({stages}, DType::f64);  // each stage's flat parameters
+  NamedTensors parts, shared;                               // a replica's own parts; the stage's shared state
+  DType dtype = DType::f32;
+  for (int s = 0; s < stages; ++s) {
+    sizes.data<double>()[s] = 0;
+    if (!pipe.local(s)) continue;
+    const Tensor& flat = pipe.stage_params(s).params_flat();
+    sizes.data<double>()[s] = static_cast<double>(flat.numel());
+    dtype = flat.dtype();
+    parts = replica_own_state(flat, *pipe.stage_optimizer(s));
+    shared = stage_averaging_[0][static_cast<size_t>(s)]->shared_state();
+  }
+  positions.all_reduce(sizes, comm::ReduceOp::sum, host.stream())->wait();
+  const auto per_replica = static_cast<int64_t>(parts.size());
+  const bool writer = local_group_ == 0 && positions.rank() == 0;
+  CheckpointExtraFile file{
+      std::string(kAveragingFileName), {}, averaging_file_metadata(averaging_, groups_count_, stages)};
+  for (int s = 0; s < stages; ++s) {
+    const auto n = static_cast<int64_t>(sizes.data<double>()[s]);
+    const auto slot = [n](int64_t k) { return std::pair<int64_t, int64_t>{k * n, (k + 1) * n}; };
+    Tensor all = Tensor::empty_host({(groups_count_ * per_replica + static_cast<int64_t>(shared.size())) * n}, dtype);
+    all.fill(0, host.stream());
+    if (pipe.local(s)) {
+      pipe.stage(s).context().synchronize();
+      const ReplicaAveraging& averaging = *stage_averaging_[0][static_cast<size_t>(s)];
+      NamedTensors mine = replica_own_state(averaging.continuing_parameters(), *pipe.stage_optimizer(s));
+      for (int64_t k = 0; k < per_replica; ++k) {
+        const auto [begin, end] = slot(local_group_ * per_replica + k);
+        copy_tensor(all.slice(begin, end), mine[static_cast<size_t>(k)].second, host);
+      }
+      const NamedTensors state = averaging.shared_state();
+      for (size_t k = 0; k < state.size() && local_group_ == 0; ++k) {
+        const auto [begin, end] = slot(groups_count_ * per_replica + static_cast<int64_t>(k));
+        copy_tensor(all.slice(begin, end), state[k].second, host);
+      }
+    }
+    host.synchronize();
+    across_->all_reduce(all, comm::ReduceOp::sum, host.stream())->wait();
+    positions.all_reduce(all, comm::ReduceOp::sum, host.stream())->wait();
+    if (!writer) continue;
+    for (int g = 0; g < groups_count_; ++g) {
+      for (int64_t k = 0; k < per_replica; ++k) {
+        const auto [begin, end] = slot(g * per_replica + k);
+        file.tensors.emplace_back(stage_tensor_name(s, replica_tensor_name(g, parts[static_cast<size_t>(k)].first)),
+                                  all.slice(begin, end));
+      }
+    }
+    for (size_t k = 0; k < shared.size(); ++k) {
+      const auto [begin, end] = slot(groups_count_ * per_replica + static_cast<int64_t>(k));
+      file.tensors.emplace_back(stage_tensor_name(s, shared[k].first), all.slice(begin, end));
+    }
+  }
+  if (!writer) return {};
   return {std::move(file)};
 }
 
