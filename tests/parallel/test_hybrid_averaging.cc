@@ -1,9 +1,9 @@
 // Model averaging inside the hybrid (2 groups x 2 stages on CPU virtual devices, through the
 // Trainer, float32): periodic averaging after every step of SGD without momentum logs the
 // synchronous hybrid's losses; every variant logs the losses of plain data parallelism with the same
-// averaging (one micro-batch per group: each group's pipeline computes what one replica does); a run
-// resumed from a checkpoint taken between two meetings logs the uninterrupted run's losses bit for
-// bit; and a pipeline of one group refuses to average.
+// averaging and exchange (one micro-batch per group: each group's pipeline computes what one replica
+// does); a run resumed from a checkpoint taken between two meetings logs the uninterrupted run's
+// losses bit for bit; and a pipeline of one group refuses to average.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -30,6 +30,8 @@ const ModelAveraging kPeriodic{.kind = Averaging::periodic, .every = 2};
 const ModelAveraging kBmuf{.kind = Averaging::bmuf, .every = 2, .block_momentum = 0.5};
 const ModelAveraging kEasgd{.kind = Averaging::easgd, .every = 2, .elastic_beta = 0.9};
 const ModelAveraging kPostLocal{.kind = Averaging::post_local, .every = 2, .local_after = 2};
+const ModelAveraging kBmufByTree{
+    .kind = Averaging::bmuf, .every = 2, .block_momentum = 0.5, .exchange = ExchangeKind::tree};
 
 class HybridAveraging : public ::testing::Test {
  protected:
@@ -102,8 +104,9 @@ TEST_F(HybridAveraging, PeriodicAveragingAfterEveryStepOfPlainSgdIsTheSynchronou
 }
 
 TEST_F(HybridAveraging, EveryVariantLogsPlainDataParallelismsLosses) {
-  for (const ModelAveraging& averaging : {kPeriodic, kBmuf, kEasgd, kPostLocal}) {
-    const std::string name(averaging_name(averaging.kind));
+  for (const ModelAveraging& averaging : {kPeriodic, kBmuf, kEasgd, kPostLocal, kBmufByTree}) {
+    const std::string name =
+        std::string(averaging_name(averaging.kind)) + "-" + std::string(exchange_name(averaging.exchange));
     SCOPED_TRACE(name);
     const std::vector<double> expected = data_parallel(config_, "dp-" + name, averaging);
     ASSERT_EQ(expected.size(), 6u);
