@@ -8,10 +8,10 @@
 #include <string_view>
 
 #include "parallel/comm/backend_table.h"
-#include "parallel/dp/model_averaging.h"
 #include "parallel/parallel_choices.h"
 #include "parallel/pipeline/stage_sync.h"
 #include "parallel/plan/schedule.h"
+#include "parallel/replicas/model_averaging.h"
 #include "runtime/train/train_config.h"
 
 namespace baton::parallel {

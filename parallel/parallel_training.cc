@@ -29,6 +29,15 @@ DataParallelOptions checked_data_parallel_options(const ParallelConfig& parallel
   return options;
 }
 
+// The hybrid's model averaging: each stage's replicas across the G groups (G >= 2).
+ModelAveraging hybrid_averaging_of(const ParallelConfig& p) {
+  if (p.model_averaging == Averaging::none) return {};
+  BATON_CHECK(p.groups >= 2, "--model-averaging ", averaging_name(p.model_averaging),
+              " averages replicas: give --data-parallel N, or --groups G (G >= 2) with --stages S (a pipeline of one "
+              "group has none)");
+  return model_averaging_of(p, p.groups);
+}
+
 }  // namespace
 
 std::unique_ptr<DataParallelEngine> make_data_parallel_engine(const Graph& graph, const TrainConfig& config,
@@ -172,6 +181,7 @@ std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, co
   options.devices = setup.stage_devices;
   options.group_devices = setup.group_devices;
   options.grad_sync = p.grad_sync;
+  options.averaging = hybrid_averaging_of(p);
   options.unused_parameters_ready = p.unused_parameters == UnusedParameters::ready;
   options.recompute = p.recompute;
   options.deferred_batch_norm = p.deferred_bn;
@@ -194,6 +204,7 @@ std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, co
   options.devices = {device};  // each process's own
   options.world = std::move(world);
   options.grad_sync = p.grad_sync;
+  options.averaging = hybrid_averaging_of(p);
   options.unused_parameters_ready = p.unused_parameters == UnusedParameters::ready;
   options.recompute = p.recompute;
   options.deferred_batch_norm = p.deferred_bn;

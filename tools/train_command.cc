@@ -146,8 +146,9 @@ RunKind run_kind(const CLI::App& cmd, const RunSettings& run) {
   const bool data_parallel = pipeline.data_parallel > 0 || given(cmd, "--data-parallel");
   BATON_CHECK(data_parallel || pipeline.groups > 1 || !given(cmd, "--unused-parameters"),
               "--unused-parameters needs --data-parallel N or --groups G");
-  BATON_CHECK(data_parallel || !given_flag_of(cmd, FlagScope::averaging),
-              "--model-averaging, --average-every and the averaging knobs need --data-parallel N");
+  BATON_CHECK(data_parallel || pipeline.groups > 1 || !given_flag_of(cmd, FlagScope::averaging),
+              "--model-averaging, --average-every and the averaging knobs need --data-parallel N or --groups G "
+              "(G >= 2) with --stages S");
   BATON_CHECK(pipeline.groups > 1 || !given(cmd, "--grad-sync"),
               "--grad-sync needs --groups G (G > 1) with --stages S");
   BATON_CHECK(pipeline.groups == 1 || pipeline.stages >= 1 || data_parallel,

@@ -26,7 +26,7 @@ struct TrainSettings {
 enum class FlagScope {
   train,      // a TrainConfig field
   parallel,   // a ParallelConfig field: the run is parallel (a pipeline, data parallel or the hybrid)
-  averaging,  // a model-averaging field of ParallelConfig: parallel, and needs --data-parallel N
+  averaging,  // a model-averaging field of ParallelConfig: parallel, and needs --data-parallel N or --groups G
 };
 
 // A resumed run asked (by the config file or a flag) for another value of the field than its

@@ -120,8 +120,15 @@ TrainSummary run_pipelined(const Graph& graph, const std::string& model_name, co
     const int g = world ? parallel.groups : group_count;
     std::printf(
         "hybrid: %d groups of this pipeline (group g on the g-th device of each stage above), %lld samples "
-        "each per step; each stage's gradients averaged over the groups by %s\n",
-        g, static_cast<long long>(config.batch_size / g), sync);
+        "each per step; ",
+        g, static_cast<long long>(config.batch_size / g));
+    if (parallel.model_averaging == Averaging::none) {
+      std::printf("each stage's gradients averaged over the groups by %s\n", sync);
+    } else {
+      std::printf("model averaging (%s): each stage's replicas meet across the groups every %d steps (%s exchange)\n",
+                  std::string(averaging_name(parallel.model_averaging)).c_str(), parallel.average_every,
+                  std::string(exchange_name(parallel.averaging_exchange)).c_str());
+    }
   }
   if (units) {
     std::printf(

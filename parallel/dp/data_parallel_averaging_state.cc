@@ -1,41 +1,24 @@
 // The data-parallel engine's model-averaging state in checkpoints: rank 0 gathers every replica's
 // own parameters and optimiser state beside the shared averaging state; a resumed run puts each
 // replica's back (docs/data-parallel.md, "Model averaging").
-#include <filesystem>
 #include <optional>
 
-#include "parallel/dp/averaging_checkpoint.h"
 #include "parallel/dp/data_parallel_engine.h"
 #include "parallel/dp/replica.h"
+#include "parallel/replicas/averaging_checkpoint.h"
 #include "runtime/core/error.h"
-#include "runtime/core/log.h"
 
 namespace baton::parallel {
-namespace {
-
-// A replica's own state, by part: its parameters, then each optimiser state tensor (flat alike).
-NamedTensors own_state(const Tensor& parameters, const Optimizer& optimizer) {
-  NamedTensors parts{{"parameters", parameters}};
-  for (const auto& [name, tensor] : optimizer.state()) {
-    BATON_CHECK(tensor.shape() == parameters.shape() && tensor.dtype() == parameters.dtype(),
-                "model averaging: ", "optimiser state '", name, "' is not laid out like the parameters");
-    parts.emplace_back(name, tensor);
-  }
-  return parts;
-}
-
-}  // namespace
-
 std::vector<CheckpointExtraFile> DataParallelEngine::averaging_checkpoint_files() {
   if (!options_.averaging.active()) return {};
   // Every replica's parts packed into one row; rank 0 receives the others' rows.
   const Replica& first = *replicas_.front();
   const int64_t part = first.params.params_flat().numel();
-  const int64_t parts = static_cast<int64_t>(own_state(first.params.params_flat(), *first.optimizer).size());
+  const int64_t parts = static_cast<int64_t>(replica_own_state(first.params.params_flat(), *first.optimizer).size());
   const Tensor rows =
       primary() ? Tensor::empty(Shape{world_ * parts * part}, first.params.dtype(), replicas_.front()->ctx) : Tensor();
   on_replicas([&](Replica& r) {
-    const NamedTensors mine = own_state(r.averaging->continuing_parameters(), *r.optimizer);
+    const NamedTensors mine = replica_own_state(r.averaging->continuing_parameters(), *r.optimizer);
     const int rank = r.comm->rank();
     Tensor row =
         rank == 0 ? rows.slice(0, parts * part) : Tensor::empty(Shape{parts * part}, mine[0].second.dtype(), r.ctx);
@@ -55,7 +38,7 @@ std::vector<CheckpointExtraFile> DataParallelEngine::averaging_checkpoint_files(
   });
   if (!primary()) return {};
   CheckpointExtraFile file{std::string(kAveragingFileName), {}, averaging_file_metadata(options_.averaging, world_)};
-  const NamedTensors names = own_state(first.params.params_flat(), *first.optimizer);
+  const NamedTensors names = replica_own_state(first.params.params_flat(), *first.optimizer);
   for (int replica = 0; replica < world_; ++replica) {
     for (size_t i = 0; i < names.size(); ++i) {
       const int64_t at = (replica * parts + static_cast<int64_t>(i)) * part;
@@ -67,30 +50,15 @@ std::vector<CheckpointExtraFile> DataParallelEngine::averaging_checkpoint_files(
 }
 
 std::optional<SafetensorsFile> DataParallelEngine::open_averaging_state(const std::string& dir) {
-  const std::string path = (std::filesystem::path(dir) / kAveragingFileName).string();
-  std::error_code ec;
-  const bool stored = std::filesystem::exists(path, ec);
-  if (!options_.averaging.active()) {
-    if (stored) log_warn(path, ": model averaging's per-replica state is not used by a run without model averaging");
-    return std::nullopt;
-  }
-  if (!stored) {
-    log_warn("checkpoint '", dir, "' holds no model-averaging state: every replica starts from its model");
-    return std::nullopt;
-  }
-  SafetensorsFile file(path);
-  check_averaging_file(file, options_.averaging, world_);
+  std::optional<SafetensorsFile> file = open_averaging_file(dir, options_.averaging);
+  if (!file) return std::nullopt;
+  check_averaging_file(*file, options_.averaging, world_);
   for (const auto& r : replicas_) {
     NamedTensors expected = r->averaging->shared_state();
-    for (const auto& [name, tensor] : own_state(r->params.params_flat(), *r->optimizer)) {
+    for (const auto& [name, tensor] : replica_own_state(r->params.params_flat(), *r->optimizer)) {
       expected.emplace_back(replica_tensor_name(r->comm->rank(), name), tensor);
     }
-    for (const auto& [name, tensor] : expected) {
-      const SafetensorsTensorInfo& info = file.info(name);
-      BATON_CHECK(info.dtype == tensor.dtype() && info.shape == tensor.shape(), path, ": tensor '", name, "' is ",
-                  dtype_name(info.dtype), " ", info.shape.str(), ", expected ", dtype_name(tensor.dtype()), " ",
-                  tensor.shape().str());
-    }
+    check_averaging_tensors(*file, expected);
   }
   return file;
 }
@@ -102,7 +70,7 @@ void DataParallelEngine::read_averaging_state(const std::optional<SafetensorsFil
     return;
   }
   on_replicas([&](Replica& r) {
-    for (const auto& [name, tensor] : own_state(r.params.params_flat(), *r.optimizer)) {
+    for (const auto& [name, tensor] : replica_own_state(r.params.params_flat(), *r.optimizer)) {
       file->read_into(replica_tensor_name(r.comm->rank(), name), tensor, r.ctx.stream());
     }
     r.averaging->load_shared_state(*file);

@@ -4,18 +4,15 @@
 #include "parallel/dp/data_parallel_engine.h"
 
 #include <algorithm>
-#include <exception>
 #include <optional>
-#include <thread>
 #include <utility>
 
 #include "parallel/comm/agreement.h"
 #include "parallel/comm/backend_table.h"
 #include "parallel/dp/replica.h"
-#include "parallel/pipeline/micro_batches.h"
-#include "parallel/pipeline/pipeline_trace.h"
-#include "parallel/pipeline/transfer.h"
-#include "runtime/core/cpu_threads.h"
+#include "parallel/replicas/device_copy.h"
+#include "parallel/replicas/micro_batch_seed.h"
+#include "parallel/replicas/trace_process.h"
 #include "runtime/core/error.h"
 #include "runtime/train/graph_contract.h"
 
@@ -138,33 +135,7 @@ std::vector<TraceLane> DataParallelEngine::trace_lanes() const {
 }
 
 void DataParallelEngine::on_replicas(const std::function<void(Replica&)>& fn) {
-  std::vector<std::exception_ptr> errors(replicas_.size());
-  auto run = [&](size_t r) {
-    try {
-      fn(*replicas_[r]);
-    } catch (...) {
-      errors[r] = std::current_exception();
-    }
-  };
-  // The replicas share this thread's CPU threads (runtime/core/cpu_threads.h); replica 0 runs on it.
-  const int cpu_threads = cpu_threads_per_worker(static_cast<int>(replicas_.size()));
-  std::vector<std::function<void()>> tasks;
-  for (size_t r = 0; r < replicas_.size(); ++r) {
-    tasks.emplace_back([&run, r, cpu_threads] {
-      const CpuThreadsScope scope(cpu_threads);
-      run(r);
-    });
-  }
-  workers_.run(tasks);
-  for (size_t r = 0; r < errors.size(); ++r) {
-    if (!errors[r]) continue;
-    try {
-      std::rethrow_exception(errors[r]);
-    } catch (Error& e) {
-      if (replicas_.size() > 1) e.add_context("in data-parallel replica " + std::to_string(r));
-      throw;
-    }
-  }
+  threads_.run(local_replicas(), [&](int r) { fn(*replicas_[static_cast<size_t>(r)]); });
 }
 
 PendingLoss DataParallelEngine::step(const data::Batch& batch, uint64_t seed, double lr) {

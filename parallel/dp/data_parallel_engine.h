@@ -14,11 +14,11 @@
 
 #include "parallel/comm/backend_table.h"
 #include "parallel/comm/communicator.h"
-#include "parallel/dp/bucket_plan.h"
-#include "parallel/dp/gradient_sync.h"
-#include "parallel/dp/model_averaging.h"
 #include "parallel/dp/step_record.h"
-#include "runtime/core/worker_threads.h"
+#include "parallel/replicas/bucket_plan.h"
+#include "parallel/replicas/gradient_sync.h"
+#include "parallel/replicas/model_averaging.h"
+#include "parallel/replicas/replica_threads.h"
 #include "runtime/graph/executor.h"
 #include "runtime/graph/param_store.h"
 #include "runtime/graph/precision.h"
@@ -129,7 +129,8 @@ class DataParallelEngine final : public TrainEngine {
   int trace_steps_ = 0, traced_steps_ = 0;
   std::chrono::steady_clock::time_point trace_origin_ = std::chrono::steady_clock::now();
   std::vector<TraceEvent> trace_;
-  WorkerThreads workers_;  // the replicas' threads (replica 0 on the caller's), kept across steps
+  // The replicas' threads (replica 0 on the caller's), kept across steps.
+  ReplicaThreads threads_{"data-parallel replica", FailureBlame::lowest_index};
 };
 
 }  // namespace baton::parallel

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "parallel/dp/data_parallel_engine.h"
-#include "parallel/dp/replica_averaging.h"
+#include "parallel/replicas/replica_averaging.h"
 #include "runtime/train/graph_contract.h"
 #include "runtime/train/pending_loss.h"
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "parallel/dp/gradient_sync.h"
 #include "parallel/plan/trace.h"
+#include "parallel/replicas/gradient_sync.h"
 
 namespace baton::parallel {
 

@@ -1,15 +1,11 @@
 // HybridExecutor: the groups' pipelines, their per-stage communicators, and a step split over them.
 #include "parallel/pipeline/hybrid_executor.h"
 
-#include <exception>
-#include <mutex>
 #include <string>
-#include <thread>
 
 #include "parallel/comm/agreement.h"
 #include "parallel/comm/backend_table.h"
 #include "parallel/pipeline/micro_batches.h"
-#include "runtime/core/cpu_threads.h"
 #include "runtime/core/error.h"
 #include "runtime/data/batch.h"
 
@@ -44,10 +40,19 @@ std::vector<std::string> pipeline_fingerprint(const Graph& graph, const Plan& pl
   return lines;
 }
 
+// Model averaging averages each stage's replicas across equal groups; a pipeline of units has none.
+void check_no_averaging_with_units(const Plan& plan, const HybridOptions& options) {
+  BATON_CHECK(!options.averaging.active() || !unequal_replication(plan), "model averaging (",
+              averaging_name(options.averaging.kind),
+              ") needs G equal groups (--groups G, G >= 2); a plan with unequal stage replication sums each stage's "
+              "replicas' gradients instead");
+}
+
 }  // namespace
 
 HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Schedule& schedule,
                                std::vector<std::vector<Device>> devices, HybridOptions options) {
+  check_no_averaging_with_units(plan, options);
   if (unequal_replication(plan)) {
     // One pipeline whose stages have replicas of their own (PipelineExecutor's units).
     BATON_CHECK(devices.size() == 1, "hybrid: a plan with unequal replication runs as one pipeline: ", devices.size(),
@@ -73,10 +78,12 @@ HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Sched
     add_group(graph, plan, schedule, g, std::move(devices[static_cast<size_t>(g)]), options,
               std::move(by_group[static_cast<size_t>(g)]), nullptr);
   }
+  start_averaging(options.averaging);
 }
 
 HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Schedule& schedule,
                                comm::Communicator& world, Device device, HybridOptions options) {
+  check_no_averaging_with_units(plan, options);
   if (unequal_replication(plan)) {
     // One pipeline of units (stage replicas), a process each: PipelineExecutor's units.
     int units = 0;
@@ -121,6 +128,7 @@ HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Sched
   if (gradients) stage_comms.assign(static_cast<size_t>(plan.num_stages()), gradients);
   add_group(graph, plan, schedule, local_group_, std::vector<Device>(static_cast<size_t>(plan.num_stages()), device),
             options, std::move(stage_comms), std::move(pipeline));
+  start_averaging(options.averaging);
 }
 
 void HybridExecutor::make_stage_communicators(const std::vector<std::vector<Device>>& devices,
@@ -149,6 +157,7 @@ void HybridExecutor::add_group(const Graph& graph, const Plan& plan, const Sched
                                std::vector<Device> devices, const HybridOptions& options,
                                std::vector<std::shared_ptr<comm::Communicator>> stage_comms,
                                std::shared_ptr<comm::Communicator> processes) {
+  stage_comms_.push_back(stage_comms);
   PipelineOptions po = options.pipeline;
   po.group_sync = {.strategy = options.grad_sync,
                    .communicators = std::move(stage_comms),
@@ -178,50 +187,21 @@ PipelineExecutor& HybridExecutor::group(int g) {
 HybridExecutor::~HybridExecutor() = default;
 
 void HybridExecutor::on_groups(const std::function<void(int)>& fn) {
-  // The first failure in time is the cause: the other groups fail later, waiting in an all-reduce
-  // for the group that stopped until their communicator's timeout.
-  std::mutex mutex;
-  std::exception_ptr first;
-  int first_group = -1;
-  const auto run = [&](int g) {
-    try {
-      fn(g);
-    } catch (...) {
-      {
-        std::lock_guard lock(mutex);
-        if (first) return;
-        first = std::current_exception();
-        first_group = g;
-      }
-      // The other groups would wait for this one in their next all-reduce until the timeout.
-      const std::string reason = "hybrid group " + std::to_string(g) + " failed";
-      for (const auto& communicator : communicators_) communicator->abort_in_process(reason);
-    }
-  };
-  const int cpu_threads = cpu_threads_per_worker(groups());  // the groups share this thread's CPU threads
-  std::vector<std::function<void()>> tasks;
-  for (int g = 0; g < groups(); ++g) {
-    tasks.emplace_back([&run, g, cpu_threads] {
-      const CpuThreadsScope scope(cpu_threads);
-      run(g);
-    });
-  }
-  workers_.run(tasks);  // group 0 on this thread
-  if (!first) return;
-  try {
-    std::rethrow_exception(first);
-  } catch (Error& e) {
-    if (groups() > 1) e.add_context("in hybrid group " + std::to_string(first_group));
-    throw;
-  }
+  threads_.run(groups(), fn, [&](int g) {
+    // The other groups would wait for this one in their next all-reduce until the timeout.
+    const std::string reason = "hybrid group " + std::to_string(g) + " failed";
+    for (const auto& communicator : communicators_) communicator->abort_in_process(reason);
+  });
 }
 
 void HybridExecutor::initialize(uint64_t seed) {
   for (auto& group : groups_) group->initialize(seed);
+  restart_averaging();
 }
 
 void HybridExecutor::load_parameters(const ParamStore& whole) {
   for (auto& group : groups_) group->load_parameters(whole);
+  restart_averaging();
 }
 
 void HybridExecutor::store_parameters(ParamStore& whole, Context& ctx) {
@@ -231,9 +211,10 @@ void HybridExecutor::store_parameters(ParamStore& whole, Context& ctx) {
 PendingLoss HybridExecutor::start_group_step(const std::vector<Tensor>& share, const StepOptions& options) {
   BATON_CHECK(local_group_ >= 0, "start_group_step is for the hybrid across processes");
   PipelineExecutor& mine = *groups_.front();
-  StepOptions step = options;
-  step.seed = micro_batch_seed(options.seed, local_group_ * mine.schedule().micro_batches);
+  StepOptions step = group_step_options(options, local_group_);
   const double group_loss = mine.start_step(share, step).value();  // on every process of the group
+  after_group_step(0);
+  ++steps_;
   if (!across_) return PendingLoss(group_loss);
   const Stream host = Stream::create(Device::cpu());
   Tensor loss = Tensor::empty_host({1}, DType::f64);
@@ -244,7 +225,6 @@ PendingLoss HybridExecutor::start_group_step(const std::vector<Tensor>& share, c
 
 PendingLoss HybridExecutor::start_step(const std::vector<Tensor>& inputs, const StepOptions& options) {
   const int groups = this->groups();
-  const int micro_batches = groups_.front()->schedule().micro_batches;
   for (const Tensor& input : inputs) {
     BATON_CHECK(input.rank() >= 1 && input.size(0) % groups == 0, "hybrid step: a batch of ",
                 input.rank() >= 1 ? input.size(0) : 0, " rows does not split evenly over ", groups, " groups");
@@ -253,11 +233,11 @@ PendingLoss HybridExecutor::start_step(const std::vector<Tensor>& inputs, const 
   if (local_group_ >= 0) return start_group_step(shares[static_cast<size_t>(local_group_)], options);
   std::vector<PendingLoss> losses(static_cast<size_t>(groups));
   on_groups([&](int g) {
-    StepOptions mine = options;
-    // micro_batch_seed(micro_batch_seed(s, g M), m) == micro_batch_seed(s, g M + m).
-    mine.seed = micro_batch_seed(options.seed, g * micro_batches);
-    losses[static_cast<size_t>(g)] = groups_[static_cast<size_t>(g)]->start_step(shares[static_cast<size_t>(g)], mine);
+    losses[static_cast<size_t>(g)] =
+        groups_[static_cast<size_t>(g)]->start_step(shares[static_cast<size_t>(g)], group_step_options(options, g));
+    after_group_step(g);
   });
+  ++steps_;
   PendingLoss loss = std::move(losses.front());
   losses.erase(losses.begin());
   if (!losses.empty()) loss.average_with(std::move(losses));

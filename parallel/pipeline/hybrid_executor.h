@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "parallel/pipeline/pipeline_executor.h"
+#include "parallel/replicas/replica_averaging.h"
+#include "parallel/replicas/replica_threads.h"
+#include "runtime/train/checkpoint.h"
 
 namespace baton::parallel {
 
@@ -18,6 +21,10 @@ struct HybridOptions {
   GradSyncStrategy grad_sync = GradSyncStrategy::bucket;
   BucketOptions buckets;
   GradientSyncOptions sync;
+  // Model averaging instead of the gradient all-reduce (G >= 2 groups, every stage replicated G
+  // times): each group steps on its own gradients, and every stage's replicas across the groups
+  // meet every `averaging.every` steps (ReplicaAveraging over the stage's communicator, rank = group).
+  ModelAveraging averaging;
 };
 
 class HybridExecutor {
@@ -77,7 +84,38 @@ class HybridExecutor {
   // group 0's processes call it).
   PipelineOutputs evaluate(const std::vector<Tensor>& inputs) { return group(0).evaluate(inputs); }
 
+  // Model averaging (hybrid_executor_averaging.cc). Whether the groups average, and how often their
+  // stages have met.
+  bool averaging() const { return averaging_.active(); }
+  int64_t averaging_meetings() const;
+  // Before an evaluation or a checkpoint: every stage of every group holds the agreed model (the
+  // groups' mean, BMUF's global model, EASGD's centre); leave_agreement() lets the groups go on from
+  // their own parameters. Collective (every process, across processes). Nothing without averaging.
+  void enter_agreement();
+  void leave_agreement();
+  // The groups hold the same parameters (initialised, loaded): the averaging state starts from them.
+  void restart_averaging();
+  // During an agreement: averaging.safetensors of every group's stages (each replica's own
+  // parameters and optimiser state, each stage's shared state); none without averaging. Across
+  // processes collective, gathered to world rank 0 (the others return none).
+  std::vector<CheckpointExtraFile> averaging_checkpoint_files();
+  // Resuming at step `steps`: the averaging state from checkpoint `dir` (checked in full against
+  // this run), or a restart when it holds none.
+  void load_averaging_state(const std::string& dir, int64_t steps);
+
  private:
+  // Runs fn(i, pipeline) for every group this process runs, i its index among them (in one process
+  // the group, on the groups' threads).
+  void on_local_groups(const std::function<void(int, PipelineExecutor&)>& fn);
+  // With model averaging (checked: G >= 2): every local stage's ReplicaAveraging, made collectively.
+  void start_averaging(const ModelAveraging& averaging);
+  // The step options of a group's step `steps_`: its gradients all-reduced, or not (averaging).
+  StepOptions group_step_options(StepOptions options, int group) const;
+  // Across processes: averaging_checkpoint_files() gathered to world rank 0 (the others: none).
+  std::vector<CheckpointExtraFile> gather_averaging_files();
+  // After local group i's step `steps_`: its stages meet the other groups' when the period says so.
+  void after_group_step(int i);
+
   // Runs fn(g) for every group, each on a worker thread; rethrows the first failure in time.
   void on_groups(const std::function<void(int)>& fn);
 
@@ -95,7 +133,13 @@ class HybridExecutor {
   // Across processes: this position's, over the groups (G > 1), on the host (the loss; the stages'
   // gradients too on CPUs, through an NCCL communicator bootstrapped from it on GPUs).
   std::shared_ptr<comm::Communicator> across_;
-  WorkerThreads workers_;  // in one process: the groups' threads (group 0 on the caller's), kept across steps
+  // Per local group: each stage's communicator over the groups (none for one group).
+  std::vector<std::vector<std::shared_ptr<comm::Communicator>>> stage_comms_;
+  ModelAveraging averaging_;
+  std::vector<std::vector<std::unique_ptr<ReplicaAveraging>>> stage_averaging_;  // [local group][stage]
+  int64_t steps_ = 0;                                                            // steps run (the period)
+  // In one process: the groups' threads (group 0 on the caller's), kept across steps.
+  ReplicaThreads threads_{"hybrid group", FailureBlame::first_in_time};
 };
 
 // Splits a plan whose stages all have G replicas into group g's plan: one replica per stage, on the

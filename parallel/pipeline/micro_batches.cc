@@ -44,8 +44,4 @@ int micro_batches_for(const std::vector<Tensor>& inputs, int at_most) {
   return static_cast<int>(std::min<int64_t>(at_most, std::max<int64_t>(batch_size_of(inputs), 1)));
 }
 
-uint64_t micro_batch_seed(uint64_t step_seed, int micro_batch) {
-  return step_seed + static_cast<uint64_t>(micro_batch) * 0x9E3779B97F4A7C15ull;
-}
-
 }  // namespace baton::parallel

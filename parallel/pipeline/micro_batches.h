@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "parallel/replicas/micro_batch_seed.h"
 #include "runtime/core/tensor.h"
 #include "runtime/graph/graph.h"
 
@@ -28,9 +29,5 @@ MicroBatches split_batch(const Graph& graph, const std::vector<Tensor>& inputs, 
 
 // min(at_most, batch), at least 1: evaluation splits a batch smaller than M into single samples.
 int micro_batches_for(const std::vector<Tensor>& inputs, int at_most);
-
-// The seed of micro-batch m of a step: seed + m x 0x9E3779B97F4A7C15 (m = 0: the step's seed, so
-// one micro-batch draws exactly what the single-device executor draws with the step's seed).
-uint64_t micro_batch_seed(uint64_t step_seed, int micro_batch);
 
 }  // namespace baton::parallel

@@ -150,7 +150,11 @@ PendingLoss PipelineExecutor::start_step(const std::vector<Tensor>& inputs, cons
     recorder->begin_step(streams);
   }
   PipelineRun run(parts(), std::move(batches),
-                  {.mode = Mode::train, .seed = options.seed, .lr = options.lr, .recorder = recorder});
+                  {.mode = Mode::train,
+                   .seed = options.seed,
+                   .lr = options.lr,
+                   .recorder = recorder,
+                   .sync_gradients = options.sync_gradients});
   run.execute(schedule_);
   // mean_loss: the part of this process's loss units (all of them in one process, none elsewhere).
   PendingLoss loss = options_.processes ? share_loss(run.mean_loss(losses_)) : run.mean_loss(losses_);

@@ -64,6 +64,9 @@ struct StepOptions {
   // stream waits for it (an event) and keeps the inputs' memory until it is past its reads. Unset:
   // the inputs are ready to be read.
   std::optional<Stream> inputs_stream = std::nullopt;
+  // False: the stages' gradients stay this group's own (the hybrid's model averaging between its
+  // meetings); the schedule's all_reduce instructions do nothing.
+  bool sync_gradients = true;
 };
 
 class PipelineExecutor {

@@ -50,7 +50,7 @@ PipelineRun::PipelineRun(const PipelineParts& parts, MicroBatches batches, RunSe
   }
   if (settings_.mode == Mode::eval) results_.assign(parts_.graph.outputs().size(), std::vector<Tensor>(m));
   const GroupSync& sync = parts_.group_sync;
-  if (settings_.mode != Mode::train || !sync.active()) return;
+  if (settings_.mode != Mode::train || !sync.active() || !settings_.sync_gradients) return;
   for (size_t s = 0; s < states_.size(); ++s) {
     if (!routing_.local(static_cast<int>(s))) {
       syncs_.push_back(nullptr);  // another process synchronises it

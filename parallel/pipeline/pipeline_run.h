@@ -60,6 +60,7 @@ struct RunSettings {
   uint64_t seed = 0;                 // the step's seed (micro_batch_seed per micro-batch)
   double lr = 0.0;                   // for the stages' optimisers
   StepRecorder* recorder = nullptr;  // set: every instruction's start and end are recorded
+  bool sync_gradients = true;        // false: the group's all_reduce instructions do nothing (model averaging)
 };
 
 class PipelineRun {

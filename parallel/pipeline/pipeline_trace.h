@@ -12,11 +12,10 @@
 
 #include "parallel/plan/schedule.h"
 #include "parallel/plan/trace.h"
+#include "parallel/replicas/trace_process.h"
 #include "runtime/core/stream.h"
 
 namespace baton::parallel {
-
-inline constexpr int kMeasuredProcess = 1;
 
 // The trace event of one instruction ("F3", "B3 s5", "send act 3 -> s2", "optimizer s1"), its
 // category and arguments; the caller sets the lane and the times.

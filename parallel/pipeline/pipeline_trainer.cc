@@ -37,6 +37,7 @@ PipelineTrainEngine::PipelineTrainEngine(const Graph& graph, const TrainConfig& 
   ho.pipeline.comm_backend = options_.comm_backend;
   ho.grad_sync = options_.grad_sync;
   ho.sync.unused_parameters_ready = options_.unused_parameters_ready;
+  ho.averaging = options_.averaging;
   if (across_processes()) {
     BATON_CHECK(!options_.devices.empty(), "a pipeline across processes needs this process's device");
     hybrid_ = std::make_unique<HybridExecutor>(graph, plan, schedule, *options_.world, options_.devices.front(), ho);
@@ -86,12 +87,18 @@ PendingLoss PipelineTrainEngine::step(const data::Batch& batch, uint64_t seed, d
 }
 
 EvalResult PipelineTrainEngine::evaluate(const data::Dataset& test, int64_t batch_size, int workers) {
-  if (across_processes()) return evaluate_across_processes(test, batch_size, workers);
-  return evaluate_batches(input_context(), test, batch_size, workers, has_labels(graph_),
-                          [&](const data::Batch& batch) {
-                            input_context().stream().synchronize();  // the batch is read on every stage's stream
-                            return eval_pieces(batch, hybrid_->evaluate(batch_inputs(graph_, graph_.inputs(), batch)));
-                          });
+  hybrid_->enter_agreement();  // model averaging: group 0 holds the agreed model
+  const EvalResult result =
+      across_processes()
+          ? evaluate_across_processes(test, batch_size, workers)
+          : evaluate_batches(
+                input_context(), test, batch_size, workers, has_labels(graph_), [&](const data::Batch& batch) {
+                  // the batch is read on every stage's stream
+                  input_context().stream().synchronize();
+                  return eval_pieces(batch, hybrid_->evaluate(batch_inputs(graph_, graph_.inputs(), batch)));
+                });
+  hybrid_->leave_agreement();
+  return result;
 }
 
 std::vector<EvalPiece> PipelineTrainEngine::eval_pieces(const data::Batch& batch, const PipelineOutputs& result) {
@@ -155,18 +162,32 @@ void PipelineTrainEngine::copy_first_replicas(PipelineExecutor& pipe) {
 }
 
 std::string PipelineTrainEngine::save_checkpoint(CheckpointManager& manager, const CheckpointState& state) {
-  if (across_processes()) return save_across_processes(manager, state);
-  for (int g = 0; g < hybrid_->groups(); ++g) hybrid_->group(g).raise_deferred_errors();
-  return manager.save(shards(), state);  // group 0's: every group holds the same parameters
+  hybrid_->enter_agreement();  // model averaging: every group holds the agreed model
+  std::string saved;
+  if (across_processes()) {
+    saved = save_across_processes(manager, state, hybrid_->averaging_checkpoint_files());
+  } else {
+    for (int g = 0; g < hybrid_->groups(); ++g) hybrid_->group(g).raise_deferred_errors();
+    // Group 0's: every group holds the same parameters (and, averaging, each replica's own state).
+    saved = manager.save(shards(), state, hybrid_->averaging_checkpoint_files());
+  }
+  hybrid_->leave_agreement();
+  return saved;
 }
 
 CheckpointState PipelineTrainEngine::load_checkpoint(const std::string& dir) {
-  if (across_processes()) return load_across_processes(dir);
-  // Every group, and every replica of a stage, starts from the same parameters, buffers and
-  // optimiser state.
-  CheckpointState state = CheckpointManager::load(dir, shards());
-  for (int g = 1; g < hybrid_->groups(); ++g) CheckpointManager::load(dir, shards(g));
-  for (int g = 0; g < hybrid_->groups(); ++g) copy_first_replicas(hybrid_->group(g));
+  CheckpointState state;
+  if (across_processes()) {
+    state = load_across_processes(dir);
+  } else {
+    // Every group, and every replica of a stage, starts from the same parameters, buffers and
+    // optimiser state.
+    state = CheckpointManager::load(dir, shards());
+    for (int g = 1; g < hybrid_->groups(); ++g) CheckpointManager::load(dir, shards(g));
+    for (int g = 0; g < hybrid_->groups(); ++g) copy_first_replicas(hybrid_->group(g));
+  }
+  // Model averaging: each replica's own state over the loaded one (none stored: a restart).
+  hybrid_->load_averaging_state(dir, state.step);
   return state;
 }
 
@@ -187,6 +208,7 @@ void PipelineTrainEngine::load_weights(const std::string& safetensors_path) {
       ctx.synchronize();  // `whole` goes away on return
     }
   }
+  hybrid_->restart_averaging();
 }
 
 double PipelineTrainEngine::measured_step_ms() {

@@ -34,6 +34,8 @@ struct PipelineTrainOptions {
   // Across processes (mpirun -np G x P): one process per (group, pipeline position), world rank
   // g P + p, its stages on devices.front(); group_devices is unused. See docs/hybrid.md.
   std::shared_ptr<comm::Communicator> world = nullptr;
+  // The hybrid's model averaging instead of the gradient all-reduce (HybridOptions::averaging).
+  ModelAveraging averaging = {};
   // The communicators' backend (comm/backend_table.h): auto, or one the table checks.
   comm::CommBackend comm_backend = comm::CommBackend::automatic;
   // The run's dtypes: the stages' and the whole model's parameters in its master dtype; the graph
@@ -93,7 +95,8 @@ class PipelineTrainEngine final : public TrainEngine {
   // a whole model on the host (WholeModel) and written by world rank 0; loads read by every process.
   bool across_processes() const { return options_.world != nullptr; }
   EvalResult evaluate_across_processes(const data::Dataset& test, int64_t batch_size, int workers);
-  std::string save_across_processes(CheckpointManager& manager, const CheckpointState& state);
+  std::string save_across_processes(CheckpointManager& manager, const CheckpointState& state,
+                                    const std::vector<CheckpointExtraFile>& extras);
   CheckpointState load_across_processes(const std::string& dir);
   void load_weights_across_processes(const std::string& safetensors_path);
   std::vector<EvalPiece> eval_pieces(const data::Batch& batch, const PipelineOutputs& result);

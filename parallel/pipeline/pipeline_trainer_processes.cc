@@ -54,7 +54,8 @@ EvalResult PipelineTrainEngine::evaluate_across_processes(const data::Dataset& t
   return {.loss = v[0], .top1 = v[1], .top5 = v[2], .samples = static_cast<int64_t>(v[3])};
 }
 
-std::string PipelineTrainEngine::save_across_processes(CheckpointManager& manager, const CheckpointState& state) {
+std::string PipelineTrainEngine::save_across_processes(CheckpointManager& manager, const CheckpointState& state,
+                                                       const std::vector<CheckpointExtraFile>& extras) {
   PipelineExecutor& pipe = executor();
   pipe.raise_deferred_errors();
   if (hybrid_->local_group() != 0) return {};  // group 0's parameters, as in one process
@@ -64,7 +65,7 @@ std::string PipelineTrainEngine::save_across_processes(CheckpointManager& manage
   }
   whole.gather(*pipe.processes());
   if (!primary()) return {};
-  return manager.save(whole.params(), *whole.optimizer(), state, whole.context());
+  return manager.save(whole.params(), *whole.optimizer(), state, whole.context(), extras);
 }
 
 CheckpointState PipelineTrainEngine::load_across_processes(const std::string& dir) {
@@ -85,6 +86,7 @@ void PipelineTrainEngine::load_weights_across_processes(const std::string& safet
   for (int s = 0; s < pipe.num_stages(); ++s) {
     if (pipe.local(s)) whole.give(pipe.stage(s), nullptr);
   }
+  hybrid_->restart_averaging();
 }
 
 }  // namespace baton::parallel

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "parallel/comm/communicator.h"
-#include "parallel/dp/bucket_plan.h"
-#include "parallel/dp/gradient_sync.h"
 #include "parallel/pipeline/stage.h"
+#include "parallel/replicas/bucket_plan.h"
+#include "parallel/replicas/gradient_sync.h"
 
 namespace baton::parallel {
 

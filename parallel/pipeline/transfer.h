@@ -7,6 +7,7 @@
 
 #include "parallel/pipeline/mailbox.h"
 #include "parallel/pipeline/pipeline_trace.h"
+#include "parallel/replicas/device_copy.h"
 #include "runtime/core/context.h"
 
 namespace baton::parallel {
@@ -35,12 +36,5 @@ Message send_tensors(const std::vector<Tensor>& tensors, Context& src, Device ds
 
 // Makes `ctx`'s stream wait for the message and marks its tensors as used by that stream.
 void receive_tensors(const Message& message, Context& ctx);
-
-// Copies `src` into `dst` (any devices) ordered on `dst_ctx`'s stream or, when only the source is a
-// CUDA device, on a temporary stream of the source device; returns after the copy when that is so.
-void copy_tensor(Tensor dst, const Tensor& src, Context& dst_ctx);
-
-// `t` itself when it is on ctx's device, else a copy there (copy_tensor, ordered on ctx's stream).
-Tensor on_device_of(const Tensor& t, Context& ctx);
 
 }  // namespace baton::parallel

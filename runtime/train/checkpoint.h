@@ -72,7 +72,9 @@ class CheckpointManager {
   // The same for a model in shards (each shard's tensors ready on its ctx's stream): one model and
   // one optimizer file, tensors by name, exactly as the unsharded model would write them. The
   // shards' optimisers must agree (type, configuration, steps) and no name may be in two shards.
-  std::string save(const std::vector<CheckpointShard>& shards, const CheckpointState& state) const;
+  // `extras` as above, ready once every shard's stream is.
+  std::string save(const std::vector<CheckpointShard>& shards, const CheckpointState& state,
+                   const std::vector<CheckpointExtraFile>& extras = {}) const;
 
   // Complete checkpoints (both files present), oldest first by step; hidden temporary directories
   // of saves in progress or interrupted are ignored.

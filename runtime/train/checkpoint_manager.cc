@@ -100,14 +100,15 @@ std::string CheckpointManager::save(const ParamStore& params, const Optimizer& o
   return write(state, model_tensors(params), optimizer_tensors(params, optimizer), optimizer, ctx.stream(), extras);
 }
 
-std::string CheckpointManager::save(const std::vector<CheckpointShard>& shards, const CheckpointState& state) const {
+std::string CheckpointManager::save(const std::vector<CheckpointShard>& shards, const CheckpointState& state,
+                                    const std::vector<CheckpointExtraFile>& extras) const {
   const Optimizer* optimizer = common_optimizer(shards);
   BATON_CHECK(optimizer != nullptr, "a checkpoint needs the optimiser state: the shards have no optimiser");
   const NamedTensors model = model_tensors(shards);
   const NamedTensors optimizer_state = optimizer_tensors(shards);
   // Shards on several devices and streams: once each is finished, any stream reads them all.
   for (const CheckpointShard& shard : shards) shard.ctx->synchronize();
-  return write(state, model, optimizer_state, *optimizer, shards[0].ctx->stream());
+  return write(state, model, optimizer_state, *optimizer, shards[0].ctx->stream(), extras);
 }
 
 std::string CheckpointManager::write(const CheckpointState& state, const NamedTensors& model,

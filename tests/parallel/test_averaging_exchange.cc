@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "parallel/comm/inproc_communicator.h"
-#include "parallel/dp/averaging_exchange.h"
+#include "parallel/replicas/averaging_exchange.h"
 #include "runtime/core/error.h"
 #include "tests/support/test_support.h"
 

@@ -3,7 +3,7 @@
 // every rank's buffer to rounding, the same bits on every rank.
 #include <gtest/gtest.h>
 
-#include "parallel/dp/averaging_exchange.h"
+#include "parallel/replicas/averaging_exchange.h"
 #include "tests/parallel/comm/mpi_test_env.h"
 #include "tests/support/test_support.h"
 

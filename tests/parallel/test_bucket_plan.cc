@@ -2,8 +2,8 @@
 // ParamStore laid out by the plan.
 #include <gtest/gtest.h>
 
-#include "parallel/dp/bucket_plan.h"
-#include "parallel/dp/gradient_sync.h"
+#include "parallel/replicas/bucket_plan.h"
+#include "parallel/replicas/gradient_sync.h"
 #include "tests/parallel/data_parallel_test_util.h"
 
 namespace baton::parallel {

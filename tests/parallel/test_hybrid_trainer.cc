@@ -11,6 +11,7 @@
 #include "parallel/plan/analytic_profile.h"
 #include "parallel/plan/planner.h"
 #include "runtime/train/trainer.h"
+#include "tests/parallel/hybrid_trainer_util.h"
 #include "tests/parallel/image_mlp.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/train_metrics.h"
@@ -29,14 +30,7 @@ constexpr double kRelative = 1e-5;  // float32: the summation order differs
 class HybridTrainer : public ::testing::Test {
  protected:
   void SetUp() override {
-    config_.data = "synthetic:3x8x8:4:64";
-    config_.steps = 6;
-    config_.batch_size = kBatch;
-    config_.device = "cpu";
-    config_.workers = 1;
-    config_.eval_every = 0;
-    config_.log_every = 1;
-    config_.optimizer = {{"type", "sgd"}, {"momentum", 0.9}};
+    config_ = testing::short_hybrid_run(kBatch);
     train_ = data::open_dataset(config_.data, data::Split::train, 0);
     test_ = data::open_dataset(config_.data, data::Split::test, 0);
   }
@@ -49,19 +43,8 @@ class HybridTrainer : public ::testing::Test {
     const auto stop = [&] { return stop_after > 0 && ++calls == stop_after; };
     if (groups == 0) return Trainer(graph, c, *train_, test_.get(), Device::cpu()).run(stop);
     if (groups == kReplicated) return train_replicated(graph, c, sync, stop);
-    const Profile profile = analytic_profile(graph, "image_mlp", device_spec_by_name("cpu"), {.batch_sizes = {1, 2}});
-    PlanChoice choice;
-    choice.groups = groups;
-    choice.stages = 2;
-    choice.micro_batches = 2;
-    PlanSettings settings;
-    settings.batch = static_cast<int>(kBatch);
-    const EvaluatedPlan e =
-        evaluate_plan(choice, profile, cluster_by_name("cpu-" + std::to_string(2 * groups)), settings);
-    std::vector<Device> available;
-    for (int d = 0; d < 2 * groups; ++d) available.push_back(Device::cpu(d));
     PipelineTrainOptions options;
-    options.group_devices = hybrid_devices(e.plan, available);
+    const EvaluatedPlan e = testing::two_stage_hybrid(graph, groups, 2, kBatch, options);
     options.grad_sync = sync;
     PipelineTrainEngine engine(graph, c, e.plan, e.schedule, options);
     EXPECT_EQ(engine.groups().groups(), groups);

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <ostream>
 
-#include "parallel/dp/averaging_checkpoint.h"
 #include "parallel/dp/data_parallel_engine.h"
+#include "parallel/replicas/averaging_checkpoint.h"
 #include "runtime/train/checkpoint.h"
 #include "tests/parallel/data_parallel_test_util.h"
 #include "tests/support/scratch_dir.h"

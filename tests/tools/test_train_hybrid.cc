@@ -38,6 +38,21 @@ TEST_F(TrainHybrid, TrainsGroupsOfPipelinesInThisProcess) {
   EXPECT_NE(from_file.out.find("(bucket)"), std::string::npos) << from_file.out;
 }
 
+// Model averaging inside the hybrid: --groups 2 --stages 2 trains with it; one group refuses it.
+TEST_F(TrainHybrid, AveragesEachStagesReplicasAcrossTheGroups) {
+  const CliResult r = run_baton(
+      kHybridRun + "--groups 2 --stages 2 --model-averaging bmuf --average-every 2 --averaging-exchange tree");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("model averaging (bmuf): each stage's replicas meet across the groups every 2 steps (tree "
+                       "exchange)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("done after 2 steps"), std::string::npos) << r.out;
+  const CliResult one = run_baton(kHybridRun + "--stages 2 --model-averaging periodic");
+  EXPECT_EQ(one.exit_code, 1);
+  EXPECT_NE(one.err.find("need --data-parallel N or --groups G"), std::string::npos) << one.err;
+}
+
 // --replication free: the antichain partitioner picks the stages and each stage's replicas over
 // groups x stages devices; whatever it picks (equal or not) trains, and the stage table lists every
 // replica's device.

@@ -1,5 +1,5 @@
 // Gradient buckets from the order in which backward makes gradients final.
-#include "parallel/dp/bucket_plan.h"
+#include "parallel/replicas/bucket_plan.h"
 
 #include <algorithm>
 #include <unordered_map>

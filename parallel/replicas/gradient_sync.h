@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "parallel/comm/communicator.h"
-#include "parallel/dp/bucket_plan.h"
+#include "parallel/replicas/bucket_plan.h"
 #include "runtime/graph/param_store.h"
 
 namespace baton::parallel {

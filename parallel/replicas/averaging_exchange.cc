@@ -1,5 +1,5 @@
 // The averaging exchange: ring and node-shaped tree all-reduce of a flat buffer on send/recv.
-#include "parallel/dp/averaging_exchange.h"
+#include "parallel/replicas/averaging_exchange.h"
 
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 // Names, schedule and checks of the model-averaging variants.
-#include "parallel/dp/model_averaging.h"
+#include "parallel/replicas/model_averaging.h"
 
 #include "runtime/core/error.h"
 

@@ -4,9 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
-#include "parallel/dp/averaging_exchange.h"
-#include "parallel/dp/model_averaging.h"
+#include "parallel/replicas/averaging_exchange.h"
+#include "parallel/replicas/model_averaging.h"
 #include "runtime/graph/param_store.h"
 #include "runtime/train/safetensors.h"
 
@@ -37,9 +38,9 @@ class ReplicaAveraging {
   // The state the replicas share beyond their parameters, by name: BMUF's global model and block
   // momentum, EASGD's centre (none for periodic and post-local averaging). Equal on every replica.
   NamedTensors shared_state() const;
-  // Sets that state from `file`, which holds shared_state()'s tensors with their dtypes and shapes
-  // (a resumed run's, instead of restart()).
-  void load_shared_state(const SafetensorsFile& file);
+  // Sets that state from `file`, which holds shared_state()'s tensors with their dtypes and shapes,
+  // each name after `prefix` (a resumed run's, instead of restart()).
+  void load_shared_state(const SafetensorsFile& file, const std::string& prefix = "");
 
   const AveragingExchange& exchange() const { return exchange_; }
   int64_t meetings() const { return meetings_; }

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "parallel/comm/communicator.h"
-#include "parallel/dp/model_averaging.h"
+#include "parallel/replicas/model_averaging.h"
 #include "runtime/core/context.h"
 
 namespace baton::parallel {

@@ -1,5 +1,5 @@
 // One replica's gradient buckets and one step's in-order, overlapped all-reduce of them.
-#include "parallel/dp/gradient_sync.h"
+#include "parallel/replicas/gradient_sync.h"
 
 #include <algorithm>
 

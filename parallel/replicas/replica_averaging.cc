@@ -1,6 +1,6 @@
 // One replica's model averaging: periodic / post-local averages, BMUF block updates, EASGD elastic
 // moves, and the model an evaluation or a checkpoint sees.
-#include "parallel/dp/replica_averaging.h"
+#include "parallel/replicas/replica_averaging.h"
 
 #include "kernels/elementwise.h"
 #include "runtime/core/error.h"
@@ -34,8 +34,8 @@ NamedTensors ReplicaAveraging::shared_state() const {
   return {};
 }
 
-void ReplicaAveraging::load_shared_state(const SafetensorsFile& file) {
-  for (const auto& [name, tensor] : shared_state()) file.read_into(name, tensor, ctx_.stream());
+void ReplicaAveraging::load_shared_state(const SafetensorsFile& file, const std::string& prefix) {
+  for (const auto& [name, tensor] : shared_state()) file.read_into(prefix + name, tensor, ctx_.stream());
   saved_ = false;
 }
 
