@@ -13,34 +13,19 @@ namespace baton::kernels {
 // The activations of the family, for dispatch.
 enum class Activation { relu6, sigmoid, tanh };
 
-BATON_HOST_DEVICE float exp_of(float x) {
+// exp and tanh in float and double: CUDA's expf, exp, tanhf and tanh in device code, std::exp and
+// std::tanh on the host.
 #if defined(__CUDA_ARCH__)
-  return expf(x);
+BATON_HOST_DEVICE float exp_of(float x) { return expf(x); }
+BATON_HOST_DEVICE double exp_of(double x) { return exp(x); }
+BATON_HOST_DEVICE float tanh_of(float x) { return tanhf(x); }
+BATON_HOST_DEVICE double tanh_of(double x) { return tanh(x); }
 #else
-  return std::exp(x);
+BATON_HOST_DEVICE float exp_of(float x) { return std::exp(x); }
+BATON_HOST_DEVICE double exp_of(double x) { return std::exp(x); }
+BATON_HOST_DEVICE float tanh_of(float x) { return std::tanh(x); }
+BATON_HOST_DEVICE double tanh_of(double x) { return std::tanh(x); }
 #endif
-}
-BATON_HOST_DEVICE double exp_of(double x) {
-#if defined(__CUDA_ARCH__)
-  return exp(x);
-#else
-  return std::exp(x);
-#endif
-}
-BATON_HOST_DEVICE float tanh_of(float x) {
-#if defined(__CUDA_ARCH__)
-  return tanhf(x);
-#else
-  return std::tanh(x);
-#endif
-}
-BATON_HOST_DEVICE double tanh_of(double x) {
-#if defined(__CUDA_ARCH__)
-  return tanh(x);
-#else
-  return std::tanh(x);
-#endif
-}
 
 // min(max(x, 0), 6) with NaN kept and -0 made +0.
 template <typename A>

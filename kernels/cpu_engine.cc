@@ -7,6 +7,7 @@
 
 #if BATON_HAVE_DNNL
 #include <dnnl.hpp>
+#include <utility>
 
 #include "kernels/cpu/dnnl_call.h"
 #endif
@@ -16,26 +17,19 @@ namespace {
 
 #if BATON_HAVE_DNNL
 const char* isa_name(dnnl::cpu_isa isa) {
-  switch (isa) {
-    case dnnl::cpu_isa::sse41:
-      return "sse41";
-    case dnnl::cpu_isa::avx:
-      return "avx";
-    case dnnl::cpu_isa::avx2:
-      return "avx2";
-    case dnnl::cpu_isa::avx2_vnni:
-      return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_core:
-      return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni:
-      return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16:
-      return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx:
-      return "avx512_core_amx";
-    default:
-      return "baseline";
+  using dnnl::cpu_isa;
+  constexpr std::pair<cpu_isa, const char*> kNames[] = {{cpu_isa::sse41, "sse41"},
+                                                        {cpu_isa::avx, "avx"},
+                                                        {cpu_isa::avx2, "avx2"},
+                                                        {cpu_isa::avx2_vnni, "avx2_vnni"},
+                                                        {cpu_isa::avx512_core, "avx512_core"},
+                                                        {cpu_isa::avx512_core_vnni, "avx512_core_vnni"},
+                                                        {cpu_isa::avx512_core_bf16, "avx512_core_bf16"},
+                                                        {cpu_isa::avx512_core_amx, "avx512_core_amx"}};
+  for (const auto& [value, name] : kNames) {
+    if (value == isa) return name;
   }
+  return "baseline";
 }
 #endif
 

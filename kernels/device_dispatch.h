@@ -4,6 +4,7 @@
 
 #include <string_view>
 
+#include "kernels/dispatch.h"
 #include "runtime/core/build_config.h"
 #include "runtime/core/context.h"
 #include "runtime/core/error.h"
@@ -35,6 +36,14 @@ decltype(auto) on_device(std::string_view op, Context& ctx, CpuFn&& cpu_fn, Cuda
     }
   }
   return cpu_fn();
+}
+
+// on_device with the element type of `dtype` (f32, f64, f16 or bf16): `cpu_fn.template
+// operator()<T>()` with its C++ type T (dispatch_floating) on a CPU device, `cuda_fn(ctx)` on a CUDA one.
+template <typename CpuFn, typename CudaFn>
+void on_device_floating(std::string_view op, Context& ctx, DType dtype, CpuFn&& cpu_fn, CudaFn&& cuda_fn) {
+  on_device(
+      op, ctx, [&] { dispatch_floating(op, dtype, cpu_fn); }, cuda_fn);
 }
 
 }  // namespace baton::kernels

@@ -59,6 +59,18 @@ void check_indices(std::string_view op, const Tensor& indices, const Shape& outp
               ": argument 'indices' is i32 but planes of ", p.in_h, " x ", p.in_w, " elements need i64");
 }
 
+// Max pooling's checks between x or dx (`full`) and the pooled y or dy, with the indices of the
+// maxima; returns the plane geometry.
+PoolPlane check_max_pool(std::string_view op, const Context& ctx, const NamedTensor& full, const NamedTensor& pooled,
+                         const Tensor& indices, const Pool2dGeometry& g) {
+  check_pool_activations(op, ctx, {full, pooled, {"indices", indices}});
+  check_dtype_in(op, full, kPoolDtypes);
+  check_same_dtype(op, {full, pooled});
+  const PoolPlane p = check_pool_shapes(op, full, pooled, g);
+  check_indices(op, indices, pooled.tensor.shape(), p);
+  return p;
+}
+
 void check_no_dilation(std::string_view op, const Pool2dGeometry& g) {
   BATON_CHECK(g.dilation[0] == 1 && g.dilation[1] == 1, op, ": dilation ", pair_text(g.dilation),
               " is not supported (average pooling has no dilation; expected [1, 1])");
@@ -69,6 +81,30 @@ template <typename Fn>
 void dispatch_index(DType dtype, Fn&& fn) {
   if (dtype == DType::i32) return fn.template operator()<int32_t>();
   return fn.template operator()<int64_t>();
+}
+
+// Average pooling forward (x to y) or backward (dy to dx): the checks between x or dx and the
+// pooled y or dy, then the CPU loop or the CUDA launcher over the planes of x or dx.
+void avg_pool2d(std::string_view op, Context& ctx, bool forward, const NamedTensor& source, const NamedTensor& target,
+                const Pool2dGeometry& g, bool count_include_pad) {
+  const NamedTensor& full = forward ? source : target;
+  const NamedTensor& pooled = forward ? target : source;
+  check_on_context(op, ctx, {source, target});
+  check_dtype_in(op, full, kPoolDtypes);
+  check_same_dtype(op, {full, pooled});
+  check_no_dilation(op, g);
+  const PoolPlane p = check_pool_shapes(op, full, pooled, g);
+  const Tensor& in = source.tensor;
+  const Tensor& out = target.tensor;
+  const auto cpu_pass = [&]<typename T>() {
+    const auto pass = forward ? cpu::avg_pool2d_forward<T> : cpu::avg_pool2d_backward<T>;
+    pass(in.data<T>(), planes_of(full.tensor), p, count_include_pad, out.data<T>());
+  };
+  on_device_floating(op, ctx, full.tensor.dtype(), cpu_pass, [&](auto& cuda_ctx) {
+    const auto cuda_pass = forward ? cuda::avg_pool2d_forward : cuda::avg_pool2d_backward;
+    cuda_pass(cuda_ctx, full.tensor.dtype(), in.data_ptr(), planes_of(full.tensor), p, count_include_pad,
+              out.data_ptr());
+  });
 }
 
 }  // namespace
@@ -110,11 +146,7 @@ Shape pool2d_output_shape(std::string_view what, const Shape& input, const Pool2
 void max_pool2d_forward(Context& ctx, const Tensor& x, const Pool2dGeometry& g, const Tensor& y,
                         const Tensor& indices) {
   constexpr std::string_view op = "max_pool2d_forward";
-  check_pool_activations(op, ctx, {{"x", x}, {"y", y}, {"indices", indices}});
-  check_dtype_in(op, {"x", x}, kPoolDtypes);
-  check_same_dtype(op, {{"x", x}, {"y", y}});
-  const PoolPlane p = check_pool_shapes(op, {"x", x}, {"y", y}, g);
-  check_indices(op, indices, y.shape(), p);
+  const PoolPlane p = check_max_pool(op, ctx, {"x", x}, {"y", y}, indices, g);
   on_device(
       op, ctx,
       [&] {
@@ -138,11 +170,7 @@ void max_pool2d_forward(Context& ctx, const Tensor& x, const Pool2dGeometry& g, 
 void max_pool2d_backward(Context& ctx, const Tensor& dy, const Tensor& indices, const Pool2dGeometry& g,
                          const Tensor& dx) {
   constexpr std::string_view op = "max_pool2d_backward";
-  check_pool_activations(op, ctx, {{"dx", dx}, {"dy", dy}, {"indices", indices}});
-  check_dtype_in(op, {"dx", dx}, kPoolDtypes);
-  check_same_dtype(op, {{"dx", dx}, {"dy", dy}});
-  const PoolPlane p = check_pool_shapes(op, {"dx", dx}, {"dy", dy}, g);
-  check_indices(op, indices, dy.shape(), p);
+  const PoolPlane p = check_max_pool(op, ctx, {"dx", dx}, {"dy", dy}, indices, g);
   on_device(
       op, ctx,
       [&] {
@@ -165,43 +193,12 @@ void max_pool2d_backward(Context& ctx, const Tensor& dy, const Tensor& indices, 
 
 void avg_pool2d_forward(Context& ctx, const Tensor& x, const Pool2dGeometry& g, bool count_include_pad,
                         const Tensor& y) {
-  constexpr std::string_view op = "avg_pool2d_forward";
-  check_on_context(op, ctx, {{"x", x}, {"y", y}});
-  check_dtype_in(op, {"x", x}, kPoolDtypes);
-  check_same_dtype(op, {{"x", x}, {"y", y}});
-  check_no_dilation(op, g);
-  const PoolPlane p = check_pool_shapes(op, {"x", x}, {"y", y}, g);
-  on_device(
-      op, ctx,
-      [&] {
-        dispatch_floating(op, x.dtype(), [&]<typename T>() {
-          cpu::avg_pool2d_forward(x.data<T>(), planes_of(x), p, count_include_pad, y.data<T>());
-        });
-      },
-      [&](auto& cuda_ctx) {
-        cuda::avg_pool2d_forward(cuda_ctx, x.dtype(), x.data_ptr(), planes_of(x), p, count_include_pad, y.data_ptr());
-      });
+  avg_pool2d("avg_pool2d_forward", ctx, true, {"x", x}, {"y", y}, g, count_include_pad);
 }
 
 void avg_pool2d_backward(Context& ctx, const Tensor& dy, const Pool2dGeometry& g, bool count_include_pad,
                          const Tensor& dx) {
-  constexpr std::string_view op = "avg_pool2d_backward";
-  check_on_context(op, ctx, {{"dy", dy}, {"dx", dx}});
-  check_dtype_in(op, {"dx", dx}, kPoolDtypes);
-  check_same_dtype(op, {{"dx", dx}, {"dy", dy}});
-  check_no_dilation(op, g);
-  const PoolPlane p = check_pool_shapes(op, {"dx", dx}, {"dy", dy}, g);
-  on_device(
-      op, ctx,
-      [&] {
-        dispatch_floating(op, dx.dtype(), [&]<typename T>() {
-          cpu::avg_pool2d_backward(dy.data<T>(), planes_of(dx), p, count_include_pad, dx.data<T>());
-        });
-      },
-      [&](auto& cuda_ctx) {
-        cuda::avg_pool2d_backward(cuda_ctx, dx.dtype(), dy.data_ptr(), planes_of(dx), p, count_include_pad,
-                                  dx.data_ptr());
-      });
+  avg_pool2d("avg_pool2d_backward", ctx, false, {"dy", dy}, {"dx", dx}, g, count_include_pad);
 }
 
 }  // namespace baton::kernels

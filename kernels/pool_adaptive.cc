@@ -30,46 +30,40 @@ void check_global(std::string_view op, const Context& ctx, const NamedTensor& fu
               "', shape ", s.str(), ")");
 }
 
+// Global average pooling forward (x to y) or backward (dy to dx), over the planes of x or dx.
+void global_avg_pool2d(std::string_view op, Context& ctx, bool forward, const Tensor& source, const Tensor& target) {
+  const Tensor& full = forward ? source : target;
+  const int64_t hw = full.size(2) * full.size(3);
+  on_device_floating(
+      op, ctx, full.dtype(),
+      [&]<typename T>() {
+        if (is_channels_last(full)) {
+          const auto cpu_pass = forward ? cpu::global_avg_pool2d_forward_channels_last<T>
+                                        : cpu::global_avg_pool2d_backward_channels_last<T>;
+          cpu_pass(source.data<T>(), full.size(0), hw, full.size(1), target.data<T>());
+        } else {
+          const auto cpu_pass = forward ? cpu::global_avg_pool2d_forward<T> : cpu::global_avg_pool2d_backward<T>;
+          cpu_pass(source.data<T>(), planes_of(full), hw, target.data<T>());
+        }
+      },
+      [&](auto& cuda_ctx) {
+        const auto cuda_pass = forward ? cuda::global_avg_pool2d_forward : cuda::global_avg_pool2d_backward;
+        cuda_pass(cuda_ctx, full.dtype(), source.data_ptr(), planes_of(full), hw, target.data_ptr());
+      });
+}
+
 }  // namespace
 
 void global_avg_pool2d_forward(Context& ctx, const Tensor& x, const Tensor& y) {
   constexpr std::string_view op = "global_avg_pool2d_forward";
   check_global(op, ctx, {"x", x}, {"y", y});
-  const int64_t hw = x.size(2) * x.size(3);
-  on_device(
-      op, ctx,
-      [&] {
-        dispatch_floating(op, x.dtype(), [&]<typename T>() {
-          if (is_channels_last(x)) {
-            cpu::global_avg_pool2d_forward_channels_last(x.data<T>(), x.size(0), hw, x.size(1), y.data<T>());
-          } else {
-            cpu::global_avg_pool2d_forward(x.data<T>(), planes_of(x), hw, y.data<T>());
-          }
-        });
-      },
-      [&](auto& cuda_ctx) {
-        cuda::global_avg_pool2d_forward(cuda_ctx, x.dtype(), x.data_ptr(), planes_of(x), hw, y.data_ptr());
-      });
+  global_avg_pool2d(op, ctx, true, x, y);
 }
 
 void global_avg_pool2d_backward(Context& ctx, const Tensor& dy, const Tensor& dx) {
   constexpr std::string_view op = "global_avg_pool2d_backward";
   check_global(op, ctx, {"dx", dx}, {"dy", dy});
-  const int64_t hw = dx.size(2) * dx.size(3);
-  on_device(
-      op, ctx,
-      [&] {
-        dispatch_floating(op, dx.dtype(), [&]<typename T>() {
-          if (is_channels_last(dx)) {
-            cpu::global_avg_pool2d_backward_channels_last(dy.data<T>(), dx.size(0), hw, dx.size(1), dx.data<T>());
-          } else {
-            cpu::global_avg_pool2d_backward(dy.data<T>(), planes_of(dx), hw, dx.data<T>());
-          }
-        });
-      },
-      [&](auto& cuda_ctx) {
-        cuda::global_avg_pool2d_backward(cuda_ctx, dx.dtype(), dy.data_ptr(), planes_of(dx), hw, dx.data_ptr());
-      });
+  global_avg_pool2d(op, ctx, false, dy, dx);
 }
 
 namespace {
@@ -100,38 +94,34 @@ PoolPlane check_adaptive(std::string_view op, const Context& ctx, const NamedTen
 
 bool is_global(const PoolPlane& p) { return p.out_h == 1 && p.out_w == 1; }
 
+// Adaptive average pooling forward (x to y) or backward (dy to dx), over the planes of x or dx.
+void adaptive_avg_pool2d(std::string_view op, Context& ctx, bool forward, const Tensor& source, const Tensor& target,
+                         const PoolPlane& p) {
+  const Tensor& full = forward ? source : target;
+  const auto cpu_pass = [&]<typename T>() {
+    const auto pass = forward ? cpu::adaptive_avg_pool2d_forward<T> : cpu::adaptive_avg_pool2d_backward<T>;
+    pass(source.data<T>(), planes_of(full), p, target.data<T>());
+  };
+  on_device_floating(op, ctx, full.dtype(), cpu_pass, [&](auto& cuda_ctx) {
+    const auto cuda_pass = forward ? cuda::adaptive_avg_pool2d_forward : cuda::adaptive_avg_pool2d_backward;
+    cuda_pass(cuda_ctx, full.dtype(), source.data_ptr(), planes_of(full), p, target.data_ptr());
+  });
+}
+
 }  // namespace
 
 void adaptive_avg_pool2d_forward(Context& ctx, const Tensor& x, const Tensor& y) {
   constexpr std::string_view op = "adaptive_avg_pool2d_forward";
   const PoolPlane p = check_adaptive(op, ctx, {"x", x}, {"y", y});
   if (is_global(p)) return global_avg_pool2d_forward(ctx, x, y);
-  on_device(
-      op, ctx,
-      [&] {
-        dispatch_floating(op, x.dtype(), [&]<typename T>() {
-          cpu::adaptive_avg_pool2d_forward(x.data<T>(), planes_of(x), p, y.data<T>());
-        });
-      },
-      [&](auto& cuda_ctx) {
-        cuda::adaptive_avg_pool2d_forward(cuda_ctx, x.dtype(), x.data_ptr(), planes_of(x), p, y.data_ptr());
-      });
+  adaptive_avg_pool2d(op, ctx, true, x, y, p);
 }
 
 void adaptive_avg_pool2d_backward(Context& ctx, const Tensor& dy, const Tensor& dx) {
   constexpr std::string_view op = "adaptive_avg_pool2d_backward";
   const PoolPlane p = check_adaptive(op, ctx, {"dx", dx}, {"dy", dy});
   if (is_global(p)) return global_avg_pool2d_backward(ctx, dy, dx);
-  on_device(
-      op, ctx,
-      [&] {
-        dispatch_floating(op, dx.dtype(), [&]<typename T>() {
-          cpu::adaptive_avg_pool2d_backward(dy.data<T>(), planes_of(dx), p, dx.data<T>());
-        });
-      },
-      [&](auto& cuda_ctx) {
-        cuda::adaptive_avg_pool2d_backward(cuda_ctx, dx.dtype(), dy.data_ptr(), planes_of(dx), p, dx.data_ptr());
-      });
+  adaptive_avg_pool2d(op, ctx, false, dy, dx, p);
 }
 
 }  // namespace baton::kernels

@@ -9,24 +9,16 @@
 #include "kernels/device_dispatch.h"
 #include "kernels/dispatch.h"
 #include "kernels/op_checks.h"
+#include "runtime/core/enum_table.h"
 
 namespace baton::kernels {
 namespace {
 
 std::string_view reduction_name(Reduction reduction) {
-  switch (reduction) {
-    case Reduction::sum:
-      return "sum";
-    case Reduction::mean:
-      return "mean";
-    case Reduction::max:
-      return "max";
-    case Reduction::sum_squares:
-      return "sum_squares";
-    case Reduction::l2_norm:
-      return "l2_norm";
-  }
-  BATON_FAIL("invalid Reduction value ", static_cast<int>(reduction));
+  constexpr std::string_view kNames[] = {"sum", "mean", "max", "sum_squares", "l2_norm"};
+  const std::string_view name = enum_lookup<Reduction::l2_norm>(reduction, kNames, "");
+  BATON_CHECK(!name.empty(), "invalid Reduction value ", static_cast<int>(reduction));
+  return name;
 }
 
 // x floating on the context's device; out on it too, with the reduction dtype of x.

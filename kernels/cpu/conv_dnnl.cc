@@ -61,6 +61,16 @@ dnnl::convolution_forward::primitive_desc forward_pd(const ConvDescs& d, ConvFor
   return {desc, dnnl_user_scratchpad(), dnnl_engine()};
 }
 
+// The primitive descriptor of a backward pass (Primitive: convolution_backward_data or _weights).
+template <typename Primitive>
+typename Primitive::primitive_desc backward_pd(const ConvDescs& d, const dnnl::memory::desc& inner_x,
+                                               const dnnl::memory::desc& inner_y,
+                                               const dnnl::convolution_forward::primitive_desc& fwd) {
+  const typename Primitive::desc desc(dnnl::algorithm::convolution_direct, inner_x, dnnl_any_f32(d.w), inner_y,
+                                      d.strides, d.dilates, d.padding, d.padding);
+  return {desc, dnnl_user_scratchpad(), dnnl_engine(), fwd};
+}
+
 std::shared_ptr<const DnnlCall> make_call(Pass pass, const ConvGeometry& g, ConvFormats f) {
   const ConvDescs d = descs(g);
   try {
@@ -76,10 +86,7 @@ std::shared_ptr<const DnnlCall> make_call(Pass pass, const ConvGeometry& g, Conv
                                       {DNNL_ARG_WEIGHTS, w, fwd.weights_desc(), DnnlRole::input},
                                       {DNNL_ARG_DST, y, fwd.dst_desc(), DnnlRole::output}});
       case Pass::backward_data: {
-        const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, inner_x,
-                                                         dnnl_any_f32(d.w), inner_y, d.strides, d.dilates, d.padding,
-                                                         d.padding);
-        const dnnl::convolution_backward_data::primitive_desc pd(desc, dnnl_user_scratchpad(), dnnl_engine(), fwd);
+        const auto pd = backward_pd<dnnl::convolution_backward_data>(d, inner_x, inner_y, fwd);
         return std::make_shared<DnnlCall>(
             dnnl::convolution_backward_data(pd), pd.scratchpad_desc(),
             std::vector<DnnlArgument>{{DNNL_ARG_DIFF_DST, y, pd.diff_dst_desc(), DnnlRole::input},
@@ -87,10 +94,7 @@ std::shared_ptr<const DnnlCall> make_call(Pass pass, const ConvGeometry& g, Conv
                                       {DNNL_ARG_DIFF_SRC, x, pd.diff_src_desc(), DnnlRole::output}});
       }
       case Pass::backward_filter: {
-        const dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, inner_x,
-                                                            dnnl_any_f32(d.w), inner_y, d.strides, d.dilates, d.padding,
-                                                            d.padding);
-        const dnnl::convolution_backward_weights::primitive_desc pd(desc, dnnl_user_scratchpad(), dnnl_engine(), fwd);
+        const auto pd = backward_pd<dnnl::convolution_backward_weights>(d, inner_x, inner_y, fwd);
         return std::make_shared<DnnlCall>(
             dnnl::convolution_backward_weights(pd), pd.scratchpad_desc(),
             std::vector<DnnlArgument>{{DNNL_ARG_SRC, x, pd.src_desc(), DnnlRole::input},

@@ -17,6 +17,7 @@
 #include "kernels/cuda/cudnn_descriptors.h"
 #include "runtime/core/cuda/cuda_check.h"
 #include "runtime/core/cuda/cudnn_check.h"
+#include "runtime/core/enum_table.h"
 #include "runtime/core/storage.h"
 
 namespace baton::kernels::cuda {
@@ -51,78 +52,53 @@ struct Scaling {
   Scaling(DType dtype, double beta_value) : alpha(dtype, 1.0), beta(dtype, beta_value) {}
 };
 
-// The cuDNN entry points of each pass.
-struct ForwardPass {
-  using Perf = cudnnConvolutionFwdAlgoPerf_t;
-  using Algo = cudnnConvolutionFwdAlgo_t;
-  static constexpr int kCount = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
-  static void* output(const ConvArgs& a) { return a.y_data; }
+// One operand of a pass: its descriptor in ConvDescriptors and its data in ConvArgs.
+template <auto kDescriptor, void* ConvArgs::*kData>
+struct Operand {
+  static auto descriptor(const ConvDescriptors& d) { return (d.*kDescriptor).get(); }
+  static void* data(const ConvArgs& a) { return a.*kData; }
+};
+using OperandX = Operand<&ConvDescriptors::x, &ConvArgs::x_data>;
+using OperandW = Operand<&ConvDescriptors::w, &ConvArgs::w_data>;
+using OperandY = Operand<&ConvDescriptors::y, &ConvArgs::y_data>;
+
+// The cuDNN entry points of a pass: each takes its operands in the order (In1, In2, convolution, Out).
+template <typename PerfT, int kAlgoCount, auto kWorkspaceSize, auto kFind, auto kRun, typename In1, typename In2,
+          typename Out>
+struct Pass {
+  using Perf = PerfT;
+  using Algo = decltype(Perf::algo);
+  static constexpr int kCount = kAlgoCount;
+  static void* output(const ConvArgs& a) { return Out::data(a); }
   static cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescriptors& d, Algo algo, size_t* bytes) {
-    return cudnnGetConvolutionForwardWorkspaceSize(h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), algo, bytes);
+    return kWorkspaceSize(h, In1::descriptor(d), In2::descriptor(d), d.conv.get(), Out::descriptor(d), algo, bytes);
   }
   static cudnnStatus_t find(cudnnHandle_t h, const ConvDescriptors& d, const ConvArgs& a, void* out, int* returned,
                             Perf* perf, void* ws, size_t bytes) {
-    return cudnnFindConvolutionForwardAlgorithmEx(h, d.x.get(), a.x_data, d.w.get(), a.w_data, d.conv.get(), d.y.get(),
-                                                  out, kCount, returned, perf, ws, bytes);
+    return kFind(h, In1::descriptor(d), In1::data(a), In2::descriptor(d), In2::data(a), d.conv.get(),
+                 Out::descriptor(d), out, kCount, returned, perf, ws, bytes);
   }
   static cudnnStatus_t run(cudnnHandle_t h, const ConvDescriptors& d, const ConvArgs& a, int algo, void* ws,
                            size_t bytes, const Scaling& s) {
-    return cudnnConvolutionForward(h, s.alpha.get(), d.x.get(), a.x_data, d.w.get(), a.w_data, d.conv.get(),
-                                   static_cast<Algo>(algo), ws, bytes, s.beta.get(), d.y.get(), a.y_data);
+    return kRun(h, s.alpha.get(), In1::descriptor(d), In1::data(a), In2::descriptor(d), In2::data(a), d.conv.get(),
+                static_cast<Algo>(algo), ws, bytes, s.beta.get(), Out::descriptor(d), Out::data(a));
   }
 };
 
-struct BackwardDataPass {
-  using Perf = cudnnConvolutionBwdDataAlgoPerf_t;
-  using Algo = cudnnConvolutionBwdDataAlgo_t;
-  static constexpr int kCount = CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT;
-  static void* output(const ConvArgs& a) { return a.x_data; }
-  static cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescriptors& d, Algo algo, size_t* bytes) {
-    return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(), algo, bytes);
-  }
-  static cudnnStatus_t find(cudnnHandle_t h, const ConvDescriptors& d, const ConvArgs& a, void* out, int* returned,
-                            Perf* perf, void* ws, size_t bytes) {
-    return cudnnFindConvolutionBackwardDataAlgorithmEx(h, d.w.get(), a.w_data, d.y.get(), a.y_data, d.conv.get(),
-                                                       d.x.get(), out, kCount, returned, perf, ws, bytes);
-  }
-  static cudnnStatus_t run(cudnnHandle_t h, const ConvDescriptors& d, const ConvArgs& a, int algo, void* ws,
-                           size_t bytes, const Scaling& s) {
-    return cudnnConvolutionBackwardData(h, s.alpha.get(), d.w.get(), a.w_data, d.y.get(), a.y_data, d.conv.get(),
-                                        static_cast<Algo>(algo), ws, bytes, s.beta.get(), d.x.get(), a.x_data);
-  }
-};
-
-struct BackwardFilterPass {
-  using Perf = cudnnConvolutionBwdFilterAlgoPerf_t;
-  using Algo = cudnnConvolutionBwdFilterAlgo_t;
-  static constexpr int kCount = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT;
-  static void* output(const ConvArgs& a) { return a.w_data; }
-  static cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescriptors& d, Algo algo, size_t* bytes) {
-    return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x.get(), d.y.get(), d.conv.get(), d.w.get(), algo,
-                                                          bytes);
-  }
-  static cudnnStatus_t find(cudnnHandle_t h, const ConvDescriptors& d, const ConvArgs& a, void* out, int* returned,
-                            Perf* perf, void* ws, size_t bytes) {
-    return cudnnFindConvolutionBackwardFilterAlgorithmEx(h, d.x.get(), a.x_data, d.y.get(), a.y_data, d.conv.get(),
-                                                         d.w.get(), out, kCount, returned, perf, ws, bytes);
-  }
-  static cudnnStatus_t run(cudnnHandle_t h, const ConvDescriptors& d, const ConvArgs& a, int algo, void* ws,
-                           size_t bytes, const Scaling& s) {
-    return cudnnConvolutionBackwardFilter(h, s.alpha.get(), d.x.get(), a.x_data, d.y.get(), a.y_data, d.conv.get(),
-                                          static_cast<Algo>(algo), ws, bytes, s.beta.get(), d.w.get(), a.w_data);
-  }
-};
+using ForwardPass =
+    Pass<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, cudnnGetConvolutionForwardWorkspaceSize,
+         cudnnFindConvolutionForwardAlgorithmEx, cudnnConvolutionForward, OperandX, OperandW, OperandY>;
+using BackwardDataPass = Pass<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                              cudnnGetConvolutionBackwardDataWorkspaceSize, cudnnFindConvolutionBackwardDataAlgorithmEx,
+                              cudnnConvolutionBackwardData, OperandW, OperandY, OperandX>;
+using BackwardFilterPass =
+    Pass<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+         cudnnGetConvolutionBackwardFilterWorkspaceSize, cudnnFindConvolutionBackwardFilterAlgorithmEx,
+         cudnnConvolutionBackwardFilter, OperandX, OperandY, OperandW>;
 
 const char* pass_name(Conv2dPass pass) {
-  switch (pass) {
-    case Conv2dPass::forward:
-      return "conv2d_forward";
-    case Conv2dPass::backward_data:
-      return "conv2d_backward_data";
-    case Conv2dPass::backward_filter:
-      return "conv2d_backward_filter";
-  }
-  return "conv2d";
+  constexpr const char* kNames[] = {"conv2d_forward", "conv2d_backward_data", "conv2d_backward_filter"};
+  return enum_lookup<Conv2dPass::backward_filter>(pass, kNames, "conv2d");
 }
 
 // The math type the search allows: f32 uses tensor cores (TF32) only when allowed.

@@ -7,6 +7,7 @@
 #include "parallel/comm/inproc_communicator.h"
 #include "parallel/comm/mpi_runtime.h"
 #include "parallel/comm/nccl_communicator.h"
+#include "runtime/core/enum_table.h"
 #include "runtime/core/error.h"
 
 namespace baton::comm {
@@ -48,19 +49,8 @@ bool needs_mpi(CommBackend backend) { return backend == CommBackend::mpi || back
 }  // namespace
 
 std::string_view comm_backend_name(CommBackend backend) {
-  switch (backend) {
-    case CommBackend::automatic:
-      return "auto";
-    case CommBackend::inproc:
-      return "inproc";
-    case CommBackend::mpi:
-      return "mpi";
-    case CommBackend::nccl:
-      return "nccl";
-    case CommBackend::nccl_mpi:
-      return "nccl-mpi";
-  }
-  return "?";
+  constexpr std::string_view kNames[] = {"auto", "inproc", "mpi", "nccl", "nccl-mpi"};
+  return enum_lookup<CommBackend::nccl_mpi>(backend, kNames, "?");
 }
 
 CommBackend parse_comm_backend(std::string_view text, std::string_view field) {

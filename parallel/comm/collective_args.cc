@@ -6,30 +6,15 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "runtime/core/enum_table.h"
 #include "runtime/core/error.h"
 
 namespace baton::comm {
 
 std::string_view op_name(OpKind kind) {
-  switch (kind) {
-    case OpKind::all_reduce:
-      return "all_reduce";
-    case OpKind::broadcast:
-      return "broadcast";
-    case OpKind::all_gather:
-      return "all_gather";
-    case OpKind::reduce_scatter:
-      return "reduce_scatter";
-    case OpKind::send:
-      return "send";
-    case OpKind::recv:
-      return "recv";
-    case OpKind::barrier:
-      return "barrier";
-    case OpKind::split:
-      return "split";
-  }
-  return "unknown operation";
+  constexpr std::string_view kNames[] = {"all_reduce", "broadcast", "all_gather", "reduce_scatter",
+                                         "send",       "recv",      "barrier",    "split"};
+  return enum_lookup<OpKind::split>(kind, kNames, "unknown operation");
 }
 
 std::string_view reduce_op_name(ReduceOp op) { return op == ReduceOp::sum ? "sum" : "mean"; }

@@ -6,6 +6,7 @@
 #include "parallel/comm/collective_args.h"
 #include "parallel/comm/mpi_engine.h"
 #include "parallel/comm/reduce_kernel.h"
+#include "runtime/core/enum_table.h"
 
 namespace baton::comm {
 namespace {
@@ -34,22 +35,12 @@ void reduce_runs(DType dtype, ReduceOp op, int parts, std::vector<std::byte>& ga
 }  // namespace
 
 MPI_Datatype mpi_type(DType dtype) {
-  switch (dtype) {
-    case DType::f32:
-      return MPI_FLOAT;
-    case DType::f64:
-      return MPI_DOUBLE;
-    case DType::f16:
-    case DType::bf16:
-      return MPI_UINT16_T;
-    case DType::i32:
-      return MPI_INT32_T;
-    case DType::i64:
-      return MPI_INT64_T;
-    case DType::u8:
-      return MPI_UINT8_T;
-  }
-  BATON_FAIL("mpi: no MPI datatype for dtype value ", static_cast<int>(dtype));
+  // In DType's order; f16 and bf16 travel as their bits.
+  static const MPI_Datatype kTypes[] = {MPI_FLOAT,   MPI_DOUBLE,  MPI_UINT16_T, MPI_UINT16_T,
+                                        MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T};
+  const MPI_Datatype type = enum_lookup<DType::u8>(dtype, kTypes, MPI_DATATYPE_NULL);
+  BATON_CHECK(type != MPI_DATATYPE_NULL, "mpi: no MPI datatype for dtype value ", static_cast<int>(dtype));
+  return type;
 }
 
 void all_reduce_in_rank_order(MPI_Comm comm, int rank, int size, const Tensor& buffer, ReduceOp op) {

@@ -6,29 +6,18 @@
 #include "parallel/comm/collective_args.h"
 #include "parallel/comm/nccl_rank.h"
 #include "runtime/core/cuda/nccl_check.h"
+#include "runtime/core/enum_table.h"
 #include "runtime/core/error.h"
 
 namespace baton::comm {
 namespace {
 
 ncclDataType_t nccl_type(DType dtype) {
-  switch (dtype) {
-    case DType::f32:
-      return ncclFloat32;
-    case DType::f64:
-      return ncclFloat64;
-    case DType::f16:
-      return ncclFloat16;
-    case DType::bf16:
-      return ncclBfloat16;
-    case DType::i32:
-      return ncclInt32;
-    case DType::i64:
-      return ncclInt64;
-    case DType::u8:
-      return ncclUint8;
-  }
-  throw Error(detail::concat("nccl: no NCCL type for dtype ", dtype_name(dtype)));
+  constexpr ncclDataType_t kTypes[] = {ncclFloat32, ncclFloat64, ncclFloat16, ncclBfloat16,
+                                       ncclInt32,   ncclInt64,   ncclUint8};  // in DType's order
+  const ncclDataType_t type = enum_lookup<DType::u8>(dtype, kTypes, ncclNumTypes);
+  if (type == ncclNumTypes) throw Error(detail::concat("nccl: no NCCL type for dtype ", dtype_name(dtype)));
+  return type;
 }
 
 cudaStream_t as_cuda(void* stream) { return static_cast<cudaStream_t>(stream); }

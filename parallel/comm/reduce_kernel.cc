@@ -15,42 +15,32 @@ constexpr int64_t kBlock = 1024;
 // How an element is widened to the accumulator and narrowed back.
 template <typename T>
 struct Accumulate;
-template <>
-struct Accumulate<float> {
+// float and double accumulate as themselves.
+template <typename T>
+requires std::is_floating_point_v<T>
+struct Accumulate<T> {
+  using Acc = T;
+  static Acc load(T v) { return v; }
+  static T store(Acc v) { return v; }
+};
+// Half and BFloat16 accumulate in float, rounded back by kStore.
+template <typename T, float (*kLoad)(T), T (*kStore)(float)>
+struct AccumulateInFloat {
   using Acc = float;
-  static Acc load(float v) { return v; }
-  static float store(Acc v) { return v; }
+  static Acc load(T v) { return kLoad(v); }
+  static T store(Acc v) { return kStore(v); }
 };
 template <>
-struct Accumulate<double> {
-  using Acc = double;
-  static Acc load(double v) { return v; }
-  static double store(Acc v) { return v; }
-};
+struct Accumulate<Half> : AccumulateInFloat<Half, half_to_float, float_to_half> {};
 template <>
-struct Accumulate<Half> {
-  using Acc = float;
-  static Acc load(Half v) { return half_to_float(v); }
-  static Half store(Acc v) { return float_to_half(v); }
-};
-template <>
-struct Accumulate<BFloat16> {
-  using Acc = float;
-  static Acc load(BFloat16 v) { return bfloat16_to_float(v); }
-  static BFloat16 store(Acc v) { return float_to_bfloat16(v); }
-};
+struct Accumulate<BFloat16> : AccumulateInFloat<BFloat16, bfloat16_to_float, float_to_bfloat16> {};
 // Integers add as unsigned 64-bit numbers (defined wrap-around), converted back modulo 2^bits.
-template <>
-struct Accumulate<int32_t> {
+template <typename T>
+requires std::is_integral_v<T>
+struct Accumulate<T> {
   using Acc = uint64_t;
-  static Acc load(int32_t v) { return static_cast<uint64_t>(static_cast<int64_t>(v)); }
-  static int32_t store(Acc v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); }
-};
-template <>
-struct Accumulate<int64_t> {
-  using Acc = uint64_t;
-  static Acc load(int64_t v) { return static_cast<uint64_t>(v); }
-  static int64_t store(Acc v) { return static_cast<int64_t>(v); }
+  static Acc load(T v) { return static_cast<uint64_t>(static_cast<int64_t>(v)); }
+  static T store(Acc v) { return static_cast<T>(static_cast<std::make_unsigned_t<T>>(v)); }
 };
 
 template <typename T>

@@ -6,6 +6,7 @@
 #include <array>
 
 #include "parallel/plan/schedule_replicas.h"
+#include "runtime/core/enum_table.h"
 #include "runtime/core/error.h"
 
 namespace baton::parallel {
@@ -160,25 +161,11 @@ ScheduleKind parse_schedule_kind(std::string_view name) {
 }
 
 std::string_view op_name(Op op) {
-  switch (op) {
-    case Op::forward:
-      return "forward";
-    case Op::backward:
-      return "backward";
-    case Op::send_activation:
-      return "send_activation";
-    case Op::recv_activation:
-      return "recv_activation";
-    case Op::send_gradient:
-      return "send_gradient";
-    case Op::recv_gradient:
-      return "recv_gradient";
-    case Op::all_reduce:
-      return "all_reduce";
-    case Op::optimizer_step:
-      return "optimizer_step";
-  }
-  BATON_FAIL("unknown schedule op ", static_cast<int>(op));
+  constexpr std::string_view kNames[] = {"forward",       "backward",      "send_activation", "recv_activation",
+                                         "send_gradient", "recv_gradient", "all_reduce",      "optimizer_step"};
+  const std::string_view name = enum_lookup<Op::optimizer_step>(op, kNames, "");
+  BATON_CHECK(!name.empty(), "unknown schedule op ", static_cast<int>(op));
+  return name;
 }
 
 std::string describe(const Instruction& ins) {

@@ -4,28 +4,16 @@
 #include <bit>
 #include <cstring>
 
+#include "runtime/core/enum_table.h"
 #include "runtime/core/error.h"
 
 namespace baton {
 
 std::string_view dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::f32:
-      return "f32";
-    case DType::f64:
-      return "f64";
-    case DType::f16:
-      return "f16";
-    case DType::bf16:
-      return "bf16";
-    case DType::i32:
-      return "i32";
-    case DType::i64:
-      return "i64";
-    case DType::u8:
-      return "u8";
-  }
-  BATON_FAIL("invalid DType value ", static_cast<int>(dtype));
+  constexpr std::string_view kNames[] = {"f32", "f64", "f16", "bf16", "i32", "i64", "u8"};
+  const std::string_view name = enum_lookup<DType::u8>(dtype, kNames, "");
+  BATON_CHECK(!name.empty(), "invalid DType value ", static_cast<int>(dtype));
+  return name;
 }
 
 DType parse_dtype(std::string_view name) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace baton {
 
@@ -42,39 +43,22 @@ inline BFloat16 float_to_bfloat16(float value) {
 }
 inline float bfloat16_to_float(BFloat16 value) { return std::bit_cast<float>(static_cast<uint32_t>(value.bits) << 16); }
 
-// Maps a C++ element type to its DType (for typed accessors and CPU kernels).
-template <typename T>
-struct DTypeOf;
-template <>
-struct DTypeOf<float> {
-  static constexpr DType value = DType::f32;
+// The C++ element type of each DType, in kAllDTypes' order (for typed accessors and CPU kernels).
+template <typename... Elements>
+struct DTypeElements {
+  // The DType whose element type is T; a type that is none of them does not compile.
+  template <typename T>
+  static constexpr DType dtype_of() {
+    constexpr bool matches[] = {std::is_same_v<T, Elements>...};
+    static_assert((std::is_same_v<T, Elements> || ...), "no DType has this element type");
+    size_t index = 0;
+    while (!matches[index]) ++index;
+    return kAllDTypes[index];
+  }
 };
-template <>
-struct DTypeOf<double> {
-  static constexpr DType value = DType::f64;
-};
-template <>
-struct DTypeOf<Half> {
-  static constexpr DType value = DType::f16;
-};
-template <>
-struct DTypeOf<BFloat16> {
-  static constexpr DType value = DType::bf16;
-};
-template <>
-struct DTypeOf<int32_t> {
-  static constexpr DType value = DType::i32;
-};
-template <>
-struct DTypeOf<int64_t> {
-  static constexpr DType value = DType::i64;
-};
-template <>
-struct DTypeOf<uint8_t> {
-  static constexpr DType value = DType::u8;
-};
+using AllDTypeElements = DTypeElements<float, double, Half, BFloat16, int32_t, int64_t, uint8_t>;
 
 template <typename T>
-inline constexpr DType dtype_of = DTypeOf<T>::value;
+inline constexpr DType dtype_of = AllDTypeElements::dtype_of<T>();
 
 }  // namespace baton

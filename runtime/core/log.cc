@@ -7,6 +7,8 @@
 #include <mutex>
 #include <string>
 
+#include "runtime/core/enum_table.h"
+
 namespace baton {
 namespace {
 
@@ -27,17 +29,8 @@ std::atomic<int>& level_storage() {
 }
 
 const char* level_name(LogLevel level) {
-  switch (level) {
-    case LogLevel::debug:
-      return "debug";
-    case LogLevel::info:
-      return "info";
-    case LogLevel::warn:
-      return "warn";
-    case LogLevel::error:
-      return "error";
-  }
-  return "?";
+  constexpr const char* kNames[] = {"debug", "info", "warn", "error"};
+  return enum_lookup<LogLevel::error>(level, kNames, "?");
 }
 
 }  // namespace

@@ -11,6 +11,16 @@
 #include "runtime/core/error.h"
 
 namespace baton {
+namespace {
+
+// x, unless it is negative: then the field `key` is not what was expected.
+template <typename T>
+T at_least_zero(const JsonFields& fields, std::string_view key, T x, std::string_view expected) {
+  if (x < 0) fields.fail(key, expected);
+  return x;
+}
+
+}  // namespace
 
 JsonFields::JsonFields(const nlohmann::json& object, std::string_view source, std::string path, JsonWording wording)
     : object_(object), source_(source), path_(std::move(path)), wording_(wording) {
@@ -88,9 +98,7 @@ double JsonFields::number(std::string_view key) const {
 double JsonFields::number(std::string_view key, double fallback) const { return has(key) ? number(key) : fallback; }
 
 double JsonFields::non_negative(std::string_view key) const {
-  const double x = number(key);
-  if (x < 0) fail(key, "a number >= 0");
-  return x;
+  return at_least_zero(*this, key, number(key), "a number >= 0");
 }
 
 double JsonFields::non_negative(std::string_view key, double fallback) const {
@@ -109,9 +117,7 @@ int64_t JsonFields::integer(std::string_view key) const {
 int64_t JsonFields::integer(std::string_view key, int64_t fallback) const { return has(key) ? integer(key) : fallback; }
 
 int64_t JsonFields::non_negative_integer(std::string_view key) const {
-  const int64_t x = integer(key);
-  if (x < 0) fail(key, "an integer >= 0");
-  return x;
+  return at_least_zero(*this, key, integer(key), "an integer >= 0");
 }
 
 int64_t JsonFields::non_negative_integer(std::string_view key, int64_t fallback) const {

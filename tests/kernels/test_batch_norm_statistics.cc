@@ -32,7 +32,16 @@ void direct_statistics(const Shape& s, const std::vector<double>& x, std::vector
   }
 }
 
-class BatchNormStatistics : public testing::CpuOpTest {};
+class BatchNormStatistics : public testing::CpuOpTest {
+ protected:
+  // mean and var hold x's per-channel mean and biased variance, within tol.
+  void expect_statistics_of(const Tensor& x, const Tensor& mean, const Tensor& var, double tol) {
+    std::vector<double> m, v;
+    direct_statistics(x.shape(), values(x), m, v);
+    EXPECT_TRUE(testing::all_close(values(mean), m, tol, tol));
+    EXPECT_TRUE(testing::all_close(values(var), v, tol, tol));
+  }
+};
 
 TEST_F(BatchNormStatistics, MeanAndBiasedVariancePerChannel) {
   for (const Shape& s : kStatisticsShapes) {
@@ -42,11 +51,7 @@ TEST_F(BatchNormStatistics, MeanAndBiasedVariancePerChannel) {
       const Shape c{s[1]};
       const Tensor mean = poisoned(c, dtype), var = poisoned(c, dtype);
       batch_norm_statistics(ctx, x, mean, var);
-      std::vector<double> m, v;
-      direct_statistics(s, values(x), m, v);
-      const double tol = dtype == DType::f64 ? 1e-13 : 1e-6;
-      EXPECT_TRUE(testing::all_close(values(mean), m, tol, tol));
-      EXPECT_TRUE(testing::all_close(values(var), v, tol, tol));
+      expect_statistics_of(x, mean, var, dtype == DType::f64 ? 1e-13 : 1e-6);
     }
   }
 }
@@ -67,11 +72,7 @@ TEST_F(BatchNormStatistics, MergingUnevenPartsGivesTheWholeBatch) {
         batch_norm_merge_statistics(ctx, count, mean, var, part_count, part_mean, part_var);
         count += part_count;
       }
-      std::vector<double> m, v;
-      direct_statistics(s, values(x), m, v);
-      const double tol = dtype == DType::f64 ? 1e-13 : 1e-5;
-      EXPECT_TRUE(testing::all_close(values(mean), m, tol, tol));
-      EXPECT_TRUE(testing::all_close(values(var), v, tol, tol));
+      expect_statistics_of(x, mean, var, dtype == DType::f64 ? 1e-13 : 1e-5);
     }
   }
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/optimizer.h"
+#include "runtime/core/enum_table.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
 
@@ -18,15 +19,8 @@ constexpr int kSteps = 3;
 enum class Alignment { all_aligned, all_unaligned, grads_unaligned };
 constexpr Alignment kAlignments[] = {Alignment::all_aligned, Alignment::all_unaligned, Alignment::grads_unaligned};
 const char* alignment_name(Alignment a) {
-  switch (a) {
-    case Alignment::all_aligned:
-      return "all aligned";
-    case Alignment::all_unaligned:
-      return "all unaligned";
-    case Alignment::grads_unaligned:
-      return "grads unaligned";
-  }
-  return "?";
+  constexpr const char* kNames[] = {"all aligned", "all unaligned", "grads unaligned"};
+  return enum_lookup<Alignment::grads_unaligned>(a, kNames, "?");
 }
 
 // Element arithmetic is the same formula on both devices; CUDA may fuse a multiply and an add.

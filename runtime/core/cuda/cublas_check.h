@@ -8,9 +8,8 @@
 
 namespace baton::detail {
 
-[[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line);
+[[noreturn]] void throw_library_error(cublasStatus_t status, const char* call, const char* file, int line);
 
 }  // namespace baton::detail
 
-#define BATON_CUBLAS_CHECK(call) \
-  BATON_LIBRARY_CHECK((call), #call, cublasStatus_t, CUBLAS_STATUS_SUCCESS, ::baton::detail::throw_cublas_error)
+#define BATON_CUBLAS_CHECK(call) BATON_LIBRARY_CHECK((call), #call, cublasStatus_t, CUBLAS_STATUS_SUCCESS)

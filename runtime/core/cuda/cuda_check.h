@@ -10,7 +10,7 @@
 
 namespace baton::detail {
 
-[[noreturn]] void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line);
+[[noreturn]] void throw_library_error(cudaError_t status, const char* call, const char* file, int line);
 // BATON_SYNC_DEBUG=1: synchronise after every kernel launch so an error points at its kernel.
 bool sync_debug_enabled();
 void check_kernel_launch(cudaStream_t stream, const char* kernel, const char* file, int line);
@@ -24,8 +24,7 @@ bool primary_context_exists(int device) noexcept;
 
 }  // namespace baton::detail
 
-#define BATON_CUDA_CHECK(call) \
-  BATON_LIBRARY_CHECK((call), #call, cudaError_t, cudaSuccess, ::baton::detail::throw_cuda_error)
+#define BATON_CUDA_CHECK(call) BATON_LIBRARY_CHECK((call), #call, cudaError_t, cudaSuccess)
 
 // After every kernel launch: BATON_KERNEL_CHECK(stream, "add_kernel").
 #define BATON_KERNEL_CHECK(stream, kernel_name) \

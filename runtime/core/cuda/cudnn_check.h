@@ -8,9 +8,8 @@
 
 namespace baton::detail {
 
-[[noreturn]] void throw_cudnn_error(cudnnStatus_t status, const char* call, const char* file, int line);
+[[noreturn]] void throw_library_error(cudnnStatus_t status, const char* call, const char* file, int line);
 
 }  // namespace baton::detail
 
-#define BATON_CUDNN_CHECK(call) \
-  BATON_LIBRARY_CHECK((call), #call, cudnnStatus_t, CUDNN_STATUS_SUCCESS, ::baton::detail::throw_cudnn_error)
+#define BATON_CUDNN_CHECK(call) BATON_LIBRARY_CHECK((call), #call, cudnnStatus_t, CUDNN_STATUS_SUCCESS)

@@ -8,9 +8,8 @@
 
 namespace baton::detail {
 
-[[noreturn]] void throw_nccl_error(ncclResult_t status, const char* call, const char* file, int line);
+[[noreturn]] void throw_library_error(ncclResult_t status, const char* call, const char* file, int line);
 
 }  // namespace baton::detail
 
-#define BATON_NCCL_CHECK(call) \
-  BATON_LIBRARY_CHECK((call), #call, ncclResult_t, ncclSuccess, ::baton::detail::throw_nccl_error)
+#define BATON_NCCL_CHECK(call) BATON_LIBRARY_CHECK((call), #call, ncclResult_t, ncclSuccess)

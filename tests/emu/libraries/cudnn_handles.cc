@@ -26,6 +26,21 @@ bool supported_type(cudnnDataType_t t) { return t == CUDNN_DATA_FLOAT || t == CU
 // cuDNN limits a tensor to 2 Giga-elements.
 bool fits(int a, int b, int c, int d) { return int64_t{a} * b * c * d <= (int64_t{1} << 31) - 1; }
 
+// cudnnCreate*Descriptor (`api`): a new descriptor in *out.
+template <typename Struct>
+cudnnStatus_t create_descriptor(Struct** out, const char* api) {
+  if (out == nullptr) return baton_emu::cudnn_fail(CUDNN_STATUS_BAD_PARAM, std::string(api) + ": NULL");
+  *out = new Struct;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// cudnnDestroy*Descriptor.
+template <typename Struct>
+cudnnStatus_t destroy_descriptor(Struct* descriptor) {
+  delete descriptor;
+  return CUDNN_STATUS_SUCCESS;
+}
+
 // The checks of cudnnSetTensor4dDescriptor and cudnnSetFilter4dDescriptor (`api`) on a descriptor set
 // (`is_null`: it is NULL) to sizes a, b, c, d: positive (`not_positive` is the message otherwise),
 // NCHW, float or double, at most 2^31 - 1 elements.
@@ -166,9 +181,7 @@ cudnnStatus_t cudnnGetStream(cudnnHandle_t handle, cudaStream_t* streamId) {
 }
 
 cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t* tensorDesc) {
-  if (tensorDesc == nullptr) return cudnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnCreateTensorDescriptor: NULL");
-  *tensorDesc = new cudnnTensorStruct;
-  return CUDNN_STATUS_SUCCESS;
+  return create_descriptor(tensorDesc, "cudnnCreateTensorDescriptor");
 }
 
 cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t format,
@@ -183,14 +196,11 @@ cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorF
 }
 
 cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t tensorDesc) {
-  delete tensorDesc;
-  return CUDNN_STATUS_SUCCESS;
+  return destroy_descriptor(tensorDesc);
 }
 
 cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t* filterDesc) {
-  if (filterDesc == nullptr) return cudnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnCreateFilterDescriptor: NULL");
-  *filterDesc = new cudnnFilterStruct;
-  return CUDNN_STATUS_SUCCESS;
+  return create_descriptor(filterDesc, "cudnnCreateFilterDescriptor");
 }
 
 cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t dataType,
@@ -203,14 +213,11 @@ cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataTyp
 }
 
 cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t filterDesc) {
-  delete filterDesc;
-  return CUDNN_STATUS_SUCCESS;
+  return destroy_descriptor(filterDesc);
 }
 
 cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t* convDesc) {
-  if (convDesc == nullptr) return cudnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnCreateConvolutionDescriptor: NULL");
-  *convDesc = new cudnnConvolutionStruct;
-  return CUDNN_STATUS_SUCCESS;
+  return create_descriptor(convDesc, "cudnnCreateConvolutionDescriptor");
 }
 
 cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t d, int pad_h, int pad_w, int u, int v,
@@ -252,8 +259,7 @@ cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t convDesc,
 }
 
 cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t convDesc) {
-  delete convDesc;
-  return CUDNN_STATUS_SUCCESS;
+  return destroy_descriptor(convDesc);
 }
 
 cudnnStatus_t cudnnDeriveBNTensorDescriptor(cudnnTensorDescriptor_t derivedBnDesc, const cudnnTensorDescriptor_t xDesc,

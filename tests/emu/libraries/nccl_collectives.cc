@@ -5,6 +5,7 @@
 // n-th receive at b from a. Calls between ncclGroupStart and ncclGroupEnd are posted at the end.
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 #include "nccl_state.h"
@@ -205,17 +206,9 @@ ncclResult_t point_to_point(bool sending, void* buffer, size_t count, ncclDataTy
 }  // namespace
 
 const char* kind_name(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::all_reduce:
-      return "all_reduce";
-    case CollectiveKind::broadcast:
-      return "broadcast";
-    case CollectiveKind::all_gather:
-      return "all_gather";
-    case CollectiveKind::reduce_scatter:
-      return "reduce_scatter";
-  }
-  return "collective";
+  constexpr const char* kNames[] = {"all_reduce", "broadcast", "all_gather", "reduce_scatter"};
+  const auto index = static_cast<size_t>(kind);
+  return index < std::size(kNames) ? kNames[index] : "collective";
 }
 
 std::string Collective::describe() const {

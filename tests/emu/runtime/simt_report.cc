@@ -1,6 +1,8 @@
 // Reports of the SIMT scheduler: a block's name, its threads grouped by what they wait at, and the
 // abort of a block that can never finish.
+#include <cstddef>
 #include <cstdio>
+#include <iterator>
 #include <string>
 
 #include "runtime_state.h"
@@ -30,19 +32,9 @@ std::string thread_list(const Block& b, Pick pick) {
 }  // namespace
 
 const char* collective_name(WarpCollective kind) {
-  switch (kind) {
-    case WarpCollective::shuffle:
-      return "a shuffle";
-    case WarpCollective::ballot:
-      return "__ballot_sync";
-    case WarpCollective::vote_all:
-      return "__all_sync";
-    case WarpCollective::vote_any:
-      return "__any_sync";
-    case WarpCollective::syncwarp:
-      return "__syncwarp";
-  }
-  return "a warp collective";
+  constexpr const char* kNames[] = {"a shuffle", "__ballot_sync", "__all_sync", "__any_sync", "__syncwarp"};
+  const auto index = static_cast<size_t>(kind);
+  return index < std::size(kNames) ? kNames[index] : "a warp collective";
 }
 
 std::string block_name(const Block& b) {

@@ -8,9 +8,11 @@
 #include <gtest/gtest.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <random>
 #include <thread>
 #include <type_traits>
@@ -20,31 +22,16 @@
 
 namespace emu_test {
 
+// The NCCL type of T: float, double, __half, __nv_bfloat16, int32_t or int64_t.
 template <typename T>
-ncclDataType_t nccl_type();
-template <>
-inline ncclDataType_t nccl_type<float>() {
-  return ncclFloat32;
-}
-template <>
-inline ncclDataType_t nccl_type<double>() {
-  return ncclFloat64;
-}
-template <>
-inline ncclDataType_t nccl_type<__half>() {
-  return ncclFloat16;
-}
-template <>
-inline ncclDataType_t nccl_type<__nv_bfloat16>() {
-  return ncclBfloat16;
-}
-template <>
-inline ncclDataType_t nccl_type<int32_t>() {
-  return ncclInt32;
-}
-template <>
-inline ncclDataType_t nccl_type<int64_t>() {
-  return ncclInt64;
+ncclDataType_t nccl_type() {
+  constexpr bool kMatches[] = {std::is_same_v<T, float>,   std::is_same_v<T, double>,
+                               std::is_same_v<T, __half>,  std::is_same_v<T, __nv_bfloat16>,
+                               std::is_same_v<T, int32_t>, std::is_same_v<T, int64_t>};
+  constexpr ncclDataType_t kTypes[] = {ncclFloat32, ncclFloat64, ncclFloat16, ncclBfloat16, ncclInt32, ncclInt64};
+  constexpr auto kIndex = std::find(std::begin(kMatches), std::end(kMatches), true) - std::begin(kMatches);
+  static_assert(std::size(kMatches) == std::size(kTypes) && kIndex < std::ssize(kTypes), "no NCCL type for T");
+  return kTypes[kIndex];
 }
 
 // a + b rounded to T, as one NCCL reduction step (integers wrap around).

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "parallel/plan/cluster.h"
+#include "parallel/plan/partitioner.h"
 #include "parallel/plan/profile.h"
 
 namespace baton::parallel::dag_fixtures {
@@ -128,6 +129,15 @@ inline Cluster test_cluster(int devices, bool two_nodes = false) {
   const Link inter{"network", 0.5, 20};
   return two_nodes ? Cluster::topology("test-2x", spec, 2, devices / 2, intra, inter)
                    : Cluster::topology("test", spec, 1, devices, intra, inter);
+}
+
+// A request to cut `profile` into `stages` stages on `cluster` (the other fields: their defaults).
+inline PartitionRequest request_on(const Profile& profile, const Cluster& cluster, int stages) {
+  PartitionRequest r;
+  r.profile = &profile;
+  r.cluster = &cluster;
+  r.stages = stages;
+  return r;
 }
 
 }  // namespace baton::parallel::dag_fixtures

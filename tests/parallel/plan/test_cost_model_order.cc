@@ -33,10 +33,7 @@ struct Priced {
 };
 
 PartitionRequest order_request(const Profile& profile, const Cluster& cluster, const PlanSetting& s) {
-  PartitionRequest r;
-  r.profile = &profile;
-  r.cluster = &cluster;
-  r.stages = s.stages;
+  PartitionRequest r = dag_fixtures::request_on(profile, cluster, s.stages);
   r.replicas = s.replicas;
   r.batch = s.micro_batches * s.replicas * 4;
   r.micro_batches = s.micro_batches * s.replicas;  // the step's: M per replica

@@ -16,16 +16,14 @@ namespace {
 
 using dag_fixtures::brute_force_block;
 using dag_fixtures::random_chain;
+using dag_fixtures::request_on;
 using dag_fixtures::test_cluster;
 
 // A random request for a chain of up to 12 nodes and up to 5 stages (devices on two machines, so
 // links differ between stages).
 PartitionRequest random_request(const Profile& profile, const Cluster& cluster, std::mt19937& rng) {
-  PartitionRequest r;
-  r.profile = &profile;
-  r.cluster = &cluster;
   const int n = profile.num_nodes();
-  r.stages = std::uniform_int_distribution<int>(1, std::min(5, n))(rng);
+  PartitionRequest r = request_on(profile, cluster, std::uniform_int_distribution<int>(1, std::min(5, n))(rng));
   r.replicas = std::uniform_int_distribution<int>(1, 2)(rng);
   r.micro_batches = r.replicas << std::uniform_int_distribution<int>(0, 2)(rng);  // a multiple of the replicas
   r.batch = r.micro_batches * r.replicas * (1 << std::uniform_int_distribution<int>(0, 3)(rng));
@@ -104,10 +102,7 @@ TEST(BlockPartitioner, CapNoSplitMeetsIsAnErrorNamingCapAndPeak) {
   std::mt19937 rng(3);
   const Cluster cluster = test_cluster(8);
   const Profile profile = random_chain(9, rng);
-  PartitionRequest r;
-  r.profile = &profile;
-  r.cluster = &cluster;
-  r.stages = 3;
+  PartitionRequest r = request_on(profile, cluster, 3);
   r.batch = 16;
   r.micro_batches = 4;
   const auto open = brute_force_block(r);
@@ -130,10 +125,7 @@ TEST(BlockPartitioner, MoreStagesThanNodesIsAnError) {
   std::mt19937 rng(5);
   const Cluster cluster = test_cluster(8);
   const Profile profile = random_chain(3, rng);
-  PartitionRequest r;
-  r.profile = &profile;
-  r.cluster = &cluster;
-  r.stages = 4;
+  PartitionRequest r = request_on(profile, cluster, 4);
   try {
     partition_block(r);
     FAIL() << "expected an error";
@@ -150,10 +142,7 @@ TEST(BlockPartitioner, BalancesALongChainBetterThanUniform) {
   std::mt19937 rng(9);
   const Cluster cluster = test_cluster(8);
   const Profile profile = random_chain(300, rng);
-  PartitionRequest r;
-  r.profile = &profile;
-  r.cluster = &cluster;
-  r.stages = 8;
+  PartitionRequest r = request_on(profile, cluster, 8);
   r.batch = 64;
   r.micro_batches = 8;
   const Plan block = partition_block(r);

@@ -9,24 +9,27 @@ namespace baton {
 namespace {
 
 TEST(Philox, MatchesKnownAnswerVectors) {
-  // Known-answer tests of the Random123 reference (philox4x32, 10 rounds).
-  const philox::Block zero = philox::generate(philox::Block{{0, 0, 0, 0}}, 0, 0);
-  EXPECT_EQ(zero.v[0], 0x6627e8d5u);
-  EXPECT_EQ(zero.v[1], 0xe169c58du);
-  EXPECT_EQ(zero.v[2], 0xbc57ac4cu);
-  EXPECT_EQ(zero.v[3], 0x9b00dbd8u);
-  const philox::Block ones =
-      philox::generate(philox::Block{{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}}, 0xffffffffu, 0xffffffffu);
-  EXPECT_EQ(ones.v[0], 0x408f276du);
-  EXPECT_EQ(ones.v[1], 0x41c83b0eu);
-  EXPECT_EQ(ones.v[2], 0xa20bc7c6u);
-  EXPECT_EQ(ones.v[3], 0x6d5451fdu);
-  const philox::Block pi =
-      philox::generate(philox::Block{{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}}, 0xa4093822u, 0x299f31d0u);
-  EXPECT_EQ(pi.v[0], 0xd16cfe09u);
-  EXPECT_EQ(pi.v[1], 0x94fdccebu);
-  EXPECT_EQ(pi.v[2], 0x5001e420u);
-  EXPECT_EQ(pi.v[3], 0x24126ea1u);
+  // Known-answer tests of the Random123 reference (philox4x32, 10 rounds): counter, key, output.
+  struct KnownAnswer {
+    philox::Block counter;
+    uint32_t key0, key1;
+    philox::Block expected;
+  };
+  const KnownAnswer answers[] = {
+      {{{0, 0, 0, 0}}, 0, 0, {{0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}}},
+      {{{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}},
+       0xffffffffu,
+       0xffffffffu,
+       {{0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}}},
+      {{{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}},
+       0xa4093822u,
+       0x299f31d0u,
+       {{0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}}},
+  };
+  for (const KnownAnswer& answer : answers) {
+    const philox::Block out = philox::generate(answer.counter, answer.key0, answer.key1);
+    for (size_t lane = 0; lane < 4; ++lane) EXPECT_EQ(out.v[lane], answer.expected.v[lane]) << "lane " << lane;
+  }
 }
 
 TEST(Philox, ElementIndexingContinuesAcrossOffsets) {
