@@ -123,7 +123,7 @@ std::vector<CheckpointExtraFile> HybridExecutor::gather_averaging_files() {
   Context host(Device::cpu());
   Tensor sizes = Tensor::empty_host({stages}, DType::f64);  // each stage's flat parameters
   NamedTensors parts, shared;                               // a replica's own parts; the stage's shared state
-  DType dtype = kDefaultDType;  // set from this process's stage parameters below
+  DType dtype = kDefaultDType;                              // set from this process's stage parameters below
   for (int s = 0; s < stages; ++s) {
     sizes.data<double>()[s] = 0;
     if (!pipe.local(s)) continue;
