@@ -1,10 +1,11 @@
-# baton's front end over CMake + Ninja. Quick start: `make demo`, then `make test`.
+# baton's front end over CMake (Ninja by default, GENERATOR="Unix Makefiles" works too). Quick start: `make demo`, then `make test`.
 # Build options are make variables, passed to CMake only when given (later runs keep them in the
 # build folder's cache), e.g. `make build CUDA=OFF`, `make test CUDA_ARCHS="80;90"`:
 #   CUDA=AUTO|ON|OFF|EMU (BATON_CUDA; EMU: the emulated GPU, build folder build-emu by default)
 #   CUDA_ARCHS=90 (BATON_CUDA_ARCHS)   MPI=AUTO|ON|OFF (BATON_MPI)
 #   WERROR=ON|OFF (BATON_WERROR)    BUILD_TYPE=Release (CMAKE_BUILD_TYPE)
 #   CMAKE_ARGS="-D..." (anything else)   BUILD_DIR=build   JOBS=2   CTEST_ARGS="-L cpu"
+#   GENERATOR=Ninja (CMake's generator for a new build folder; an existing folder keeps its own)
 # CUDNN_ROOT, NCCL_ROOT and CMAKE_PREFIX_PATH are read from the environment by CMake.
 
 CUDA ?= $(BATON_CUDA)
@@ -17,6 +18,9 @@ BUILD_TYPE ?=
 CMAKE_ARGS ?=
 CTEST_ARGS ?=
 CLANG_FORMAT ?= clang-format
+GENERATOR ?= Ninja
+# -G "$(GENERATOR)" for a folder not configured yet; a configured one keeps the generator it was made with.
+generator_option = $(if $(wildcard $(1)/CMakeCache.txt),,-G "$(GENERATOR)")
 # The demo's training run: about 2.5 minutes on 2 CPU cores, 99% top-1 on the shapes test set (a GPU is used when present).
 DEMO_TRAIN_ARGS ?= --steps 600 --batch-size 64 --lr 0.1 --log-every 100
 # The demo trains as a 2-stage pipeline: on 2 GPUs, on 2 streams of one GPU, or on the virtual CPU
@@ -32,7 +36,7 @@ CONFIGURE_ARGS := $(call cmake_option,BATON_CUDA,$(CUDA)) $(call cmake_option,BA
 
 # $(1): the targets to build (empty: all of them, every test included).
 define configure_and_build
-cmake -S . -B $(BUILD_DIR) -G Ninja $(CONFIGURE_ARGS)
+cmake -S . -B $(BUILD_DIR) $(call generator_option,$(BUILD_DIR)) $(CONFIGURE_ARGS)
 cmake --build $(BUILD_DIR) -j $(JOBS) $(if $(1),--target $(1))
 endef
 
@@ -73,7 +77,7 @@ test: deps
 # The gpu-labelled tests on the emulated GPU (BATON_CUDA=EMU, docs/emulated-gpu.md): only their targets are built.
 EMU_BUILD_DIR ?= build-emu
 test-emu: deps
-	cmake -S . -B $(EMU_BUILD_DIR) -G Ninja -DBATON_CUDA=EMU $(call cmake_option,BATON_MPI,$(MPI)) \
+	cmake -S . -B $(EMU_BUILD_DIR) $(call generator_option,$(EMU_BUILD_DIR)) -DBATON_CUDA=EMU $(call cmake_option,BATON_MPI,$(MPI)) \
 	  $(call cmake_option,BATON_WERROR,$(WERROR)) $(call cmake_option,CMAKE_BUILD_TYPE,$(BUILD_TYPE)) $(CMAKE_ARGS)
 	cmake --build $(EMU_BUILD_DIR) -j $(JOBS) --target baton_gpu_tests
 	cd $(EMU_BUILD_DIR) && ctest -L gpu --output-on-failure -j $(JOBS) $(CTEST_ARGS)
@@ -83,7 +87,7 @@ test-emu: deps
 # a smoke run of each fuzz target. test-tsan: only the suites labelled threads, and those.
 ASAN_BUILD_DIR ?= build-asan
 TSAN_BUILD_DIR ?= build-tsan
-sanitizer_configure = cmake -S . -B $(1) -G Ninja -DBATON_CUDA=OFF -DBATON_MPI=OFF $(call cmake_option,BATON_WERROR,$(WERROR)) \
+sanitizer_configure = cmake -S . -B $(1) $(call generator_option,$(1)) -DBATON_CUDA=OFF -DBATON_MPI=OFF $(call cmake_option,BATON_WERROR,$(WERROR)) \
   -DCMAKE_BUILD_TYPE=$(or $(BUILD_TYPE),Release) $(CMAKE_ARGS)
 test-asan: deps
 	tools/install-deps.sh --with-clang

@@ -8,8 +8,11 @@ if(NOT BATON_BUILD_TESTS)
 endif()
 set(BATON_EMU_GENERATED_DIR "${PROJECT_BINARY_DIR}/emu-generated")
 
+# The output's folder is made by the command itself: Ninja creates it, Unix Makefiles does not.
 function(baton_emu_rewrite_one input output)
+  get_filename_component(output_dir "${output}" DIRECTORY)
   add_custom_command(OUTPUT "${output}"
+    COMMAND "${CMAKE_COMMAND}" -E make_directory "${output_dir}"
     COMMAND baton_emu_rewrite "${input}" "${output}"
     DEPENDS "${input}" baton_emu_rewrite
     COMMENT "Rewriting CUDA launches of ${input}" VERBATIM)

@@ -6,6 +6,10 @@
 # Usage: run_kill_resume.sh <baton>
 set -u
 baton=$1
+# One compute thread per run, idle OpenMP threads asleep: the test's work stays bounded when the
+# machine is shared (two spinning OpenMP programs on 2 cores slow each other many-fold). Both runs use
+# the same count, so the bitwise comparison holds.
+export BATON_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 failed=0
