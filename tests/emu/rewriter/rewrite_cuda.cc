@@ -6,6 +6,8 @@
 //   extern __shared__ T name[];    ->  T* const name = static_cast<T*>(::baton_emu::shared_dynamic("name"));
 //   #pragma unroll [n]             ->  (an empty line: g++ does not know nvcc's pragma)
 // Comments, string and character literals are left alone. Usage: baton_emu_rewrite <in> <out>.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -259,9 +261,14 @@ int main(int argc, char** argv) {
   buffer << in.rdbuf();
   try {
     const std::string text = "#line 1 \"" + escape(argv[1]) + "\"\n" + rewrite(buffer.str());
-    std::ofstream out(argv[2], std::ios::binary);
+    // Written beside the output and renamed over it: a generator that runs the same rewrite for two
+    // targets at once (Unix Makefiles) never lets a compiler read a half-written file.
+    const std::string partial = std::string(argv[2]) + ".partial." + std::to_string(getpid());
+    std::ofstream out(partial, std::ios::binary);
     out << text;
-    if (!out) {
+    out.close();
+    if (!out || std::rename(partial.c_str(), argv[2]) != 0) {
+      std::remove(partial.c_str());
       std::cerr << "baton_emu_rewrite: cannot write " << argv[2] << "\n";
       return 1;
     }
