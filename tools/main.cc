@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <limits>
@@ -47,6 +48,9 @@ int main(int argc, char** argv) {
   // up to glibc's largest mmap threshold come from the heap, and the heap is not trimmed.
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+  // A write past the file-size limit (ulimit -f) fails with EFBIG, which the writers report naming
+  // the file ("File too large"), instead of SIGXFSZ ending the process mid-save without a word.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"baton: a C++20/CUDA deep-learning training runtime"};
   app.set_version_flag("--version", "baton " BATON_VERSION_STRING);
   app.require_subcommand(1);

@@ -5,13 +5,13 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <queue>
 #include <sstream>
 #include <tuple>
 
 #include "runtime/core/error.h"
+#include "runtime/core/regular_file.h"
 
 namespace baton::parallel {
 namespace {
@@ -188,11 +188,7 @@ PipeDreamGraph parse_pipedream_graph(std::string_view text, std::string_view sou
 }
 
 PipeDreamGraph read_pipedream_graph(const std::string& path) {
-  std::ifstream in(path);
-  BATON_CHECK(in.good(), path, ": cannot open the PipeDream profile");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_pipedream_graph(text.str(), path);
+  return parse_pipedream_graph(read_regular_file(path, path + ": cannot open the PipeDream profile"), path);
 }
 
 }  // namespace baton::parallel

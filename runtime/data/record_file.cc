@@ -1,4 +1,4 @@
-// RecordFile: open + fstat, then pread, with errors that name the file.
+// RecordFile: open_regular_file + fstat, then pread, with errors that name the file.
 #include "runtime/data/record_file.h"
 
 #include <fcntl.h>
@@ -10,18 +10,17 @@
 #include <utility>
 
 #include "runtime/core/error.h"
+#include "runtime/core/regular_file.h"
 
 namespace baton::data {
 
 RecordFile::RecordFile(std::string path) : path_(std::move(path)) {
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  BATON_CHECK(fd_ >= 0, "cannot open '", path_, "': ", std::strerror(errno));
+  fd_ = open_regular_file(path_, "cannot open '" + path_ + "'");
   struct stat info {};
-  const bool stat_ok = ::fstat(fd_, &info) == 0;
-  const int stat_err = errno;
-  if (!stat_ok || !S_ISREG(info.st_mode)) {
+  if (::fstat(fd_, &info) != 0) {
+    const int error = errno;
     close();
-    BATON_FAIL("cannot read '", path_, "': ", stat_ok ? "not a regular file" : std::strerror(stat_err));
+    BATON_FAIL("cannot read '", path_, "': ", std::strerror(error));
   }
   size_ = static_cast<size_t>(info.st_size);
 }

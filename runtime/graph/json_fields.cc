@@ -2,13 +2,13 @@
 #include "runtime/graph/json_fields.h"
 
 #include <cmath>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <vector>
 
 #include "runtime/core/atomic_file.h"
 #include "runtime/core/error.h"
+#include "runtime/core/regular_file.h"
 
 namespace baton {
 namespace {
@@ -202,11 +202,7 @@ JsonFields JsonFields::object(std::string_view key) const {
 }
 
 nlohmann::json read_json_file(const std::string& path, std::string_view what) {
-  std::ifstream in(path);
-  BATON_CHECK(in.good(), path, ": cannot open the ", what);
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_json_text(text.str(), path);
+  return parse_json_text(read_regular_file(path, path + ": cannot open the " + std::string(what)), path);
 }
 
 nlohmann::json parse_json_text(const std::string& text, std::string_view where) {

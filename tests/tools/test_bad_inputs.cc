@@ -2,6 +2,7 @@
 // that names the file or flag, the field and what was expected, and leaves a run's checkpoint
 // directory exactly as it was. Table-driven; each row is a user's (or an adversary's) mistake.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -99,6 +100,12 @@ const std::vector<BadInput> kCases = {
     {"--config $D/parallel_unknown.json", "unknown field 'micro_batch'"},
     {"--model-spec $D/spec_dup.json", "$D/spec_dup.json: the key 'nodes' appears twice in one object"},
     {"--model-spec $D/deep.json", "$D/deep.json: nested deeper than 256 levels"},
+    // Files that are not regular files: refused at once, never a blocking open.
+    {"--model-spec $D/fifo", "$D/fifo: cannot open the model spec: a FIFO, expected a regular file"},
+    {"--config $D/fifo", "$D/fifo: cannot open the config file: a FIFO, expected a regular file"},
+    {"--config $D/notes", "$D/notes: cannot open the config file: a directory, expected a regular file"},
+    {"--weights $D/fifo", "cannot open '$D/fifo': a FIFO, expected a regular file"},
+    {"--data cifar10:$D/fifo_data", "cannot open '$D/fifo_data/data_batch_1.bin': a FIFO, expected a regular file"},
     // Output paths that cannot be written: refused before anything runs.
     {"--metrics $D/plain.txt/m.jsonl",
      "cannot write the metrics file '$D/plain.txt/m.jsonl': $D/plain.txt is not a directory"},
@@ -123,6 +130,7 @@ const std::vector<BadInput> kOtherCommands = {
     {"plan --model resnet20 --stages 2 --partitioner magic", "magic"},
     {"plan --model resnet20 --cluster $D/dup.json", "$D/dup.json: the key 'model' appears twice in one object"},
     {"plan --profile $D/deep.json", "$D/deep.json: nested deeper than 256 levels"},
+    {"plan --profile $D/fifo", "$D/fifo: cannot open the"},
     {"profile --model resnet20 --warmup -3", "--warmup: must be a number >= 0, got -3"},
     {"profile --model resnet20 --out $D/plain.txt/p.json", "cannot write the profile '$D/plain.txt/p.json'"},
     {"info --model resnet20 --batch 0", "--batch"},
@@ -150,6 +158,9 @@ class BadInputs : public CliTest {
     write(d / "spec_dup.json", R"({"inputs": [], "nodes": [], "nodes": []})");
     fs::create_directories(d / "incomplete" / "step-00000003");
     fs::create_directories(d / "notes");
+    ASSERT_EQ(::mkfifo((d / "fifo").c_str(), 0644), 0);
+    fs::create_directories(d / "fifo_data");
+    ASSERT_EQ(::mkfifo((d / "fifo_data" / "data_batch_1.bin").c_str(), 0644), 0);
     write(d / "notes" / "readme.txt", "not a checkpoint\n");
     // A run's checkpoint directory, which no bad input may touch.
     const CliResult run = run_baton(
@@ -172,6 +183,21 @@ TEST_F(BadInputs, EveryCommandRefusesEachWithOneLineAndExitCode1) {
   for (const BadInput& c : kCases) expect_refused(kTrain + c.args, c.expected);
   for (const BadInput& c : kOtherCommands) expect_refused(c.args, c.expected);
   EXPECT_GE(kCases.size() + kOtherCommands.size(), 60u);
+}
+
+// A checkpoint larger than the file-size limit (ulimit -f) is a write error naming the file, with
+// exit code 1 and nothing half-saved, not SIGXFSZ ending the process without a word (exit 153).
+TEST_F(BadInputs, AFileSizeLimitIsAWriteErrorNotASignal) {
+  const fs::path ck = dir_ / "limited";
+  const CliResult r = run_baton(std::string(kTrain) +
+                                    "--data synthetic:3x8x8:4:64 --batch-size 8 --workers 1 --steps 2 "
+                                    "--checkpoint-every 1 --checkpoint-dir " +
+                                    ck.string(),
+                                "ulimit -f 64;");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("model.safetensors"), std::string::npos) << r.err;
+  for (const auto& e : fs::directory_iterator(ck)) EXPECT_EQ(e.path().filename(), ".lock") << e.path();
 }
 
 }  // namespace
