@@ -2,8 +2,8 @@
 #include "runtime/graph/json_fields.h"
 
 #include <cmath>
-#include <set>
 #include <sstream>
+#include <unordered_set>
 #include <vector>
 
 #include "runtime/core/atomic_file.h"
@@ -205,31 +205,61 @@ nlohmann::json read_json_file(const std::string& path, std::string_view what) {
   return parse_json_text(read_regular_file(path, path + ": cannot open the " + std::string(what)), path);
 }
 
-nlohmann::json parse_json_text(const std::string& text, std::string_view where) {
-  // Keys seen in each open object (arrays push an empty set, so the stack follows the nesting).
-  std::vector<std::set<std::string>> open;
-  std::string problem;
-  const auto watch = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using ParseEvent = nlohmann::json::parse_event_t;
-    if (event == ParseEvent::object_start || event == ParseEvent::array_start) {
-      open.emplace_back();
-      if (depth >= kMaxJsonDepth && problem.empty())
-        problem = "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
-    } else if ((event == ParseEvent::object_end || event == ParseEvent::array_end) && !open.empty()) {
-      open.pop_back();
-    } else if (event == ParseEvent::key && !open.empty() && !open.back().insert(parsed.get<std::string>()).second &&
-               problem.empty()) {
-      problem = "the key '" + parsed.get<std::string>() + "' appears twice in one object";
+namespace {
+
+// nlohmann's DOM builder, refusing duplicate keys and nesting deeper than kMaxJsonDepth as it goes.
+// (Its callback parser would do the same, but rescans the enclosing object at the end of every
+// member object: quadratic in a header of many tensors.)
+class CheckedJsonBuilder : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
+  using Base = nlohmann::detail::json_sax_dom_parser<nlohmann::json>;
+
+ public:
+  explicit CheckedJsonBuilder(nlohmann::json& out) : Base(out, /*allow_exceptions=*/true) {}
+
+  bool start_object(std::size_t members) { return open_level() && Base::start_object(members); }
+  bool start_array(std::size_t elements) { return open_level() && Base::start_array(elements); }
+  bool end_object() { return close_level() && Base::end_object(); }
+  bool end_array() { return close_level() && Base::end_array(); }
+  bool key(std::string& name) {
+    if (!keys_.back().insert(name).second) {
+      problem = "the key '" + name + "' appears twice in one object";
+      return false;
     }
-    return problem.empty();  // past a problem, nothing more is kept
-  };
-  nlohmann::json parsed;
-  try {
-    parsed = nlohmann::json::parse(text, watch);
-  } catch (const nlohmann::json::exception& e) {
-    if (problem.empty()) BATON_FAIL(where, ": not valid JSON (", e.what(), ")");
+    return Base::key(name);
   }
-  BATON_CHECK(problem.empty(), where, ": ", problem);
+
+  std::string problem;  // empty while the text is acceptable
+
+ private:
+  bool open_level() {
+    if (keys_.size() >= static_cast<size_t>(kMaxJsonDepth)) {
+      problem = "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+      return false;
+    }
+    keys_.emplace_back();  // an array's set stays empty: the stack follows the nesting
+    return true;
+  }
+  bool close_level() {
+    keys_.pop_back();
+    return true;
+  }
+
+  std::vector<std::unordered_set<std::string>> keys_;  // keys seen in each open object
+};
+
+}  // namespace
+
+nlohmann::json parse_json_text(const std::string& text, std::string_view where) {
+  nlohmann::json parsed;
+  CheckedJsonBuilder builder(parsed);
+  bool complete = false;
+  try {
+    complete = nlohmann::json::sax_parse(text, &builder);
+  } catch (const nlohmann::json::exception& e) {
+    BATON_FAIL(where, ": not valid JSON (", e.what(), ")");
+  }
+  BATON_CHECK(builder.problem.empty(), where, ": ", builder.problem);
+  BATON_CHECK(complete, where, ": not valid JSON");
   return parsed;
 }
 

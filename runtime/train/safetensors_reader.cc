@@ -101,11 +101,22 @@ void SafetensorsFile::parse_header(const std::string& text, uint64_t data_bytes)
     entries_.emplace(key, parse_entry(value, where + ", tensor '" + key + "'", data_bytes));
     names_.push_back(key);
   }
-  // The byte ranges, in file order, must tile the data section exactly.
-  std::sort(names_.begin(), names_.end(), [&](const std::string& a, const std::string& b) {
-    const SafetensorsTensorInfo &x = entries_.at(a), &y = entries_.at(b);
-    return std::tie(x.data_begin, x.data_end, a) < std::tie(y.data_begin, y.data_end, b);
+  // The byte ranges, in file order, must tile the data section exactly (sorted once with the ranges
+  // beside the names: no lookups inside the sort).
+  struct Range {
+    uint64_t begin, end;
+    std::string name;
+  };
+  std::vector<Range> ranges;
+  ranges.reserve(names_.size());
+  for (std::string& name : names_) {
+    const SafetensorsTensorInfo& info = entries_.at(name);
+    ranges.push_back({info.data_begin, info.data_end, std::move(name)});
+  }
+  std::sort(ranges.begin(), ranges.end(), [](const Range& x, const Range& y) {
+    return std::tie(x.begin, x.end, x.name) < std::tie(y.begin, y.end, y.name);
   });
+  for (size_t i = 0; i < ranges.size(); ++i) names_[i] = std::move(ranges[i].name);
   uint64_t covered = 0;
   std::string previous;
   for (const std::string& name : names_) {
