@@ -40,15 +40,15 @@ TEST(JsonText, AKeyTwiceInOneObjectIsRefusedAtAnyDepth) {
 
 // An object of many member objects (a safetensors header of many tensors, a large config) parses in
 // time linear in its size: nlohmann's callback parser rescanned the enclosing object at the end of
-// every member object, so 200,000 members took many minutes (past this test's timeout).
+// every member object, so 100,000 members took minutes (past this test's timeout).
 TEST(JsonText, AnObjectOfManyMemberObjectsParsesInOnePass) {
   std::string text = "{";
-  constexpr int kMembers = 200'000;
+  constexpr int kMembers = 100'000;
   for (int i = 0; i < kMembers; ++i) text += (i ? ",\"t" : "\"t") + std::to_string(i) + "\":{\"shape\":[0]}";
   text += "}";
   const nlohmann::json parsed = parse_json_text(text, "header");
   EXPECT_EQ(parsed.size(), static_cast<size_t>(kMembers));
-  EXPECT_EQ(parsed["t199999"]["shape"][0], 0);
+  EXPECT_EQ(parsed["t99999"]["shape"][0], 0);
 }
 
 TEST(JsonText, SyntaxErrorsAndFilesNameTheirSource) {
