@@ -12,6 +12,7 @@
 
 #include "runtime/core/build_config.h"
 #include "runtime/core/error.h"
+#include "runtime/core/log.h"
 #include "tools/commands.h"
 
 namespace {
@@ -51,6 +52,9 @@ int main(int argc, char** argv) {
   // A write past the file-size limit (ulimit -f) fails with EFBIG, which the writers report naming
   // the file ("File too large"), instead of SIGXFSZ ending the process mid-save without a word.
   std::signal(SIGXFSZ, SIG_IGN);
+  // BATON_LOG is read now, so that a value it does not know is reported in every run, not only in a
+  // run that happens to log something.
+  (void)baton::log_level();
   CLI::App app{"baton: a C++20/CUDA deep-learning training runtime"};
   app.set_version_flag("--version", "baton " BATON_VERSION_STRING);
   app.require_subcommand(1);

@@ -200,5 +200,13 @@ TEST_F(BadInputs, AFileSizeLimitIsAWriteErrorNotASignal) {
   for (const auto& e : fs::directory_iterator(ck)) EXPECT_EQ(e.path().filename(), ".lock") << e.path();
 }
 
+// A BATON_LOG value that is not a level is reported (once) in every run, which goes on at info.
+TEST_F(BadInputs, AnUnknownLogLevelIsReportedInEveryRun) {
+  const CliResult r = run_baton("models", "BATON_LOG=garbage");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("[baton warn] environment variable BATON_LOG: unknown log level 'garbage'"), std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace baton::cli
