@@ -17,6 +17,7 @@
 #include "runtime/core/error.h"
 #include "tools/bench_timer.h"
 #include "tools/commands.h"
+#include "tools/flag_checks.h"
 #include "tools/rank_output.h"
 
 namespace baton::cli {
@@ -220,7 +221,8 @@ void add_bench_comm_command(CLI::App& bench) {
                   "inproc (threads of this process), mpi (under mpirun/srun) or nccl (the GPUs of this process); "
                   "default: mpi when launched with several processes, else inproc");
   cmd->add_option("--ranks", f->ranks,
-                  "Ranks (inproc: threads, default 2; mpi: the job's processes; nccl: GPUs cuda:0..N-1, default all)");
+                  "Ranks (inproc: threads, default 2; mpi: the job's processes; nccl: GPUs cuda:0..N-1, default all)")
+      ->check(whole_number(0));  // the backends check the upper bound
   cmd->add_option("--min-bytes", f->min_bytes, "Smallest message, e.g. 4K (default 4K)");
   cmd->add_option("--max-bytes", f->max_bytes, "Largest message, sizes doubling up to it (default 256M)");
   cmd->add_option("--warmup", f->warmup, "Untimed samples per size (default 3)");

@@ -8,6 +8,7 @@
 #include "runtime/data/cifar_writer.h"
 #include "runtime/data/shapes.h"
 #include "tools/commands.h"
+#include "tools/flag_checks.h"
 
 namespace baton::cli {
 namespace {
@@ -52,7 +53,7 @@ void add_make_dataset_command(CLI::App& app) {
   cmd->add_option("--test", args->test, "Test images")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 31))
       ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "Generator seed")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Generator seed")->check(whole_number(0))->capture_default_str();
   cmd->callback([args] { make_dataset(*args); });
 }
 

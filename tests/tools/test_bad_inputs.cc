@@ -139,6 +139,8 @@ const std::vector<BadInput> kOtherCommands = {
     {"info --model-spec $D/spec_dup.json", "the key 'nodes' appears twice in one object"},
     {"export-spec --model resnet20 --out $D/plain.txt/s.json", "$D/plain.txt/s.json"},
     {"make-dataset --out $D/data --train 2", "--train"},
+    {"make-dataset shapes --out $D/data --seed -1", "--seed: must be a whole number from 0 up, got -1"},
+    {"bench comm --ranks -1", "--ranks: must be a whole number from 0 up, got -1"},
 };
 
 class BadInputs : public CliTest {
