@@ -196,6 +196,7 @@ def main():
         return peak_of(args.peak_of)
     if args.check:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        sys.dont_write_bytecode = True  # no __pycache__ in the source tree
         import pytorch_checks
         return pytorch_checks.check(args.check)
     args.interval = args.interval or {"resnet50": 5, "token-mlp": 100}.get(args.model, 10)
