@@ -183,7 +183,7 @@ def main():
     parser.add_argument("--tf32", action="store_true", help="both may use TF32 tensor cores (GPU)")
     parser.add_argument("--steps", type=int, default=0, help="steps per run (default: 6 intervals)")
     parser.add_argument("--interval", type=int, default=0,
-                        help="steps per measured interval (default: 10, ResNet-50 5, token-mlp 100)")
+                        help="steps per measured interval (default: 10, ResNet-50 5, token-mlp 20)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", help="also write the results as JSON to this file")
     parser.add_argument("--check", metavar="REFERENCE",
@@ -199,7 +199,7 @@ def main():
         sys.dont_write_bytecode = True  # no __pycache__ in the source tree
         import pytorch_checks
         return pytorch_checks.check(args.check)
-    args.interval = args.interval or {"resnet50": 5, "token-mlp": 100}.get(args.model, 10)
+    args.interval = args.interval or {"resnet50": 5, "token-mlp": 20}.get(args.model, 10)
     args.steps = args.steps or 6 * args.interval
     if args.torch_worker:
         return torch_worker(args)
