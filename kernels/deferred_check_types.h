@@ -12,6 +12,7 @@ enum class CheckedOp : int64_t {
   softmax_cross_entropy_forward = 1,
   softmax_cross_entropy_backward = 2,
   topk_correct = 3,
+  one_hot = 4,  // its labels are the argument 'indices', and a row is a position
 };
 
 // The first failed label check since the record was last read: written once by the check that

@@ -21,6 +21,8 @@ std::string_view op_name(int64_t op) {
       return "softmax_cross_entropy_backward";
     case CheckedOp::topk_correct:
       return "topk_correct";
+    case CheckedOp::one_hot:
+      return "one_hot";
     case CheckedOp::none:
       break;
   }
@@ -43,8 +45,9 @@ void copy_deferred_errors_async(Context& ctx, void* host) {
 
 void raise_label_check(const LabelCheckRecord& r) {
   if (r.op == static_cast<int64_t>(CheckedOp::none)) return;
-  BATON_FAIL(op_name(r.op), ": argument 'labels' has ", r.count, " value(s) outside [0, ", r.classes,
-             "), the first is ", r.first_value, " at row ", r.first_row);
+  const bool indices = r.op == static_cast<int64_t>(CheckedOp::one_hot);
+  BATON_FAIL(op_name(r.op), ": argument '", indices ? "indices" : "labels", "' has ", r.count, " value(s) outside [0, ",
+             r.classes, "), the first is ", r.first_value, indices ? " at position " : " at row ", r.first_row);
 }
 
 void raise_deferred_errors(const void* host) {

@@ -7,14 +7,17 @@ PyTorch"). Usage:
   tools/compare_pytorch.py --baton build/bin/baton --model resnet20 --batch 64 --threads 2
   tools/compare_pytorch.py --baton build/bin/baton --model resnet50 --batch 8 --threads 2
   tools/compare_pytorch.py --baton build-gpu/bin/baton --model resnet50 --batch 64 --device cuda
+  tools/compare_pytorch.py --baton build/bin/baton --model token-mlp --batch 64 --threads 2
+  tools/compare_pytorch.py --check build/tests/tools/sequence_reference   (float64 checks, tools/pytorch_checks.py)
 
 Each round runs baton, then PyTorch, as separate processes (rounds alternate, so a change in the
 machine's load hits both). A run trains `--steps` steps and measures samples/s over intervals of
 `--interval` steps, leaving out the first interval (warm-up). Reported: the median interval of every
 round, per framework, and the largest resident set (ru_maxrss) of any of its runs.
 Model, data and optimiser: ResNet-20 (CIFAR, 1x1-conv + BN shortcuts, as baton's resnet20) on
-3x32x32 images with 10 classes, or torchvision's ResNet-50 on 3x224x224 with 1000 classes;
-random images; SGD with momentum 0.9, weight decay 5e-4, learning rate 0.01; float32.
+3x32x32 images with 10 classes, torchvision's ResNet-50 on 3x224x224 with 1000 classes, or
+token-mlp (one-hot over a vocabulary of 256, Linear 256→64, ReLU, Linear 64→256 at each of 32
+positions, the cross-entropy averaged over all positions) on random token ids; random images; SGD with momentum 0.9, weight decay 5e-4, learning rate 0.01; float32.
 With --device cuda both train on GPU 0 (PyTorch with cuDNN's autotuner off, as baton picks its
 algorithms by heuristics), both in strict float32 unless --tf32 lets both use TF32 tensor cores for
 convolutions and matrix products (PyTorch's own default allows TF32 in cuDNN's convolutions only); PyTorch reads each step's loss back to the host. Peak memory stays the
@@ -28,15 +31,22 @@ import subprocess
 import sys
 import tempfile
 
-MODELS = {"resnet20": (32, 10), "resnet50": (224, 1000)}
+MODELS = {"resnet20": (32, 10), "resnet50": (224, 1000), "token-mlp": (32, 256)}  # image size or length, classes
+
+
+def baton_data(args):
+    size, classes = MODELS[args.model]
+    samples = args.batch * (args.steps + 1)
+    if args.model == "token-mlp":
+        return f"tokens:{classes}:{size}:{samples}"
+    return f"synthetic:3x{size}x{size}:{classes}:{samples}"
 
 
 def baton_round(args, env):
-    size, classes = MODELS[args.model]
     with tempfile.TemporaryDirectory() as folder:
         metrics = os.path.join(folder, "metrics.jsonl")
         command = [args.baton, "train", "--model", args.model, "--device", baton_device(args), "--workers", "1",
-                   "--data", f"synthetic:3x{size}x{size}:{classes}:{args.batch * (args.steps + 1)}",
+                   "--data", baton_data(args),
                    "--batch-size", str(args.batch), "--steps", str(args.steps), "--log-every", str(args.interval),
                    "--eval-every", "0", "--lr", "0.01", "--momentum", "0.9", "--weight-decay", "5e-4",
                    "--lr-schedule", "constant", "--metrics", metrics] + (["--tf32"] if args.tf32 else [])
@@ -107,6 +117,16 @@ def cifar_resnet20(torch, classes):
     return nn.Sequential(*layers)
 
 
+def token_mlp(torch, vocabulary):
+    nn = torch.nn
+
+    class OneHot(nn.Module):
+        def forward(self, tokens):
+            return nn.functional.one_hot(tokens, vocabulary).float()
+
+    return nn.Sequential(OneHot(), nn.Linear(vocabulary, 64), nn.ReLU(), nn.Linear(64, vocabulary))
+
+
 def torch_worker(args):
     import time
     import torch
@@ -115,6 +135,8 @@ def torch_worker(args):
     size, classes = MODELS[args.model]
     if args.model == "resnet20":
         model = cifar_resnet20(torch, classes)
+    elif args.model == "token-mlp":
+        model = token_mlp(torch, classes)
     else:
         import torchvision
         model = torchvision.models.resnet50(num_classes=classes)
@@ -124,10 +146,17 @@ def torch_worker(args):
     torch.backends.cuda.matmul.allow_tf32 = args.tf32
     model.to(device).train()
     optimiser = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
-    loss_fn = torch.nn.CrossEntropyLoss()
+    cross_entropy = torch.nn.CrossEntropyLoss()
     generator = torch.Generator().manual_seed(0)
-    batches = [(torch.rand(args.batch, 3, size, size, generator=generator) * 2 - 1,
-                torch.randint(0, classes, (args.batch,), generator=generator)) for _ in range(4)]
+    if args.model == "token-mlp":  # per position: logits [n, T, V] and targets [n, T] as rows of one mean
+        def loss_fn(logits, labels):
+            return cross_entropy(logits.reshape(-1, classes), labels.reshape(-1))
+        batches = [(torch.randint(0, classes, (args.batch, size), generator=generator),
+                    torch.randint(0, classes, (args.batch, size), generator=generator)) for _ in range(4)]
+    else:
+        loss_fn = cross_entropy
+        batches = [(torch.rand(args.batch, 3, size, size, generator=generator) * 2 - 1,
+                    torch.randint(0, classes, (args.batch,), generator=generator)) for _ in range(4)]
     batches = [(images.to(device), labels.to(device)) for images, labels in batches]
     rates, start = [], time.perf_counter()
     for step in range(1, args.steps + 1):
@@ -153,15 +182,24 @@ def main():
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--tf32", action="store_true", help="both may use TF32 tensor cores (GPU)")
     parser.add_argument("--steps", type=int, default=0, help="steps per run (default: 6 intervals)")
-    parser.add_argument("--interval", type=int, default=0, help="steps per measured interval (default: 10, ResNet-50 5)")
+    parser.add_argument("--interval", type=int, default=0,
+                        help="steps per measured interval (default: 10, ResNet-50 5, token-mlp 20)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", help="also write the results as JSON to this file")
+    parser.add_argument("--check", metavar="REFERENCE",
+                        help="instead: float64 checks against PyTorch of the results REFERENCE "
+                             "(tests/tools/sequence_reference) writes (tools/pytorch_checks.py)")
     parser.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--peak-of", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.peak_of:
         return peak_of(args.peak_of)
-    args.interval = args.interval or (5 if args.model == "resnet50" else 10)
+    if args.check:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+        import pytorch_checks
+        return pytorch_checks.check(args.check)
+    args.interval = args.interval or {"resnet50": 5, "token-mlp": 20}.get(args.model, 10)
     args.steps = args.steps or 6 * args.interval
     if args.torch_worker:
         return torch_worker(args)
