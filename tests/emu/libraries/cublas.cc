@@ -12,7 +12,7 @@
 
 namespace {
 
-baton_emu::HandleRegistry<cublasContext>& handles() {
+baton_emu::HandleRegistry<cublasContext>& cublas_handles() {
   static baton_emu::HandleRegistry<cublasContext> registry("cuBLAS", "cublasCreate");
   return registry;
 }
@@ -21,7 +21,7 @@ baton_emu::HandleRegistry<cublasContext>& handles() {
 
 cublasStatus_t baton_emu::check_cublas_handle(cublasHandle_t handle, const char* api) {
   if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
-  handles().check_live_on_current_device(handle, api);
+  cublas_handles().check_live_on_current_device(handle, api);
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -31,7 +31,7 @@ extern "C" {
 
 cublasStatus_t cublasCreate(cublasHandle_t* handle) {
   if (handle == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
-  *handle = handles().create();
+  *handle = cublas_handles().create();
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -39,7 +39,7 @@ cublasStatus_t cublasDestroy(cublasHandle_t handle) {
   if (const cublasStatus_t status = check_cublas_handle(handle, "cublasDestroy"); status != CUBLAS_STATUS_SUCCESS) {
     return status;
   }
-  handles().destroy(handle);
+  cublas_handles().destroy(handle);
   return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -3,7 +3,7 @@
 
 #include "baton_emu/status_text.h"
 
-extern "C" {
+namespace {
 
 constexpr baton_emu::StatusText<cublasStatus_t> kCublasStatuses[] = {
     {CUBLAS_STATUS_SUCCESS, "CUBLAS_STATUS_SUCCESS", "success"},
@@ -17,6 +17,10 @@ constexpr baton_emu::StatusText<cublasStatus_t> kCublasStatuses[] = {
     {CUBLAS_STATUS_NOT_SUPPORTED, "CUBLAS_STATUS_NOT_SUPPORTED", "the functionality requested is not supported"},
     {CUBLAS_STATUS_LICENSE_ERROR, "CUBLAS_STATUS_LICENSE_ERROR", "error detected trying to check the license"},
 };
+
+}  // namespace
+
+extern "C" {
 
 const char* cublasGetStatusName(cublasStatus_t status) {
   const auto* entry = baton_emu::find_status(kCublasStatuses, status);

@@ -11,7 +11,7 @@ namespace {
 
 thread_local std::string last_error;
 
-baton_emu::HandleRegistry<cudnnContext>& handles() {
+baton_emu::HandleRegistry<cudnnContext>& cudnn_handles() {
   static baton_emu::HandleRegistry<cudnnContext> registry("cuDNN", "cudnnCreate");
   return registry;
 }
@@ -66,7 +66,7 @@ cudnnStatus_t cudnn_fail(cudnnStatus_t status, const std::string& message) {
 
 cudnnStatus_t check_cudnn_handle(cudnnHandle_t handle, const char* api) {
   if (handle == nullptr) return cudnn_fail(CUDNN_STATUS_BAD_PARAM, std::string(api) + ": handle is NULL");
-  handles().check_live_on_current_device(handle, api);
+  cudnn_handles().check_live_on_current_device(handle, api);
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -122,7 +122,7 @@ void cudnnGetLastErrorString(char* message, size_t max_size) {
 
 cudnnStatus_t cudnnCreate(cudnnHandle_t* handle) {
   if (handle == nullptr) return cudnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnCreate: handle is NULL");
-  *handle = handles().create();
+  *handle = cudnn_handles().create();
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -130,7 +130,7 @@ cudnnStatus_t cudnnDestroy(cudnnHandle_t handle) {
   if (const cudnnStatus_t s = baton_emu::check_cudnn_handle(handle, "cudnnDestroy"); s != CUDNN_STATUS_SUCCESS) {
     return s;
   }
-  handles().destroy(handle);
+  cudnn_handles().destroy(handle);
   return CUDNN_STATUS_SUCCESS;
 }
 

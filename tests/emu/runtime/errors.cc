@@ -42,6 +42,8 @@ cudaError_t cudaGetLastError() {
 
 cudaError_t cudaPeekAtLastError() { return baton_emu::last_error; }
 
+namespace {
+
 constexpr baton_emu::StatusText<cudaError_t> kCudaErrors[] = {
     {cudaSuccess, "cudaSuccess", "no error"},
     {cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
@@ -60,6 +62,8 @@ constexpr baton_emu::StatusText<cudaError_t> kCudaErrors[] = {
     {cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported"},
     {cudaErrorUnknown, "cudaErrorUnknown", "unknown error"},
 };
+
+}  // namespace
 
 const char* cudaGetErrorName(cudaError_t error) {
   const auto* entry = baton_emu::find_status(kCudaErrors, error);
