@@ -82,7 +82,7 @@ struct CheckpointRun {
   }
 
   // Saves this run as step `step` with `manager`; returns the checkpoint's path.
-  std::string save(const CheckpointManager& manager, int64_t step) const {
+  std::string save(const CheckpointManager& manager, int64_t step) {
     return manager.save(params, *optimizer, state(step), ctx);
   }
 
