@@ -108,7 +108,7 @@ TEST(BlockPartitioner, CapNoSplitMeetsIsAnErrorNamingCapAndPeak) {
   r.micro_batches = 4;
   const auto open = brute_force_block(r);
   r.memory_cap_bytes = open.min_peak - 1;
-  const std::string msg = testing::error_message([&] { partition_block(r); });
+  const std::string msg = baton::testing::error_message([&] { partition_block(r); });
   EXPECT_NE(msg.find("memory cap"), std::string::npos) << msg;
   EXPECT_NE(msg.find(std::to_string(static_cast<int64_t>(r.memory_cap_bytes)) + " bytes"), std::string::npos) << msg;
   EXPECT_NE(msg.find(std::to_string(static_cast<int64_t>(open.min_peak)) + " bytes"), std::string::npos) << msg;
