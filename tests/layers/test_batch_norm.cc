@@ -16,6 +16,7 @@
 #include "tests/kernels/op_test_support.h"
 #include "tests/layers/batch_norm_test_options.h"
 #include "tests/support/layer_check.h"
+#include "tests/support/layer_expectations.h"
 #include "tests/support/test_support.h"
 
 namespace baton::layers {

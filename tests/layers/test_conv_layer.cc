@@ -10,6 +10,7 @@
 #include "layers/conv.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/layer_check.h"
+#include "tests/support/layer_expectations.h"
 #include "tests/support/test_support.h"
 
 namespace baton::layers {

@@ -9,6 +9,7 @@
 #include "layers/linear.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/layer_check.h"
+#include "tests/support/layer_expectations.h"
 #include "tests/support/test_support.h"
 
 namespace baton::layers {

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <span>
 #include <vector>
 
 #include "runtime/graph/layer.h"
@@ -40,15 +39,5 @@ struct DeviceCheckOptions {
 // compares outputs, input gradients, parameter gradients and updated buffers.
 ::testing::AssertionResult check_cuda_matches_cpu(const Layer& layer, const std::vector<Tensor>& inputs,
                                                   const DeviceCheckOptions& options = {});
-
-// Runs layer.backward for the one output gradient `dy` with no input gradient asked for (the
-// parameter gradients accumulate into `param_grads`) and expects one, undefined, input gradient.
-void backward_params_only(const Layer& layer, Context& ctx, const Tensor& dy, std::span<const Tensor> saved,
-                          std::span<const Tensor> params, std::span<const Tensor> param_grads);
-
-// Expects PyTorch's Linear / Conv2d parameters: specs "weight" of `weight_shape` (with weight decay)
-// and "bias" of `bias_shape` (without), both drawn uniformly from [-bound, bound].
-void expect_uniform_weight_and_bias(const std::vector<TensorSpec>& specs, const Shape& weight_shape,
-                                    const Shape& bias_shape, double bound);
 
 }  // namespace baton::testing
