@@ -24,6 +24,20 @@ using testing::batch_norm_ref::normalise;
 using testing::batch_norm_ref::Stats;
 using testing::batch_norm_ref::train_backward;
 
+// Calls run(shape, channels shape, dtype, affine) under a trace for every shape of kShapes, f64 and
+// f32, with and without γ/β.
+template <typename Run>
+void for_each_case(Run&& run) {
+  for (const Shape& s : kShapes) {
+    for (DType dtype : {DType::f64, DType::f32}) {
+      for (bool affine : {true, false}) {
+        SCOPED_TRACE(s.str() + " " + std::string(dtype_name(dtype)) + (affine ? " affine" : ""));
+        run(s, Shape{s[1]}, dtype, affine);
+      }
+    }
+  }
+}
+
 TEST_F(BatchNormCpu, TrainingForwardMatchesTheReference) {
   for (const Shape& s : kShapes) {
     for (DType dtype : {DType::f64, DType::f32}) {
@@ -78,58 +92,40 @@ TEST_F(BatchNormCpu, MomentumZeroAndOneKeepOrReplaceTheRunningStatistics) {
 }
 
 TEST_F(BatchNormCpu, EvalForwardUsesTheGivenStatistics) {
-  for (const Shape& s : kShapes) {
-    for (DType dtype : {DType::f64, DType::f32}) {
-      for (bool affine : {true, false}) {
-        SCOPED_TRACE(s.str() + " " + std::string(dtype_name(dtype)) + (affine ? " affine" : ""));
-        const Shape c{s[1]};
-        const Tensor x = random(s, dtype, 9);
-        const Tensor w = affine ? random(c, dtype, 10) : Tensor(), b = affine ? random(c, dtype, 11) : Tensor();
-        const Tensor mean = random(c, dtype, 12), var = random(c, dtype, 13, 0.2, 2.0);
-        const Tensor y = poisoned(s, dtype);
-        batch_norm_forward_eval(ctx, x, w, b, mean, var, kEps, y);
-        EXPECT_TRUE(close(y, normalise(s, values(x), Stats{values(mean), values(var)}, values(w), values(b))));
-      }
-    }
-  }
+  for_each_case([&](const Shape& s, const Shape& c, DType dtype, bool affine) {
+    const Tensor x = random(s, dtype, 9);
+    const Tensor w = affine ? random(c, dtype, 10) : Tensor(), b = affine ? random(c, dtype, 11) : Tensor();
+    const Tensor mean = random(c, dtype, 12), var = random(c, dtype, 13, 0.2, 2.0);
+    const Tensor y = poisoned(s, dtype);
+    batch_norm_forward_eval(ctx, x, w, b, mean, var, kEps, y);
+    EXPECT_TRUE(close(y, normalise(s, values(x), Stats{values(mean), values(var)}, values(w), values(b))));
+  });
 }
 
 TEST_F(BatchNormCpu, TrainingBackwardMatchesTheReference) {
-  for (const Shape& s : kShapes) {
-    for (DType dtype : {DType::f64, DType::f32}) {
-      for (bool affine : {true, false}) {
-        SCOPED_TRACE(s.str() + " " + std::string(dtype_name(dtype)) + (affine ? " affine" : ""));
-        const Shape c{s[1]};
-        const Tensor x = random(s, dtype, 14, -1.0, 3.0), dy = random(s, dtype, 15);
-        const Tensor w = affine ? random(c, dtype, 16) : Tensor();
-        const Tensor mean = poisoned(c, dtype), invstd = poisoned(c, dtype);
-        batch_norm_forward_train(ctx, x, w, Tensor(), kEps, kMomentum, poisoned(s, dtype), mean, invstd, Tensor(),
-                                 Tensor(), Tensor());
-        expect_backward(s, dtype, train_backward(s, values(x), values(dy), values(w)),
-                        [&](const Tensor& dx, const Tensor& dw, const Tensor& db) {
-                          batch_norm_backward_train(ctx, x, dy, w, mean, invstd, kEps, dx, dw, db);
-                        });
-      }
-    }
-  }
+  for_each_case([&](const Shape& s, const Shape& c, DType dtype, bool affine) {
+    const Tensor x = random(s, dtype, 14, -1.0, 3.0), dy = random(s, dtype, 15);
+    const Tensor w = affine ? random(c, dtype, 16) : Tensor();
+    const Tensor mean = poisoned(c, dtype), invstd = poisoned(c, dtype);
+    batch_norm_forward_train(ctx, x, w, Tensor(), kEps, kMomentum, poisoned(s, dtype), mean, invstd, Tensor(), Tensor(),
+                             Tensor());
+    expect_backward(s, dtype, train_backward(s, values(x), values(dy), values(w)),
+                    [&](const Tensor& dx, const Tensor& dw, const Tensor& db) {
+                      batch_norm_backward_train(ctx, x, dy, w, mean, invstd, kEps, dx, dw, db);
+                    });
+  });
 }
 
 TEST_F(BatchNormCpu, EvalBackwardMatchesTheReference) {
-  for (const Shape& s : kShapes) {
-    for (DType dtype : {DType::f64, DType::f32}) {
-      for (bool affine : {true, false}) {
-        SCOPED_TRACE(s.str() + " " + std::string(dtype_name(dtype)) + (affine ? " affine" : ""));
-        const Shape c{s[1]};
-        const Tensor x = random(s, dtype, 21), dy = random(s, dtype, 22);
-        const Tensor w = affine ? random(c, dtype, 23) : Tensor();
-        const Tensor mean = random(c, dtype, 24), var = random(c, dtype, 25, 0.2, 2.0);
-        expect_backward(s, dtype, eval_backward(s, values(x), values(dy), values(w), Stats{values(mean), values(var)}),
-                        [&](const Tensor& dx, const Tensor& dw, const Tensor& db) {
-                          batch_norm_backward_eval(ctx, x, dy, w, mean, var, kEps, dx, dw, db);
-                        });
-      }
-    }
-  }
+  for_each_case([&](const Shape& s, const Shape& c, DType dtype, bool affine) {
+    const Tensor x = random(s, dtype, 21), dy = random(s, dtype, 22);
+    const Tensor w = affine ? random(c, dtype, 23) : Tensor();
+    const Tensor mean = random(c, dtype, 24), var = random(c, dtype, 25, 0.2, 2.0);
+    expect_backward(s, dtype, eval_backward(s, values(x), values(dy), values(w), Stats{values(mean), values(var)}),
+                    [&](const Tensor& dx, const Tensor& dw, const Tensor& db) {
+                      batch_norm_backward_eval(ctx, x, dy, w, mean, var, kEps, dx, dw, db);
+                    });
+  });
 }
 
 }  // namespace

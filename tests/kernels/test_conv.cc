@@ -9,6 +9,7 @@
 
 #include "kernels/conv.h"
 #include "kernels/cpu_engine.h"
+#include "tests/kernels/conv_backward_check.h"
 #include "tests/kernels/conv_reference.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
@@ -21,11 +22,6 @@ using testing::ConvCase;
 // f64 sums differ from the reference only by rounding; f32 by float accumulation over at most a few
 // hundred terms of magnitude <= 1.
 double tolerance(DType dtype) { return dtype == DType::f64 ? 1e-12 : 2e-5; }
-
-std::vector<double> conv_plus(std::vector<double> a, const std::vector<double>& b) {
-  for (size_t i = 0; i < a.size(); ++i) a[i] += b[i];
-  return a;
-}
 
 class ConvCpu : public ::testing::Test {
  protected:
@@ -61,18 +57,7 @@ TEST_F(ConvCpu, AllPassesMatchTheReference) {
           << "forward with bias";
 
       const Tensor dx = poisoned(c.x, dtype);
-      conv2d_backward_data(ctx, dy, w, c.params, dx);
-      EXPECT_TRUE(testing::all_close(values(dx), ref.dx, tol, tol)) << "backward data";
-
-      const Tensor dw = random(c.w, dtype, 5);
-      const std::vector<double> dw0 = values(dw);
-      conv2d_backward_filter(ctx, x, dy, c.params, dw);
-      EXPECT_TRUE(testing::all_close(values(dw), conv_plus(dw0, ref.dw), tol, tol)) << "backward filter (accumulated)";
-
-      const Tensor db = random(Shape{c.w[0]}, dtype, 6);
-      const std::vector<double> expected_db = testing::plus_bias_grad(values(db), values(dy), ys);
-      conv2d_backward_bias(ctx, dy, db);
-      EXPECT_TRUE(testing::all_close(values(db), expected_db, tol, tol)) << "backward bias (accumulated)";
+      testing::expect_conv_backward_matches(ctx, c, x, w, dy, dx, ref, tol);
     }
   }
 }

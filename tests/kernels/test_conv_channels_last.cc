@@ -10,6 +10,7 @@
 #include "kernels/cpu_engine.h"
 #include "kernels/layout.h"
 #include "tests/kernels/channels_last_test_support.h"
+#include "tests/kernels/conv_backward_check.h"
 #include "tests/kernels/conv_reference.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/test_support.h"
@@ -52,19 +53,7 @@ TEST_F(ConvChannelsLast, EveryPassInEveryFormatMatchesTheReference) {
               << "forward with bias";
 
           const Tensor dx = poisoned(c.x, dtype, in);
-          conv2d_backward_data(ctx, dy, w, c.params, dx);
-          EXPECT_TRUE(testing::all_close(values(dx), ref.dx, tol, tol)) << "backward data";
-
-          const Tensor dw = testing::random_tensor(c.w, dtype, ctx.stream(), 5);
-          std::vector<double> expected_dw = values(dw);
-          for (size_t i = 0; i < expected_dw.size(); ++i) expected_dw[i] += ref.dw[i];
-          conv2d_backward_filter(ctx, x, dy, c.params, dw);
-          EXPECT_TRUE(testing::all_close(values(dw), expected_dw, tol, tol)) << "backward filter (accumulated)";
-
-          const Tensor db = testing::random_tensor(Shape{c.w[0]}, dtype, ctx.stream(), 6);
-          const std::vector<double> expected_db = testing::plus_bias_grad(values(db), values(dy), ys);
-          conv2d_backward_bias(ctx, dy, db);
-          EXPECT_TRUE(testing::all_close(values(db), expected_db, tol, tol)) << "backward bias (accumulated)";
+          testing::expect_conv_backward_matches(ctx, c, x, w, dy, dx, ref, tol);
         }
       }
     }

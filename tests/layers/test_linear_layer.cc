@@ -9,6 +9,7 @@
 #include "layers/linear.h"
 #include "tests/kernels/op_test_support.h"
 #include "tests/support/layer_check.h"
+#include "tests/support/layer_expectations.h"
 #include "tests/support/test_support.h"
 
 namespace baton::layers {
@@ -35,19 +36,8 @@ TEST(LinearLayer, ShapesAndParameterSpecs) {
   const Linear linear({.in_features = 2048, .out_features = 1000});
   const Shape in[] = {Shape{32, 2048}};
   EXPECT_EQ(linear.infer_shapes(in)[0], (Shape{32, 1000}));
-  const std::vector<TensorSpec> specs = linear.param_specs(in);
-  ASSERT_EQ(specs.size(), 2u);
-  const double bound = 1.0 / std::sqrt(2048.0);
-  EXPECT_EQ(specs[0].name, "weight");
-  EXPECT_EQ(specs[0].shape, (Shape{1000, 2048}));
-  EXPECT_EQ(specs[0].init.kind, Initializer::Kind::uniform);
-  EXPECT_DOUBLE_EQ(specs[0].init.a, -bound);
-  EXPECT_DOUBLE_EQ(specs[0].init.b, bound);
-  EXPECT_TRUE(specs[0].weight_decay);
-  EXPECT_EQ(specs[1].name, "bias");
-  EXPECT_EQ(specs[1].shape, (Shape{1000}));
-  EXPECT_DOUBLE_EQ(specs[1].init.a, -bound);
-  EXPECT_FALSE(specs[1].weight_decay);
+  testing::expect_uniform_weight_and_bias(linear.param_specs(in), Shape{1000, 2048}, Shape{1000},
+                                          1.0 / std::sqrt(2048.0));
   EXPECT_EQ(Linear({.in_features = 3, .out_features = 2, .bias = false}).param_specs(in).size(), 1u);
 }
 
@@ -64,13 +54,7 @@ TEST(LinearLayer, SavesTheInputAndSkipsUnneededInputGradient) {
   const Tensor grads[] = {Tensor::empty(Shape{2, 3}, DType::f64, ctx), Tensor::empty(Shape{2}, DType::f64, ctx)};
   for (Tensor g : grads) g.fill(0.0, ctx.stream());
   const Tensor dy = testing::random_tensor(Shape{4, 2}, DType::f64, ctx.stream(), 4);
-  const std::vector<Tensor> dx = linear.backward({.ctx = ctx,
-                                                  .output_grads = std::span(&dy, 1),
-                                                  .saved = r.saved,
-                                                  .params = params,
-                                                  .param_grads = grads,
-                                                  .needs_input_grad = {false}});
-  EXPECT_FALSE(dx.at(0).defined());
+  ASSERT_NO_FATAL_FAILURE(testing::backward_params_only(linear, ctx, dy, r.saved, params, grads));
   double sum = 0;
   for (double v : testing::to_doubles(grads[1], ctx.stream())) sum += std::abs(v);
   EXPECT_GT(sum, 0);

@@ -13,9 +13,19 @@ namespace {
 
 const Shape kShapes[] = {Shape{2, 3, 9, 9}, Shape{8, 16, 32, 32}, Shape{1, 1, 7, 1023}};
 
+// check_cuda_matches_cpu for `layer` on every shape of kShapes in f32 and f64 (random inputs of `seed`).
+void expect_matches_cpu_on_every_shape(const Layer& layer, uint64_t seed) {
+  const Stream s = Stream::create(Device::cpu());
+  for (const Shape& shape : kShapes) {
+    for (DType dtype : {DType::f32, DType::f64}) {
+      SCOPED_TRACE(layer.config().dump() + " " + shape.str());
+      EXPECT_TRUE(testing::check_cuda_matches_cpu(layer, {testing::random_tensor(shape, dtype, s, seed)}));
+    }
+  }
+}
+
 TEST(PoolingCuda, MaxPool2dMatchesCpu) {
   BATON_REQUIRE_GPU();
-  const Stream s = Stream::create(Device::cpu());
   const MaxPool2dOptions variants[] = {
       {.kernel_size = {2, 2}},
       {.kernel_size = {3, 3}, .stride = {{2, 2}}, .padding = {1, 1}},
@@ -23,19 +33,12 @@ TEST(PoolingCuda, MaxPool2dMatchesCpu) {
       {.kernel_size = {3, 2}, .stride = {{1, 2}}, .padding = {1, 1}, .dilation = {2, 1}, .ceil_mode = true},
   };
   for (const MaxPool2dOptions& o : variants) {
-    const MaxPool2d layer(o);
-    for (const Shape& shape : kShapes) {
-      for (DType dtype : {DType::f32, DType::f64}) {
-        SCOPED_TRACE(layer.config().dump() + " " + shape.str());
-        EXPECT_TRUE(testing::check_cuda_matches_cpu(layer, {testing::random_tensor(shape, dtype, s, 9)}));
-      }
-    }
+    expect_matches_cpu_on_every_shape(MaxPool2d(o), 9);
   }
 }
 
 TEST(PoolingCuda, AvgPool2dMatchesCpu) {
   BATON_REQUIRE_GPU();
-  const Stream s = Stream::create(Device::cpu());
   for (bool count_include_pad : {true, false}) {
     const AvgPool2dOptions variants[] = {
         {.kernel_size = {2, 2}, .count_include_pad = count_include_pad},
@@ -47,13 +50,7 @@ TEST(PoolingCuda, AvgPool2dMatchesCpu) {
          .count_include_pad = count_include_pad},
     };
     for (const AvgPool2dOptions& o : variants) {
-      const AvgPool2d layer(o);
-      for (const Shape& shape : kShapes) {
-        for (DType dtype : {DType::f32, DType::f64}) {
-          SCOPED_TRACE(layer.config().dump() + " " + shape.str());
-          EXPECT_TRUE(testing::check_cuda_matches_cpu(layer, {testing::random_tensor(shape, dtype, s, 10)}));
-        }
-      }
+      expect_matches_cpu_on_every_shape(AvgPool2d(o), 10);
     }
   }
 }

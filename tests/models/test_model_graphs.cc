@@ -10,6 +10,7 @@
 #include "models/model_registry.h"
 #include "models/model_summary.h"
 #include "runtime/graph/executor.h"
+#include "tests/models/two_image_batch.h"
 #include "tests/support/test_support.h"
 
 namespace baton::models {
@@ -83,10 +84,7 @@ TEST(ModelGraphs, ResNet20TrainsAStepOnTheCpu) {
   EXPECT_NEAR(std::sqrt(squares / static_cast<double>(w.size())), expected_std, 0.03 * expected_std);
 
   Executor ex(g, g.topological_order(), params);
-  const Tensor x = testing::random_tensor(Shape{2, 3, 32, 32}, DType::f32, ctx.stream(), 5);
-  const Tensor labels = Tensor::from_vector(std::vector<int64_t>{3, 8}, Shape{2}, ctx.stream());
-  std::vector<Tensor> inputs;
-  for (ValueId v : ex.input_values()) inputs.push_back(g.value(v).name == "x" ? x : labels);
+  const std::vector<Tensor> inputs = two_image_batch(ex, g, DType::f32, ctx.stream());
   Tape tape;
   const std::vector<Tensor> out = ex.forward(ctx, inputs, tape, Mode::train, 1);
   ASSERT_EQ(out.size(), 2u);

@@ -11,6 +11,7 @@
 #include "models/model_registry.h"
 #include "runtime/graph/executor.h"
 #include "runtime/train/graph_contract.h"
+#include "tests/models/two_image_batch.h"
 #include "tests/support/test_support.h"
 
 namespace baton::models {
@@ -75,10 +76,7 @@ TEST(ModelOptions, Float64ResNet20HasFloat64ValuesAndParametersAndTrainsAStep) {
   EXPECT_EQ(params.buffer("bn1.running_var").dtype(), DType::f64);
 
   Executor ex(g, g.topological_order(), params);
-  const Tensor x = testing::random_tensor(Shape{2, 3, 32, 32}, DType::f64, ctx.stream(), 5);
-  const Tensor labels = Tensor::from_vector(std::vector<int64_t>{3, 8}, Shape{2}, ctx.stream());
-  std::vector<Tensor> inputs;
-  for (ValueId v : ex.input_values()) inputs.push_back(g.value(v).name == "x" ? x : labels);
+  const std::vector<Tensor> inputs = two_image_batch(ex, g, DType::f64, ctx.stream());
   Tape tape;
   const std::vector<Tensor> out = ex.forward(ctx, inputs, tape, Mode::train, 1);
   for (const Tensor& t : out) EXPECT_EQ(t.dtype(), DType::f64);

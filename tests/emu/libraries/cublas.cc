@@ -4,39 +4,24 @@
 #include <cublas_v2.h>
 
 #include <cstdint>
-#include <mutex>
-#include <set>
 #include <string>
 
 #include "baton_emu/runtime_api.h"
 #include "cublas_handle.h"
+#include "handle_registry.h"
 
 namespace {
 
-std::mutex& handles_lock() {
-  static std::mutex lock;
-  return lock;
-}
-std::set<const cublasContext*>& live_handles() {
-  static std::set<const cublasContext*> handles;
-  return handles;
+baton_emu::HandleRegistry<cublasContext>& cublas_handles() {
+  static baton_emu::HandleRegistry<cublasContext> registry("cuBLAS", "cublasCreate");
+  return registry;
 }
 
 }  // namespace
 
 cublasStatus_t baton_emu::check_cublas_handle(cublasHandle_t handle, const char* api) {
   if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
-  {
-    std::lock_guard<std::mutex> guard(handles_lock());
-    if (live_handles().count(handle) == 0) {
-      baton_emu::fatal(std::string(api) + ": the cuBLAS handle was destroyed (or never created by cublasCreate)");
-    }
-  }
-  const int current = baton_emu::current_device();
-  if (current != handle->device) {
-    baton_emu::fatal(std::string(api) + ": the cuBLAS handle belongs to device " + std::to_string(handle->device) +
-                     " (current at cublasCreate) but device " + std::to_string(current) + " is current");
-  }
+  cublas_handles().check_live_on_current_device(handle, api);
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -46,11 +31,7 @@ extern "C" {
 
 cublasStatus_t cublasCreate(cublasHandle_t* handle) {
   if (handle == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
-  auto* context = new cublasContext;
-  context->device = baton_emu::current_device();
-  std::lock_guard<std::mutex> guard(handles_lock());
-  live_handles().insert(context);
-  *handle = context;
+  *handle = cublas_handles().create();
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -58,11 +39,7 @@ cublasStatus_t cublasDestroy(cublasHandle_t handle) {
   if (const cublasStatus_t status = check_cublas_handle(handle, "cublasDestroy"); status != CUBLAS_STATUS_SUCCESS) {
     return status;
   }
-  {
-    std::lock_guard<std::mutex> guard(handles_lock());
-    live_handles().erase(handle);
-  }
-  delete handle;
+  cublas_handles().destroy(handle);
   return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -10,7 +10,11 @@ using baton_emu::cudnn_fail;
 
 namespace {
 
+// A batch-norm call's checked arguments: the status of the checks (the rest is set on success only)
+// and "<api>: " for messages.
 struct BnProblem {
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  std::string where;
   baton_emu::BatchNormShape shape;
   bool is_double = false;
   size_t data_bytes() const { return static_cast<size_t>(shape.elements()) * (is_double ? 8 : 4); }
@@ -26,36 +30,40 @@ bool same_shape(const cudnnTensorStruct* a, const cudnnTensorStruct* b) {
 
 // The checks common to the batch-norm calls: descriptors set, data descriptors alike, the parameter
 // descriptor 1xCx1x1 (spatial) or 1xCxHxW (per activation) of the data's type, epsilon >= the minimum.
-cudnnStatus_t resolve(const char* api, cudnnHandle_t handle, cudnnBatchNormMode_t mode, const cudnnTensorStruct* x,
-                      const cudnnTensorStruct* y, const cudnnTensorStruct* dx, const cudnnTensorStruct* param,
-                      double epsilon, BnProblem* problem) {
-  if (const cudnnStatus_t s = baton_emu::check_cudnn_handle(handle, api); s != CUDNN_STATUS_SUCCESS) return s;
-  const std::string where = std::string(api) + ": ";
+BnProblem resolve(const char* api, cudnnHandle_t handle, cudnnBatchNormMode_t mode, const cudnnTensorStruct* x,
+                  const cudnnTensorStruct* y, const cudnnTensorStruct* dx, const cudnnTensorStruct* param,
+                  double epsilon) {
+  BnProblem problem;
+  problem.where = std::string(api) + ": ";
+  problem.status = baton_emu::check_cudnn_handle(handle, api);
+  if (problem.status != CUDNN_STATUS_SUCCESS) return problem;
+  const auto fail = [&](const std::string& why) {
+    problem.status = cudnn_fail(CUDNN_STATUS_BAD_PARAM, problem.where + why);
+    return problem;
+  };
   if (x == nullptr || y == nullptr || dx == nullptr || param == nullptr || !x->set || !y->set || !dx->set ||
       !param->set) {
-    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, where + "a descriptor is NULL or was never set");
+    return fail("a descriptor is NULL or was never set");
   }
   if (mode != CUDNN_BATCHNORM_PER_ACTIVATION && mode != CUDNN_BATCHNORM_SPATIAL &&
       mode != CUDNN_BATCHNORM_SPATIAL_PERSISTENT) {
-    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, where + "invalid mode");
+    return fail("invalid mode");
   }
   if (!same_shape(x, y) || !same_shape(x, dx)) {
-    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, where + "the data descriptors differ in dimensions or data type");
+    return fail("the data descriptors differ in dimensions or data type");
   }
   const bool spatial = mode != CUDNN_BATCHNORM_PER_ACTIVATION;
   if (param->n != 1 || param->c != x->c || param->h != (spatial ? 1 : x->h) || param->w != (spatial ? 1 : x->w) ||
       param->type != x->type) {
-    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, where + "the scale/bias/mean/variance descriptor is not " +
-                                                  (spatial ? "1xCx1x1" : "1xCxHxW") +
-                                                  " of the data's type (use cudnnDeriveBNTensorDescriptor)");
+    return fail(std::string("the scale/bias/mean/variance descriptor is not ") + (spatial ? "1xCx1x1" : "1xCxHxW") +
+                " of the data's type (use cudnnDeriveBNTensorDescriptor)");
   }
   if (!(epsilon >= CUDNN_BN_MIN_EPSILON)) {
-    return cudnn_fail(CUDNN_STATUS_BAD_PARAM,
-                      where + "epsilon " + std::to_string(epsilon) + " is less than CUDNN_BN_MIN_EPSILON");
+    return fail("epsilon " + std::to_string(epsilon) + " is less than CUDNN_BN_MIN_EPSILON");
   }
-  *problem = {.shape = {.n = x->n, .c = x->c, .h = x->h, .w = x->w, .per_activation = !spatial},
-              .is_double = x->type == CUDNN_DATA_DOUBLE};
-  return CUDNN_STATUS_SUCCESS;
+  problem.shape = {.n = x->n, .c = x->c, .h = x->h, .w = x->w, .per_activation = !spatial};
+  problem.is_double = x->type == CUDNN_DATA_DOUBLE;
+  return problem;
 }
 
 }  // namespace
@@ -71,20 +79,16 @@ cudnnStatus_t cudnnBatchNormalizationForwardTraining(cudnnHandle_t handle, cudnn
                                                      double epsilon, void* resultSaveMean,
                                                      void* resultSaveInvVariance) {
   constexpr const char* kApi = "cudnnBatchNormalizationForwardTraining";
-  BnProblem p;
-  if (const cudnnStatus_t s = resolve(kApi, handle, mode, xDesc, yDesc, yDesc, bnDesc, epsilon, &p);
-      s != CUDNN_STATUS_SUCCESS) {
-    return s;
-  }
-  const std::string where = std::string(kApi) + ": ";
+  const BnProblem p = resolve(kApi, handle, mode, xDesc, yDesc, yDesc, bnDesc, epsilon);
+  if (p.status != CUDNN_STATUS_SUCCESS) return p.status;
   if (alpha == nullptr || beta == nullptr || x == nullptr || y == nullptr || bnScale == nullptr || bnBias == nullptr) {
-    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, where + "alpha, beta, x, y, bnScale or bnBias is NULL");
+    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, p.where + "alpha, beta, x, y, bnScale or bnBias is NULL");
   }
   if ((resultRunningMean == nullptr) != (resultRunningVariance == nullptr)) {
-    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, where + "exactly one of the running mean and variance is NULL");
+    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, p.where + "exactly one of the running mean and variance is NULL");
   }
   if ((resultSaveMean == nullptr) != (resultSaveInvVariance == nullptr)) {
-    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, where + "exactly one of the saved mean and inverse variance is NULL");
+    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, p.where + "exactly one of the saved mean and inverse variance is NULL");
   }
   const double a = p.scalar(alpha), b = p.scalar(beta);
   const size_t running = resultRunningMean ? p.param_bytes() : 0, saved = resultSaveMean ? p.param_bytes() : 0;
@@ -124,14 +128,11 @@ cudnnStatus_t cudnnBatchNormalizationForwardInference(cudnnHandle_t handle, cudn
                                                       const void* bnBias, const void* estimatedMean,
                                                       const void* estimatedVariance, double epsilon) {
   constexpr const char* kApi = "cudnnBatchNormalizationForwardInference";
-  BnProblem p;
-  if (const cudnnStatus_t s = resolve(kApi, handle, mode, xDesc, yDesc, yDesc, bnDesc, epsilon, &p);
-      s != CUDNN_STATUS_SUCCESS) {
-    return s;
-  }
+  const BnProblem p = resolve(kApi, handle, mode, xDesc, yDesc, yDesc, bnDesc, epsilon);
+  if (p.status != CUDNN_STATUS_SUCCESS) return p.status;
   if (alpha == nullptr || beta == nullptr || x == nullptr || y == nullptr || bnScale == nullptr || bnBias == nullptr ||
       estimatedMean == nullptr || estimatedVariance == nullptr) {
-    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, std::string(kApi) + ": a pointer argument is NULL");
+    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, p.where + "a pointer argument is NULL");
   }
   const double a = p.scalar(alpha), b = p.scalar(beta);
   baton_emu::run_on_stream(
@@ -165,19 +166,15 @@ cudnnStatus_t cudnnBatchNormalizationBackward(
     const cudnnTensorDescriptor_t dBnScaleBiasDesc, const void* bnScale, void* dBnScaleResult, void* dBnBiasResult,
     double epsilon, const void* savedMean, const void* savedInvVariance) {
   constexpr const char* kApi = "cudnnBatchNormalizationBackward";
-  BnProblem p;
-  if (const cudnnStatus_t s = resolve(kApi, handle, mode, xDesc, dyDesc, dxDesc, dBnScaleBiasDesc, epsilon, &p);
-      s != CUDNN_STATUS_SUCCESS) {
-    return s;
-  }
-  const std::string where = std::string(kApi) + ": ";
+  const BnProblem p = resolve(kApi, handle, mode, xDesc, dyDesc, dxDesc, dBnScaleBiasDesc, epsilon);
+  if (p.status != CUDNN_STATUS_SUCCESS) return p.status;
   if (alphaDataDiff == nullptr || betaDataDiff == nullptr || alphaParamDiff == nullptr || betaParamDiff == nullptr ||
       x == nullptr || dy == nullptr || dx == nullptr || bnScale == nullptr || dBnScaleResult == nullptr ||
       dBnBiasResult == nullptr) {
-    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, where + "a scaling factor, x, dy, dx, bnScale or a result is NULL");
+    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, p.where + "a scaling factor, x, dy, dx, bnScale or a result is NULL");
   }
   if ((savedMean == nullptr) != (savedInvVariance == nullptr)) {
-    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, where + "exactly one of savedMean and savedInvVariance is NULL");
+    return cudnn_fail(CUDNN_STATUS_BAD_PARAM, p.where + "exactly one of savedMean and savedInvVariance is NULL");
   }
   const double ad = p.scalar(alphaDataDiff), bd = p.scalar(betaDataDiff);
   const double ap = p.scalar(alphaParamDiff), bp = p.scalar(betaParamDiff);

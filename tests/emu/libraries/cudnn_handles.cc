@@ -2,23 +2,18 @@
 // descriptors, with the argument checks the cuDNN documentation lists (CUDNN_STATUS_BAD_PARAM, ...).
 #include <cstdint>
 #include <cstring>
-#include <mutex>
-#include <set>
 
 #include "baton_emu/runtime_api.h"
 #include "cudnn_state.h"
+#include "handle_registry.h"
 
 namespace {
 
 thread_local std::string last_error;
 
-std::mutex& cudnn_handles_lock() {
-  static std::mutex lock;
-  return lock;
-}
-std::set<const cudnnContext*>& live_cudnn_handles() {
-  static std::set<const cudnnContext*> handles;
-  return handles;
+baton_emu::HandleRegistry<cudnnContext>& cudnn_handles() {
+  static baton_emu::HandleRegistry<cudnnContext> registry("cuDNN", "cudnnCreate");
+  return registry;
 }
 
 bool supported_type(cudnnDataType_t t) { return t == CUDNN_DATA_FLOAT || t == CUDNN_DATA_DOUBLE; }
@@ -71,17 +66,7 @@ cudnnStatus_t cudnn_fail(cudnnStatus_t status, const std::string& message) {
 
 cudnnStatus_t check_cudnn_handle(cudnnHandle_t handle, const char* api) {
   if (handle == nullptr) return cudnn_fail(CUDNN_STATUS_BAD_PARAM, std::string(api) + ": handle is NULL");
-  {
-    std::lock_guard<std::mutex> guard(cudnn_handles_lock());
-    if (live_cudnn_handles().count(handle) == 0) {
-      fatal(std::string(api) + ": the cuDNN handle was destroyed (or never created by cudnnCreate)");
-    }
-  }
-  const int current = current_device();
-  if (current != handle->device) {
-    fatal(std::string(api) + ": the cuDNN handle belongs to device " + std::to_string(handle->device) +
-          " (current at cudnnCreate) but device " + std::to_string(current) + " is current");
-  }
+  cudnn_handles().check_live_on_current_device(handle, api);
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -137,11 +122,7 @@ void cudnnGetLastErrorString(char* message, size_t max_size) {
 
 cudnnStatus_t cudnnCreate(cudnnHandle_t* handle) {
   if (handle == nullptr) return cudnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnCreate: handle is NULL");
-  auto* context = new cudnnContext;
-  context->device = baton_emu::current_device();
-  std::lock_guard<std::mutex> guard(cudnn_handles_lock());
-  live_cudnn_handles().insert(context);
-  *handle = context;
+  *handle = cudnn_handles().create();
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -149,11 +130,7 @@ cudnnStatus_t cudnnDestroy(cudnnHandle_t handle) {
   if (const cudnnStatus_t s = baton_emu::check_cudnn_handle(handle, "cudnnDestroy"); s != CUDNN_STATUS_SUCCESS) {
     return s;
   }
-  {
-    std::lock_guard<std::mutex> guard(cudnn_handles_lock());
-    live_cudnn_handles().erase(handle);
-  }
-  delete handle;
+  cudnn_handles().destroy(handle);
   return CUDNN_STATUS_SUCCESS;
 }
 

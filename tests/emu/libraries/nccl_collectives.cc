@@ -13,8 +13,6 @@
 namespace baton_emu {
 namespace {
 
-using Lock = std::lock_guard<std::recursive_mutex>;
-
 std::string waiting_ranks(const Collective& c) {
   std::string missing;
   for (size_t r = 0; r < c.parts.size(); ++r) {

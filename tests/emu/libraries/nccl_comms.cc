@@ -13,8 +13,6 @@
 namespace baton_emu {
 namespace {
 
-using Lock = std::lock_guard<std::recursive_mutex>;
-
 // Ranks that called ncclCommInitRank* with one unique id, until all arrived.
 struct PendingInit {
   int size = 0;

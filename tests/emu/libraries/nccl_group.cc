@@ -10,8 +10,6 @@
 namespace baton_emu {
 namespace {
 
-using Lock = std::lock_guard<std::recursive_mutex>;
-
 struct Group {
   int depth = 0;
   std::vector<DeferredCall> calls;

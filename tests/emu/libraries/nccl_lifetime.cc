@@ -4,8 +4,6 @@
 namespace baton_emu {
 namespace {
 
-using Lock = std::lock_guard<std::recursive_mutex>;
-
 // Waits (lock released) until none of `comm`'s operations is pending.
 void wait_for_own_operations(ncclComm& comm, const char* api) {
   std::shared_ptr<Clique> clique = comm.clique;

@@ -100,33 +100,21 @@ void reduce_typed(const std::vector<std::vector<unsigned char>>& inputs, size_t 
   }
 }
 
+using ReduceTyped = void (*)(const std::vector<std::vector<unsigned char>>&, size_t, size_t, ncclRedOp_t,
+                             unsigned char*);
+
 // out[0..count) = reduction of inputs[r][offset..offset + count) over the ranks.
 void reduce(ncclDataType_t dtype, const std::vector<std::vector<unsigned char>>& inputs, size_t offset, size_t count,
             ncclRedOp_t op, unsigned char* out) {
-  switch (dtype) {
-    case ncclInt8:
-      return reduce_typed<int8_t>(inputs, offset, count, op, out);
-    case ncclUint8:
-      return reduce_typed<uint8_t>(inputs, offset, count, op, out);
-    case ncclInt32:
-      return reduce_typed<int32_t>(inputs, offset, count, op, out);
-    case ncclUint32:
-      return reduce_typed<uint32_t>(inputs, offset, count, op, out);
-    case ncclInt64:
-      return reduce_typed<int64_t>(inputs, offset, count, op, out);
-    case ncclUint64:
-      return reduce_typed<uint64_t>(inputs, offset, count, op, out);
-    case ncclFloat16:
-      return reduce_typed<__half>(inputs, offset, count, op, out);
-    case ncclFloat32:
-      return reduce_typed<float>(inputs, offset, count, op, out);
-    case ncclFloat64:
-      return reduce_typed<double>(inputs, offset, count, op, out);
-    case ncclBfloat16:
-      return reduce_typed<__nv_bfloat16>(inputs, offset, count, op, out);
-    default:
-      fatal(std::string("a reduction of ") + dtype_name(dtype) + " is not emulated");
-  }
+  // Indexed by ncclDataType_t, ncclInt8 (0) to ncclBfloat16 (9); the fp8 types are not emulated.
+  static constexpr ReduceTyped kByType[] = {
+      &reduce_typed<int8_t>,  &reduce_typed<uint8_t>,      &reduce_typed<int32_t>, &reduce_typed<uint32_t>,
+      &reduce_typed<int64_t>, &reduce_typed<uint64_t>,     &reduce_typed<__half>,  &reduce_typed<float>,
+      &reduce_typed<double>,  &reduce_typed<__nv_bfloat16>};
+  static_assert(ncclInt8 == 0 && ncclUint8 == 1 && ncclInt32 == 2 && ncclUint32 == 3 && ncclInt64 == 4 &&
+                ncclUint64 == 5 && ncclFloat16 == 6 && ncclFloat32 == 7 && ncclFloat64 == 8 && ncclBfloat16 == 9);
+  if (dtype < 0 || dtype > ncclBfloat16) fatal(std::string("a reduction of ") + dtype_name(dtype) + " is not emulated");
+  kByType[dtype](inputs, offset, count, op, out);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,9 @@
 #include "baton_emu/runtime_api.h"
 
 namespace baton_emu {
+
+// Holds baton_emu::runtime_lock() for a scope.
+using Lock = std::lock_guard<std::recursive_mutex>;
 
 struct Clique;
 

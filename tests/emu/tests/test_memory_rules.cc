@@ -142,13 +142,18 @@ TEST_F(MemoryRulesDeathTest, FreeOnAnotherStreamWithoutOrderingAborts) {
                "this stream is not ordered after");
 }
 
+// A 64-byte cudaMallocAsync allocation on `stream` in *data, zeroed and read into `out` by a kernel there.
+void allocate_and_use_on(cudaStream_t stream, float** data, DeviceBuffer<float>& out) {
+  EMU_ASSERT_OK(cudaMallocAsync(reinterpret_cast<void**>(data), 64, stream));
+  EMU_ASSERT_OK(cudaMemsetAsync(*data, 0, 64, stream));
+  EMU_ASSERT_OK(copy_kernel(*data, out.get(), 16, stream));
+}
+
 TEST_F(MemoryRules, FreeOnAnotherStreamAfterAnEventWaitWorks) {
   TwoStreams s;
   float* data = nullptr;
   DeviceBuffer<float> out(16);
-  EMU_ASSERT_OK(cudaMallocAsync(reinterpret_cast<void**>(&data), 64, s.a));
-  EMU_ASSERT_OK(cudaMemsetAsync(data, 0, 64, s.a));
-  EMU_ASSERT_OK(copy_kernel(data, out.get(), 16, s.a));
+  ASSERT_NO_FATAL_FAILURE(allocate_and_use_on(s.a, &data, out));
   cudaEvent_t used = nullptr;
   EMU_ASSERT_OK(cudaEventCreateWithFlags(&used, cudaEventDisableTiming));
   EMU_ASSERT_OK(cudaEventRecord(used, s.a));
@@ -161,9 +166,7 @@ TEST_F(MemoryRules, FreeOnAnotherStreamAfterHostSynchronisationWorks) {
   TwoStreams s;
   float* data = nullptr;
   DeviceBuffer<float> out(16);
-  EMU_ASSERT_OK(cudaMallocAsync(reinterpret_cast<void**>(&data), 64, s.a));
-  EMU_ASSERT_OK(cudaMemsetAsync(data, 0, 64, s.a));
-  EMU_ASSERT_OK(copy_kernel(data, out.get(), 16, s.a));
+  ASSERT_NO_FATAL_FAILURE(allocate_and_use_on(s.a, &data, out));
   EMU_ASSERT_OK(cudaStreamSynchronize(s.a));
   EMU_ASSERT_OK(cudaFreeAsync(data, s.b));
 }

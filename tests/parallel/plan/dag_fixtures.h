@@ -10,6 +10,8 @@
 #include "parallel/plan/cluster.h"
 #include "parallel/plan/partitioner.h"
 #include "parallel/plan/profile.h"
+#include "runtime/core/error.h"
+#include "tests/parallel/plan/empty_profile.h"
 
 namespace baton::parallel::dag_fixtures {
 
@@ -21,19 +23,14 @@ inline Profile make_profile(const std::vector<std::vector<int>>& inputs, std::mt
   std::uniform_real_distribution<double> overhead(0.01, 0.2), per_sample(0.02, 0.5), bwd_factor(1.2, 2.5);
   std::uniform_int_distribution<int64_t> params(0, 2'000'000), activation(1'000, 200'000), saved(0, 100'000),
       workspace(0, 5'000'000);
-  Profile p;
-  p.model = model;
-  p.device = "test";
-  p.source = "analytic";
-  p.batch_sizes = {1, 4, 16};
+  Profile p = fixtures::empty_profile(model, {1, 4, 16});
   p.optimizer_state_factor = 1;
   const int n = static_cast<int>(inputs.size());
   p.values.push_back({"data", -1, {}, 3 * 32 * 32 * 4, false});
   p.values.push_back({"labels", -1, {}, 8, false});
   for (int k = 0; k < n; ++k) {
     ProfiledNode node;
-    node.name = "node";
-    node.name += std::to_string(k);
+    node.name = detail::concat("node", k);
     node.type = "test";
     const double fixed = overhead(rng), slope = per_sample(rng), factor = bwd_factor(rng);
     for (int b : p.batch_sizes) {

@@ -17,7 +17,9 @@
 #include "parallel/plan/partitioner.h"
 #include "parallel/plan/plan.h"
 #include "parallel/plan/profile.h"
+#include "runtime/core/error.h"
 #include "runtime/core/log.h"
+#include "tests/parallel/plan/empty_profile.h"
 
 namespace baton::parallel::testing {
 
@@ -30,17 +32,12 @@ struct DagSpec {
 };
 
 inline Profile make_profile(const DagSpec& spec) {
-  Profile p;
-  p.model = "dag";
-  p.device = "test";
-  p.source = "analytic";
-  p.batch_sizes = {1};
+  Profile p = fixtures::empty_profile("dag", {1});
   const int n = static_cast<int>(spec.ms.size());
   p.values.push_back({"x", -1, {}, 1000, false});
   for (int i = 0; i < n; ++i) {
     ProfiledNode node;
-    node.name = "n";
-    node.name += std::to_string(i);
+    node.name = detail::concat("n", i);
     node.type = "Test";
     node.fwd_ms = {spec.ms[i] / 3};
     node.bwd_ms = {spec.ms[i] * 2 / 3};

@@ -8,6 +8,7 @@
 #include "parallel/plan/plan.h"
 #include "parallel/plan/profile.h"
 #include "runtime/core/error.h"
+#include "tests/parallel/plan/empty_profile.h"
 
 namespace baton::parallel::fixtures {
 
@@ -23,11 +24,7 @@ struct ChainSpec {
 
 // input -> n0 -> n1 -> ... -> n{k-1} (the last output is the graph's output).
 inline Profile chain_profile(const ChainSpec& spec) {
-  Profile p;
-  p.model = "chain";
-  p.device = "test";
-  p.source = "analytic";
-  p.batch_sizes = {1};
+  Profile p = empty_profile("chain", {1});
   p.optimizer_ms_per_param_byte = spec.optimizer_ms_per_param_byte;
   p.values.push_back({"input", -1, {0}, spec.act_bytes, false});
   for (int i = 0; i < spec.nodes; ++i) {

@@ -28,14 +28,12 @@ using dag_fixtures::brute_force_dag;
 using dag_fixtures::make_profile;
 using dag_fixtures::random_chain;
 using dag_fixtures::random_dag;
+using dag_fixtures::request_on;
 using dag_fixtures::resnet_like;
 using dag_fixtures::test_cluster;
 
 PartitionRequest request_for(const Profile& p, const Cluster& c, int stages, int replicas, int batch, int micro) {
-  PartitionRequest r;
-  r.profile = &p;
-  r.cluster = &c;
-  r.stages = stages;
+  PartitionRequest r = request_on(p, c, stages);
   r.replicas = replicas;
   r.batch = batch;
   r.micro_batches = micro;

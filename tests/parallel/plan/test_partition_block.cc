@@ -10,6 +10,7 @@
 #include "runtime/core/error.h"
 #include "tests/parallel/plan/dag_fixtures.h"
 #include "tests/parallel/plan/partition_brute_force.h"
+#include "tests/support/test_support.h"
 
 namespace baton::parallel {
 namespace {
@@ -107,15 +108,10 @@ TEST(BlockPartitioner, CapNoSplitMeetsIsAnErrorNamingCapAndPeak) {
   r.micro_batches = 4;
   const auto open = brute_force_block(r);
   r.memory_cap_bytes = open.min_peak - 1;
-  try {
-    partition_block(r);
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    const std::string msg = e.message();
-    EXPECT_NE(msg.find("memory cap"), std::string::npos) << msg;
-    EXPECT_NE(msg.find(std::to_string(static_cast<int64_t>(r.memory_cap_bytes)) + " bytes"), std::string::npos) << msg;
-    EXPECT_NE(msg.find(std::to_string(static_cast<int64_t>(open.min_peak)) + " bytes"), std::string::npos) << msg;
-  }
+  const std::string msg = baton::testing::error_message([&] { partition_block(r); });
+  EXPECT_NE(msg.find("memory cap"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(std::to_string(static_cast<int64_t>(r.memory_cap_bytes)) + " bytes"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(std::to_string(static_cast<int64_t>(open.min_peak)) + " bytes"), std::string::npos) << msg;
   r.memory_cap_bytes = open.min_peak;  // exactly the smallest peak: feasible
   const Plan plan = partition_block(r);
   expect_within_cap(r, plan);
@@ -126,12 +122,7 @@ TEST(BlockPartitioner, MoreStagesThanNodesIsAnError) {
   const Cluster cluster = test_cluster(8);
   const Profile profile = random_chain(3, rng);
   PartitionRequest r = request_on(profile, cluster, 4);
-  try {
-    partition_block(r);
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_NE(e.message().find("4 stages for a model of 3 nodes"), std::string::npos) << e.message();
-  }
+  EXPECT_ERROR_MENTIONS("4 stages for a model of 3 nodes", partition_block(r));
   r.stages = 3;
   const Plan plan = partition_block(r);
   EXPECT_EQ(plan.num_stages(), 3);

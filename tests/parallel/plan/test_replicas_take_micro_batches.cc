@@ -10,6 +10,7 @@
 #include "parallel/plan/planner.h"
 #include "parallel/plan/schedule.h"
 #include "parallel/plan/simulator.h"
+#include "tests/parallel/plan/dag_fixtures.h"
 #include "tests/parallel/plan/simulator_fixtures.h"
 #include "tests/support/test_support.h"
 
@@ -108,10 +109,7 @@ TEST(ReplicaSimulation, ThreeReplicasOfASlowStageFeedOneFastStage) {
 // one sample.
 PartitionRequest free_request(const Profile& profile, const Cluster& cluster, int stages, int micro_batches,
                               int devices) {
-  PartitionRequest r;
-  r.profile = &profile;
-  r.cluster = &cluster;
-  r.stages = stages;
+  PartitionRequest r = dag_fixtures::request_on(profile, cluster, stages);
   r.batch = micro_batches;
   r.micro_batches = micro_batches;
   r.schedule = ScheduleKind::one_f_one_b;

@@ -107,6 +107,14 @@ Graph residual_host_graph(int64_t batch) {
   return g;
 }
 
+Graph host_affine_chain(const Shape& x_shape, const std::vector<std::string>& affines) {
+  Graph g;
+  ValueId v = g.add_input("x", x_shape, DType::f64);
+  for (const std::string& name : affines) v = g.add_node(name, std::make_shared<HostAffine>(), {v})[0];
+  g.mark_output(g.add_node("loss", std::make_shared<HostSquareSum>(), {v})[0]);
+  return g;
+}
+
 const LayerRegistry& host_layer_registry() {
   static const LayerRegistry registry = [] {
     LayerRegistry r;

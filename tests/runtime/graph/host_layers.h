@@ -3,6 +3,9 @@
 // a two-input add whose backward hands the same tensor to both inputs, and a shift that saves nothing.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "runtime/graph/graph.h"
 #include "runtime/graph/layer.h"
 #include "runtime/graph/layer_registry.h"
@@ -54,6 +57,9 @@ class HostShift final : public Layer {
 // x [batch, 3] -> a1 -> shift -> a2 -> sum(a2, a1) -> a3 -> loss (sum of squares): a residual
 // branch (a1 is read twice), parameters in three nodes, one scalar output.
 Graph residual_host_graph(int64_t batch);
+
+// x [rows, features] -> a HostAffine node per name in `affines`, in a chain -> loss (sum of squares).
+Graph host_affine_chain(const Shape& x_shape, const std::vector<std::string>& affines);
 
 // A registry holding the four host layers.
 const LayerRegistry& host_layer_registry();

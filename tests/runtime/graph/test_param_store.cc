@@ -8,14 +8,7 @@
 namespace baton {
 namespace {
 
-Graph two_affines() {
-  Graph g;
-  const ValueId x = g.add_input("x", Shape{2, 5}, DType::f64);
-  const ValueId a = g.add_node("block.0", std::make_shared<testing::HostAffine>(), {x})[0];
-  const ValueId b = g.add_node("block.1", std::make_shared<testing::HostAffine>(), {a})[0];
-  g.mark_output(g.add_node("loss", std::make_shared<testing::HostSquareSum>(), {b})[0]);
-  return g;
-}
+Graph two_affines() { return testing::host_affine_chain(Shape{2, 5}, {"block.0", "block.1"}); }
 
 TEST(ParamStore, NamesLayoutAndViews) {
   Context ctx(Device::cpu());

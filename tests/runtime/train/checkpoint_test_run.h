@@ -81,6 +81,11 @@ struct CheckpointRun {
     return s;
   }
 
+  // Saves this run as step `step` with `manager`; returns the checkpoint's path.
+  std::string save(const CheckpointManager& manager, int64_t step) {
+    return manager.save(params, *optimizer, state(step), ctx);
+  }
+
   Context ctx;
   Graph graph = small_cnn();
   ParamStore params;

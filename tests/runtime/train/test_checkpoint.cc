@@ -23,7 +23,7 @@ TEST(Checkpoint, RoundTripRestoresEveryTensorStepsAndStateBitwise) {
     CheckpointRun saved(config);
     saved.randomize(17);
     const CheckpointManager manager(dir.path().string(), 3);
-    const std::string path = manager.save(saved.params, *saved.optimizer, saved.state(1234), saved.ctx);
+    const std::string path = saved.save(manager, 1234);
     EXPECT_EQ(path, dir.file("step-00001234"));
 
     CheckpointRun loaded(config, /*seed=*/99);
@@ -68,7 +68,7 @@ TEST(Checkpoint, ShardsSaveAndLoadExactlyAsTheWholeModel) {
     CheckpointRun whole(config);
     whole.randomize(23);
     const CheckpointManager manager(dir.path().string(), 0);
-    const std::string first = manager.save(whole.params, *whole.optimizer, whole.state(10), whole.ctx);
+    const std::string first = whole.save(manager, 10);
 
     // Whole -> shards -> whole again: every tensor, the optimiser steps and the state unchanged.
     TwoShards split(whole, config, 3);
@@ -115,8 +115,7 @@ TEST(Checkpoint, Float64StoresRoundTripAndNeverResumeIntoFloat32Stores) {
   testing::ScratchDir dir("ckpt_f64");
   CheckpointRun saved(kAdamW, 1, Device::cpu(), DType::f64);
   saved.randomize(4);
-  const std::string path =
-      CheckpointManager(dir.path().string(), 1).save(saved.params, *saved.optimizer, saved.state(2), saved.ctx);
+  const std::string path = saved.save(CheckpointManager(dir.path().string(), 1), 2);
   EXPECT_EQ(SafetensorsFile(path + "/model.safetensors").info("fc.weight").dtype, DType::f64);
   CheckpointRun loaded(kAdamW, 2, Device::cpu(), DType::f64);
   CheckpointManager::load(path, loaded.params, loaded.optimizer.get(), loaded.ctx);
@@ -145,8 +144,7 @@ TEST(Checkpoint, FilesUseTorchvisionNamesAndPerParameterOptimiserState) {
   testing::ScratchDir dir("ckpt_names");
   CheckpointRun run(kSgd);
   run.randomize(3);
-  const std::string path =
-      CheckpointManager(dir.path().string(), 1).save(run.params, *run.optimizer, run.state(7), run.ctx);
+  const std::string path = run.save(CheckpointManager(dir.path().string(), 1), 7);
 
   const SafetensorsFile model(path + "/model.safetensors");
   const std::set<std::string> names(model.names().begin(), model.names().end());
@@ -184,7 +182,7 @@ TEST(Checkpoint, ResumedTrainingMatchesUninterruptedTrainingBitwise) {
   const CheckpointManager manager(dir.path().string(), 2);
   CheckpointRun straight(kSgd, 5);
   straight.train(0, 3);
-  manager.save(straight.params, *straight.optimizer, straight.state(3), straight.ctx);
+  straight.save(manager, 3);
   const std::vector<double> expected_losses = straight.train(3, 2);
 
   CheckpointRun resumed(kSgd, 6);  // other initial weights: the load must replace them all

@@ -43,7 +43,7 @@ TEST(CheckpointCuda, CheckpointsMoveBetweenGpuAndCpuBitwise) {
   const CheckpointManager manager(dir.path().string(), 2);
   testing::CheckpointRun gpu_run(testing::kAdamW, 1, Device::cuda(0));
   gpu_run.train(0, 2);
-  const std::string from_gpu = manager.save(gpu_run.params, *gpu_run.optimizer, gpu_run.state(2), gpu_run.ctx);
+  const std::string from_gpu = gpu_run.save(manager, 2);
 
   testing::CheckpointRun cpu_run(testing::kAdamW, 7);
   CheckpointManager::load(from_gpu, cpu_run.params, cpu_run.optimizer.get(), cpu_run.ctx);
@@ -51,7 +51,7 @@ TEST(CheckpointCuda, CheckpointsMoveBetweenGpuAndCpuBitwise) {
   EXPECT_EQ(cpu_run.optimizer->steps(), 2);
 
   cpu_run.randomize(3);
-  const std::string from_cpu = manager.save(cpu_run.params, *cpu_run.optimizer, cpu_run.state(3), cpu_run.ctx);
+  const std::string from_cpu = cpu_run.save(manager, 3);
   testing::CheckpointRun gpu_again(testing::kAdamW, 8, Device::cuda(0));
   CheckpointManager::load(from_cpu, gpu_again.params, gpu_again.optimizer.get(), gpu_again.ctx);
   EXPECT_EQ(gpu_again.snapshot(), cpu_run.snapshot());

@@ -35,16 +35,16 @@ TEST(Checkpoint, RetentionKeepsTheNewestAndNeverTheOneJustWritten) {
   testing::ScratchDir dir("ckpt_retention");
   CheckpointRun run(kSgd);
   const CheckpointManager manager(dir.path().string(), 2);
-  for (int64_t step : {1, 2, 3, 4}) manager.save(run.params, *run.optimizer, run.state(step), run.ctx);
+  for (int64_t step : {1, 2, 3, 4}) run.save(manager, step);
   EXPECT_EQ(names_of(manager.list()), (std::vector<std::string>{"step-00000003", "step-00000004"}));
   EXPECT_EQ(entries_of(dir.path()), (std::vector<std::string>{"step-00000003", "step-00000004"}));
   // An older step saved after a rollback is kept, with the newest other one.
-  manager.save(run.params, *run.optimizer, run.state(2), run.ctx);
+  run.save(manager, 2);
   EXPECT_EQ(names_of(manager.list()), (std::vector<std::string>{"step-00000002", "step-00000004"}));
 
   testing::ScratchDir all("ckpt_retention_all");
   const CheckpointManager keep_all(all.path().string(), 0);
-  for (int64_t step : {1, 2, 3}) keep_all.save(run.params, *run.optimizer, run.state(step), run.ctx);
+  for (int64_t step : {1, 2, 3}) run.save(keep_all, step);
   EXPECT_EQ(keep_all.list().size(), 3u);
   EXPECT_ERROR_MENTIONS("keep_last must be >= 0", CheckpointManager(all.path().string(), -1));
 }
@@ -54,9 +54,9 @@ TEST(Checkpoint, SavingTheSameStepAgainReplacesItWhole) {
   CheckpointRun run(kSgd);
   const CheckpointManager manager(dir.path().string(), 2);
   run.randomize(1);
-  manager.save(run.params, *run.optimizer, run.state(5), run.ctx);
+  run.save(manager, 5);
   run.randomize(2);
-  const std::string path = manager.save(run.params, *run.optimizer, run.state(5), run.ctx);
+  const std::string path = run.save(manager, 5);
   EXPECT_EQ(entries_of(dir.path()), std::vector<std::string>{"step-00000005"});
   CheckpointRun loaded(kSgd);
   CheckpointManager::load(path, loaded.params, loaded.optimizer.get(), loaded.ctx);
@@ -68,7 +68,7 @@ TEST(Checkpoint, LatestIgnoresTemporaryAndIncompleteDirectories) {
   CheckpointRun run(kSgd);
   const CheckpointManager manager(dir.path().string(), 5);
   EXPECT_FALSE(manager.latest().has_value());
-  const std::string saved = manager.save(run.params, *run.optimizer, run.state(5), run.ctx);
+  const std::string saved = run.save(manager, 5);
   // An interrupted save of step 9 (hidden temporary directory, both files already there), a
   // step-10 directory with one file, names that are not checkpoints, and a regular file.
   const fs::path temp = dir.path() / ".step-00000009.tmp-abc123";
@@ -122,7 +122,7 @@ TEST(Checkpoint, FailedSavesLeaveEarlierCheckpointsIntactAndNoLeftovers) {
   CheckpointRun run(kSgd);
   run.randomize(1);
   const CheckpointManager manager(dir.path().string(), 1);
-  const std::string first = manager.save(run.params, *run.optimizer, run.state(1), run.ctx);
+  const std::string first = run.save(manager, 1);
   const std::string model_bytes = testing::read_file(first + "/model.safetensors");
   const std::string optimizer_bytes = testing::read_file(first + "/optimizer.safetensors");
   run.randomize(2);
@@ -130,7 +130,7 @@ TEST(Checkpoint, FailedSavesLeaveEarlierCheckpointsIntactAndNoLeftovers) {
     std::string message;
     {
       FileSizeLimit limit(600);  // the model file's header alone is larger
-      message = testing::error_message([&] { manager.save(run.params, *run.optimizer, run.state(step), run.ctx); });
+      message = testing::error_message([&] { run.save(manager, step); });
     }
     EXPECT_NE(message.find("File too large"), std::string::npos) << message;
     EXPECT_NE(message.find(dir.file(step == 2 ? "step-00000002" : "step-00000001")), std::string::npos) << message;

@@ -23,7 +23,7 @@ TEST(CheckpointStagingEmu, SaveAndLoadAllocatePinnedBuffersOncePerCheckpoint) {
   ASSERT_GT(model_tensors(run.params).size(), 4u);
 
   size_t before = pinned_allocations();
-  const std::string saved = manager.save(run.params, *run.optimizer, run.state(2), run.ctx);
+  const std::string saved = run.save(manager, 2);
   EXPECT_LE(pinned_allocations() - before, 2u) << "pinned staging buffers allocated per tensor on save";
 
   testing::CheckpointRun loaded(testing::kAdamW, 9, Device::cuda(0));

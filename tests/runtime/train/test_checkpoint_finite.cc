@@ -44,16 +44,15 @@ TEST(CheckpointFinite, ASaveWithANonFiniteValueFailsAndKeepsTheEarlierCheckpoint
   CheckpointRun run(kAdamW);
   run.randomize(3);
   const CheckpointManager manager(dir.path().string(), 1);
-  const std::string kept = manager.save(run.params, *run.optimizer, run.state(5), run.ctx);
+  const std::string kept = run.save(manager, 5);
   const std::string name = run.params.params().front().name;
   Tensor param = run.params.param(name);
   std::vector<float> values = param.to_vector<float>(run.ctx.stream());
   values[2] = std::numeric_limits<float>::infinity();
   param.copy_from(Tensor::from_vector(values, param.shape(), run.ctx.stream()), run.ctx.stream());
-  EXPECT_ERROR_MENTIONS("writing tensor '" + name + "'",
-                        manager.save(run.params, *run.optimizer, run.state(6), run.ctx));
+  EXPECT_ERROR_MENTIONS("writing tensor '" + name + "'", run.save(manager, 6));
   EXPECT_ERROR_MENTIONS("it holds inf at element 2 (baton writes only finite values: did training diverge?)",
-                        manager.save(run.params, *run.optimizer, run.state(6), run.ctx));
+                        run.save(manager, 6));
   // Retention (keep 1) did not run: step 5 is still there, and nothing else is.
   EXPECT_EQ(manager.list(), std::vector<std::string>{kept});
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
@@ -64,7 +63,7 @@ TEST(CheckpointFinite, AFileHoldingANonFiniteValueIsRefusedBeforeAnythingIsCopie
   CheckpointRun saved(kAdamW);
   saved.randomize(3);
   const CheckpointManager manager(dir.path().string(), 0);
-  const std::string path = manager.save(saved.params, *saved.optimizer, saved.state(5), saved.ctx);
+  const std::string path = saved.save(manager, 5);
   const std::string name = saved.params.params().back().name;
 
   // The optimiser file holds a NaN: the model file, read first, is not copied either.

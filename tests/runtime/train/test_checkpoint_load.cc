@@ -19,8 +19,7 @@ TEST(Checkpoint, MismatchedCheckpointReportsEveryProblemAtOnceAndChangesNothing)
   testing::ScratchDir dir("ckpt_mismatch");
   CheckpointRun source(kSgd);
   source.randomize(1);
-  const std::string path =
-      CheckpointManager(dir.path().string(), 1).save(source.params, *source.optimizer, source.state(4), source.ctx);
+  const std::string path = source.save(CheckpointManager(dir.path().string(), 1), 4);
   // Rewrite the model file: conv2.weight missing, an extra tensor, fc.weight transposed,
   // bn1.num_batches_tracked as F32.
   const std::string model_path = path + "/model.safetensors";
@@ -62,8 +61,7 @@ TEST(Checkpoint, MismatchedCheckpointReportsEveryProblemAtOnceAndChangesNothing)
 TEST(Checkpoint, BadMetadataNamesTheFileAndTheField) {
   testing::ScratchDir dir("ckpt_metadata");
   CheckpointRun run(kSgd);
-  const std::string path =
-      CheckpointManager(dir.path().string(), 1).save(run.params, *run.optimizer, run.state(4), run.ctx);
+  const std::string path = run.save(CheckpointManager(dir.path().string(), 1), 4);
   const std::string model_path = path + "/model.safetensors";
   const std::map<std::string, std::string> good = SafetensorsFile(model_path).metadata();
   const auto rewrite = [&](const std::string& key, const std::string& value) {

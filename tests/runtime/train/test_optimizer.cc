@@ -12,13 +12,7 @@
 namespace baton {
 namespace {
 
-Graph affine_graph() {
-  Graph g;
-  const ValueId x = g.add_input("x", Shape{2, 3}, DType::f64);
-  const ValueId a = g.add_node("fc", std::make_shared<testing::HostAffine>(), {x})[0];
-  g.mark_output(g.add_node("loss", std::make_shared<testing::HostSquareSum>(), {a})[0]);
-  return g;
-}
+Graph affine_graph() { return testing::host_affine_chain(Shape{2, 3}, {"fc"}); }
 
 struct Fixture {
   Context ctx{Device::cpu()};

@@ -124,8 +124,7 @@ TEST(WeightDTypes, ResumingWithOtherDifferencesListsTheDTypesAsOneLine) {
   testing::ScratchDir dir("resume_mismatch");
   CheckpointRun saved(kAdamW, 1, Device::cpu(), DType::f64);
   saved.randomize(7);
-  const std::string path =
-      CheckpointManager(dir.path().string(), 1).save(saved.params, *saved.optimizer, saved.state(3), saved.ctx);
+  const std::string path = saved.save(CheckpointManager(dir.path().string(), 1), 3);
   const std::string model_path = path + "/model.safetensors";
   const std::map<std::string, std::string> metadata = SafetensorsFile(model_path).metadata();
   NamedTensors tensors = model_tensors(saved.params);
