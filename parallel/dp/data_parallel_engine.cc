@@ -8,10 +8,10 @@
 #include <utility>
 
 #include "parallel/comm/agreement.h"
-#include "parallel/comm/backend_table.h"
 #include "parallel/dp/replica.h"
 #include "parallel/replicas/device_copy.h"
 #include "parallel/replicas/micro_batch_seed.h"
+#include "parallel/replicas/replica_set.h"
 #include "parallel/replicas/trace_process.h"
 #include "runtime/core/error.h"
 #include "runtime/train/graph_contract.h"
@@ -31,10 +31,7 @@ DType master_dtype(const Graph& graph, const std::optional<PrecisionPolicy>& pre
 
 // One line per parameter and buffer: "name dtype [shape]", compared across ranks at construction.
 std::vector<std::string> model_fingerprint(const ParamStore& params) {
-  std::vector<std::string> lines;
-  for (const ParamEntry& e : params.params()) {
-    lines.push_back(e.name + " " + std::string(dtype_name(params.dtype())) + " " + e.shape.str());
-  }
+  std::vector<std::string> lines = parameter_fingerprint(params.params(), params.dtype());
   for (const BufferEntry& b : params.buffers()) {
     const Tensor t = params.buffer(b.name);
     lines.push_back(b.name + " " + std::string(dtype_name(t.dtype())) + " " + t.shape().str() + " (buffer)");
@@ -61,8 +58,11 @@ DataParallelEngine::DataParallelEngine(const Graph& graph, const TrainConfig& co
   const int n = static_cast<int>(options_.devices.size());
   BATON_CHECK(n >= 1, "data parallel: at least one device is needed");
   std::vector<std::unique_ptr<comm::Communicator>> comms = std::move(options_.communicators);
-  if (comms.empty())
-    comms = comm::make_thread_communicators(options_.devices, options_.comm_backend, "data-parallel replicas");
+  if (comms.empty()) {
+    comms = std::move(make_replica_communicators({options_.devices}, options_.comm_backend, [](size_t) {
+                        return "data-parallel replicas";
+                      }).front());
+  }
   BATON_CHECK(static_cast<int>(comms.size()) == n, "data parallel: ", comms.size(), " communicators for ", n,
               " devices (one per replica)");
   world_ = comms.front()->size();
@@ -83,6 +83,19 @@ DataParallelEngine::DataParallelEngine(const Graph& graph, const TrainConfig& co
     });
   }
   batch_ready_ = std::make_unique<Event>(options_.devices.front(), /*timing=*/false);
+  const int first = replicas_.front()->comm->rank();
+  SumOverProcesses sum;
+  if (world_ > n) {  // replicas in other processes: every local replica takes part in the all-reduce
+    sum = [this](double value) {
+      double total = 0;
+      on_replicas([&](Replica& r) {
+        const double reduced = r.all_reduce_values({value}, comm::ReduceOp::sum)[0];
+        if (&r == replicas_.front().get()) total = reduced;
+      });
+      return total;
+    };
+  }
+  set_processes({first / n, world_ / n}, first == 0, std::move(sum));
 }
 
 DataParallelEngine::~DataParallelEngine() = default;
@@ -95,23 +108,6 @@ size_t DataParallelEngine::local_index(const Replica& r) const {
 
 const ParamStore& DataParallelEngine::params(int local_replica) const {
   return replicas_.at(static_cast<size_t>(local_replica))->params;
-}
-
-DataShard DataParallelEngine::data_shard() const {
-  const int local = local_replicas();
-  return {replicas_.front()->comm->rank() / local, world_ / local};
-}
-
-bool DataParallelEngine::primary() const { return replicas_.front()->comm->rank() == 0; }
-
-bool DataParallelEngine::any_rank(bool flag) {
-  if (world_ == local_replicas()) return flag;  // every replica is in this process
-  bool any = false;
-  on_replicas([&](Replica& r) {
-    const double raised = r.all_reduce_values({flag ? 1.0 : 0.0}, comm::ReduceOp::sum)[0];
-    if (&r == replicas_.front().get()) any = raised > 0;
-  });
-  return any;
 }
 
 int64_t DataParallelEngine::averaging_meetings() const {

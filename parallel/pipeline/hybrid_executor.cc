@@ -4,8 +4,8 @@
 #include <string>
 
 #include "parallel/comm/agreement.h"
-#include "parallel/comm/backend_table.h"
 #include "parallel/pipeline/micro_batches.h"
+#include "parallel/replicas/replica_set.h"
 #include "runtime/core/error.h"
 #include "runtime/data/batch.h"
 
@@ -34,9 +34,8 @@ std::vector<std::string> pipeline_fingerprint(const Graph& graph, const Plan& pl
     }
     lines.push_back("stage " + std::to_string(s) + " nodes " + nodes);
   }
-  for (const ParamEntry& e : ParamStore::describe(graph, graph.topological_order(), dtype)) {
-    lines.push_back(e.name + " " + std::string(dtype_name(dtype)) + " " + e.shape.str());
-  }
+  for (std::string& line : parameter_fingerprint(ParamStore::describe(graph, graph.topological_order(), dtype), dtype))
+    lines.push_back(std::move(line));
   return lines;
 }
 
@@ -119,8 +118,9 @@ HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Sched
   std::shared_ptr<comm::Communicator> pipeline = world.split(local_group_, position);
   std::shared_ptr<comm::Communicator> gradients;  // across the groups, on the stages' device
   if (groups_count_ > 1) {
-    across_ = world.split(position, local_group_);
-    gradients = comm::make_process_communicator(across_, device, options.pipeline.comm_backend);
+    ProcessReplica across = make_process_replica(world, position, local_group_, device, options.pipeline.comm_backend);
+    across_ = std::move(across.host);
+    gradients = std::move(across.tensors);
   }
   // The stages of this position synchronise over `gradients` (one after the other, in the schedule's
   // order, the same in every group); the others' are other processes' business.
@@ -134,19 +134,19 @@ HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Sched
 void HybridExecutor::make_stage_communicators(const std::vector<std::vector<Device>>& devices,
                                               comm::CommBackend backend,
                                               std::vector<std::vector<std::shared_ptr<comm::Communicator>>>& by_group) {
-  // Stage s's communicators, one per group, are created eagerly, in stage order.
+  // Stage s's replicas: group g's device of that stage.
   const auto stages = devices.front().size();
+  std::vector<std::vector<Device>> stage_devices(stages);
+  for (int g = 0; g < groups_count_; ++g) {
+    BATON_CHECK(devices[static_cast<size_t>(g)].size() == stages, "hybrid: group ", g, " has ",
+                devices[static_cast<size_t>(g)].size(), " devices for ", stages, " stages");
+    for (size_t s = 0; s < stages; ++s) stage_devices[s].push_back(devices[static_cast<size_t>(g)][s]);
+  }
+  std::vector<std::vector<std::unique_ptr<comm::Communicator>>> comms = make_replica_communicators(
+      stage_devices, backend, [](size_t s) { return "hybrid stage " + std::to_string(s) + "'s replicas"; });
   for (size_t s = 0; s < stages; ++s) {
-    std::vector<Device> replicas;
     for (int g = 0; g < groups_count_; ++g) {
-      BATON_CHECK(devices[static_cast<size_t>(g)].size() == stages, "hybrid: group ", g, " has ",
-                  devices[static_cast<size_t>(g)].size(), " devices for ", stages, " stages");
-      replicas.push_back(devices[static_cast<size_t>(g)][s]);
-    }
-    std::vector<std::unique_ptr<comm::Communicator>> comms =
-        comm::make_thread_communicators(replicas, backend, "hybrid stage " + std::to_string(s) + "'s replicas");
-    for (int g = 0; g < groups_count_; ++g) {
-      std::shared_ptr<comm::Communicator> shared = std::move(comms[static_cast<size_t>(g)]);
+      std::shared_ptr<comm::Communicator> shared = std::move(comms[s][static_cast<size_t>(g)]);
       communicators_.push_back(shared);
       by_group[static_cast<size_t>(g)].push_back(std::move(shared));
     }

@@ -65,6 +65,15 @@ int64_t HybridExecutor::averaging_meetings() const {
   return 0;
 }
 
+int64_t HybridExecutor::averaging_bytes_sent() const {
+  int64_t bytes = 0;
+  if (stage_averaging_.empty()) return bytes;
+  for (const auto& stage : stage_averaging_.front()) {
+    if (stage) bytes += stage->exchange().bytes_sent();
+  }
+  return bytes;
+}
+
 void HybridExecutor::enter_agreement() {
   if (!averaging_.active()) return;
   on_local_groups([&](int i, PipelineExecutor&) {

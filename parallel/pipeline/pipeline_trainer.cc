@@ -41,6 +41,14 @@ PipelineTrainEngine::PipelineTrainEngine(const Graph& graph, const TrainConfig& 
   if (across_processes()) {
     BATON_CHECK(!options_.devices.empty(), "a pipeline across processes needs this process's device");
     hybrid_ = std::make_unique<HybridExecutor>(graph, plan, schedule, *options_.world, options_.devices.front(), ho);
+    comm::Communicator& world = *options_.world;
+    set_processes({.index = hybrid_->local_group(), .count = hybrid_->groups()}, world.rank() == 0,
+                  [&world](double value) {
+                    Tensor sum = Tensor::empty_host({1}, DType::f64);
+                    sum.data<double>()[0] = value;
+                    world.all_reduce(sum, comm::ReduceOp::sum, Stream::create(Device::cpu()))->wait();
+                    return sum.data<double>()[0];
+                  });
   } else {
     std::vector<std::vector<Device>> devices = options_.group_devices;
     if (devices.empty()) devices = {options_.devices};
