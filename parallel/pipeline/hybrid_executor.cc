@@ -186,14 +186,6 @@ PipelineExecutor& HybridExecutor::group(int g) {
 
 HybridExecutor::~HybridExecutor() = default;
 
-void HybridExecutor::on_groups(const std::function<void(int)>& fn) {
-  threads_.run(groups(), fn, [&](int g) {
-    // The other groups would wait for this one in their next all-reduce until the timeout.
-    const std::string reason = "hybrid group " + std::to_string(g) + " failed";
-    for (const auto& communicator : communicators_) communicator->abort_in_process(reason);
-  });
-}
-
 void HybridExecutor::initialize(uint64_t seed) {
   for (auto& group : groups_) group->initialize(seed);
   restart_averaging();
@@ -206,52 +198,6 @@ void HybridExecutor::load_parameters(const ParamStore& whole) {
 
 void HybridExecutor::store_parameters(ParamStore& whole, Context& ctx) {
   groups_.front()->store_parameters(whole, ctx);
-}
-
-PendingLoss HybridExecutor::start_group_step(const std::vector<Tensor>& share, const StepOptions& options) {
-  BATON_CHECK(local_group_ >= 0, "start_group_step is for the hybrid across processes");
-  PipelineExecutor& mine = *groups_.front();
-  StepOptions step = group_step_options(options, local_group_);
-  const double group_loss = mine.start_step(share, step).value();  // on every process of the group
-  after_group_step(0);
-  ++steps_;
-  if (!across_) return PendingLoss(group_loss);
-  const Stream host = Stream::create(Device::cpu());
-  Tensor loss = Tensor::empty_host({1}, DType::f64);
-  loss.data<double>()[0] = group_loss;
-  across_->all_reduce(loss, comm::ReduceOp::mean, host)->wait();
-  return PendingLoss(loss.data<double>()[0]);
-}
-
-PendingLoss HybridExecutor::start_step(const std::vector<Tensor>& inputs, const StepOptions& options) {
-  const int groups = this->groups();
-  for (const Tensor& input : inputs) {
-    BATON_CHECK(input.rank() >= 1 && input.size(0) % groups == 0, "hybrid step: a batch of ",
-                input.rank() >= 1 ? input.size(0) : 0, " rows does not split evenly over ", groups, " groups");
-  }
-  const std::vector<std::vector<Tensor>> shares = data::split_rows(inputs, groups, "hybrid step");
-  if (local_group_ >= 0) return start_group_step(shares[static_cast<size_t>(local_group_)], options);
-  std::vector<PendingLoss> losses(static_cast<size_t>(groups));
-  on_groups([&](int g) {
-    losses[static_cast<size_t>(g)] =
-        groups_[static_cast<size_t>(g)]->start_step(shares[static_cast<size_t>(g)], group_step_options(options, g));
-    after_group_step(g);
-  });
-  ++steps_;
-  PendingLoss loss = std::move(losses.front());
-  losses.erase(losses.begin());
-  if (!losses.empty()) loss.average_with(std::move(losses));
-  return loss;
-}
-
-double HybridExecutor::step(const std::vector<Tensor>& inputs, const StepOptions& options) {
-  PendingLoss loss = start_step(inputs, options);
-  for (auto& group : groups_) {
-    for (int s = 0; s < group->num_stages(); ++s) {
-      if (group->local(s)) group->stage(s).context().synchronize();
-    }
-  }
-  return loss.value();
 }
 
 }  // namespace baton::parallel

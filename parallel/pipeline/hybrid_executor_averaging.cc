@@ -18,13 +18,6 @@ void HybridExecutor::on_local_groups(const std::function<void(int, PipelineExecu
   on_groups([&](int g) { fn(g, *groups_[static_cast<size_t>(g)]); });
 }
 
-StepOptions HybridExecutor::group_step_options(StepOptions options, int group) const {
-  // micro_batch_seed(micro_batch_seed(s, g M), m) == micro_batch_seed(s, g M + m).
-  options.seed = micro_batch_seed(options.seed, group * groups_.front()->schedule().micro_batches);
-  options.sync_gradients = averaging_.synchronous_step(steps_);
-  return options;
-}
-
 void HybridExecutor::start_averaging(const ModelAveraging& averaging) {
   averaging_ = averaging;
   if (!averaging_.active()) return;
@@ -48,13 +41,6 @@ void HybridExecutor::start_averaging(const ModelAveraging& averaging) {
           std::make_unique<ReplicaAveraging>(averaging_, stage.params(), stage.context(), across));
     }
   });
-}
-
-void HybridExecutor::after_group_step(int i) {
-  if (!averaging_.active() || !averaging_.averages_after(steps_)) return;
-  for (const auto& stage : stage_averaging_[static_cast<size_t>(i)]) {
-    if (stage) stage->meet();  // after the stage's optimiser, on its stream
-  }
 }
 
 int64_t HybridExecutor::averaging_meetings() const {

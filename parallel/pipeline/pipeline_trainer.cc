@@ -80,20 +80,6 @@ Context& PipelineTrainEngine::input_context() {
 
 PipelineTrainEngine::~PipelineTrainEngine() = default;
 
-PendingLoss PipelineTrainEngine::step(const data::Batch& batch, uint64_t seed, double lr) {
-  std::vector<Stream> streams;
-  for (auto& [g, s] : local_stages()) streams.push_back(hybrid_->group(g).stage(s).context().stream());
-  const bool trace = static_cast<int>(timer_.steps()) < options_.trace_steps;
-  timer_.begin(streams);
-  // The loader wrote the batch on the first stage's stream; other stages (other streams) wait for it there.
-  const StepOptions step_options{.seed = seed, .lr = lr, .record_trace = trace, .inputs_stream = streams[0]};
-  const std::vector<Tensor> inputs = batch_inputs(graph_, graph_.inputs(), batch);
-  PendingLoss loss =
-      across_processes() ? hybrid_->start_group_step(inputs, step_options) : hybrid_->start_step(inputs, step_options);
-  timer_.end(streams);
-  return loss;
-}
-
 EvalResult PipelineTrainEngine::evaluate(const data::Dataset& test, int64_t batch_size, int workers) {
   hybrid_->enter_agreement();  // model averaging: group 0 holds the agreed model
   const EvalResult result =
