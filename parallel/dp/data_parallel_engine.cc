@@ -12,6 +12,7 @@
 #include "parallel/replicas/device_copy.h"
 #include "parallel/replicas/micro_batch_seed.h"
 #include "parallel/replicas/replica_set.h"
+#include "parallel/replicas/replica_sync.h"
 #include "parallel/replicas/trace_process.h"
 #include "runtime/core/error.h"
 #include "runtime/train/graph_contract.h"
@@ -155,17 +156,16 @@ PendingLoss DataParallelEngine::step(const data::Batch& batch, uint64_t seed, do
     r.params.zero_grads(r.ctx);
     // Synchronous: the gradients' buckets all-reduced during backward. Model averaging: none (but in
     // post-local SGD's first steps).
-    std::optional<GradientSync> sync;
+    std::optional<ReplicaSync> sync;
     if (options_.averaging.synchronous_step(steps_)) {
-      sync.emplace(r.buckets, *r.comm, r.ctx.stream(), options_.sync);
-      r.executor.set_grad_ready_hook([&](const ParamEntry& e, bool reached) { sync->mark_ready(e, reached); });
+      sync.emplace(r.executor, r.params, r.ctx, *r.comm, GradSyncStrategy::bucket, options_.sync, &r.buckets,
+                   "data-parallel replica " + std::to_string(rank));
     }
     Tape tape;
     const std::vector<Tensor> out = r.executor.forward(r.ctx, batch_inputs(graph_, r.executor, mine), tape, Mode::train,
                                                        micro_batch_seed(seed, rank));
     record.backward = ReplicaStepRecord::Clock::now();
     r.executor.backward(r.ctx, tape, std::vector<Tensor>(out.size()));
-    r.executor.set_grad_ready_hook({});
     record.backward_end = ReplicaStepRecord::Clock::now();
     if (sync) sync->finish();
     r.optimizer->step(r.ctx, lr);
@@ -178,9 +178,9 @@ PendingLoss DataParallelEngine::step(const data::Batch& batch, uint64_t seed, do
                              [](int64_t tag) { return "in data-parallel replica " + std::to_string(tag); });
     record.end = ReplicaStepRecord::Clock::now();
     if (sync) {
-      record.backward_end = sync->backward_end();
-      record.buckets = sync->timings();
-      record.ready_order = sync->ready_order();
+      record.backward_end = sync->buckets()->backward_end();
+      record.buckets = sync->buckets()->timings();
+      record.ready_order = sync->buckets()->ready_order();
     }
     for (size_t b = 0; b < r.buckets.size(); ++b) record.bucket_bytes.push_back(r.buckets.bytes(b));
     r.last = std::move(record);
