@@ -19,6 +19,13 @@ using namespace baton::parallel;
 
 namespace {
 
+// The end of a model-averaging run, plain data parallel or hybrid: how often the replicas met and the
+// bytes the first replica (the hybrid: this process's first group's stages) sent.
+void print_averaging_summary(int64_t meetings, int64_t bytes_sent) {
+  std::printf("model averaging: the replicas met %lld times; replica 0 sent %.3f MB in the averaging exchange\n",
+              static_cast<long long>(meetings), static_cast<double>(bytes_sent) / 1e6);
+}
+
 // Across processes: each process writes its own measured lanes (and rank 0 the predicted step) to
 // the --trace path with its rank ("t.json" -> "t.rank3.json").
 void write_process_trace(PipelineTrainEngine& engine, const EvaluatedPlan& planned, const ParallelConfig& parallel,
@@ -149,6 +156,9 @@ TrainSummary run_pipelined(const Graph& graph, const std::string& model_name, co
   std::printf("step time: predicted %.3f ms, measured %.3f ms (median of %zu steps%s), measured / predicted %.2fx\n",
               planned.predicted.step_ms, measured, steps > 1 ? steps - 1 : steps, steps > 1 ? " after the first" : "",
               planned.predicted.step_ms > 0 ? measured / planned.predicted.step_ms : 0.0);
+  if (engine->groups().averaging()) {
+    print_averaging_summary(engine->groups().averaging_meetings(), engine->groups().averaging_bytes_sent());
+  }
   if (!parallel.trace.empty() && world) {
     write_process_trace(*engine, planned, parallel, world->rank(), steps);
   } else if (!parallel.trace.empty()) {
@@ -233,9 +243,7 @@ TrainSummary train_replicas(DataParallelEngine& engine, const Graph& graph, cons
     std::printf("communication: %.0f%% of the last step's all-reduce time ran during backward (replica 0)\n",
                 100 * hidden_communication_fraction(engine.last_step(0)));
   } else if (parallel.model_averaging != Averaging::none) {
-    std::printf("model averaging: the replicas met %lld times; replica 0 sent %.3f MB in the averaging exchange\n",
-                static_cast<long long>(engine.averaging_meetings()),
-                static_cast<double>(engine.averaging_bytes_sent(0)) / 1e6);
+    print_averaging_summary(engine.averaging_meetings(), engine.averaging_bytes_sent(0));
   }
   if (!parallel.trace.empty()) {
     // Several processes: each writes its replicas' lanes to a file of its own ("t.json" -> "t.rank1.json").

@@ -8,10 +8,11 @@
 #include <utility>
 
 #include "parallel/comm/agreement.h"
-#include "parallel/comm/backend_table.h"
 #include "parallel/dp/replica.h"
 #include "parallel/replicas/device_copy.h"
 #include "parallel/replicas/micro_batch_seed.h"
+#include "parallel/replicas/replica_set.h"
+#include "parallel/replicas/replica_sync.h"
 #include "parallel/replicas/trace_process.h"
 #include "runtime/core/error.h"
 #include "runtime/train/graph_contract.h"
@@ -31,10 +32,7 @@ DType master_dtype(const Graph& graph, const std::optional<PrecisionPolicy>& pre
 
 // One line per parameter and buffer: "name dtype [shape]", compared across ranks at construction.
 std::vector<std::string> model_fingerprint(const ParamStore& params) {
-  std::vector<std::string> lines;
-  for (const ParamEntry& e : params.params()) {
-    lines.push_back(e.name + " " + std::string(dtype_name(params.dtype())) + " " + e.shape.str());
-  }
+  std::vector<std::string> lines = parameter_fingerprint(params.params(), params.dtype());
   for (const BufferEntry& b : params.buffers()) {
     const Tensor t = params.buffer(b.name);
     lines.push_back(b.name + " " + std::string(dtype_name(t.dtype())) + " " + t.shape().str() + " (buffer)");
@@ -61,8 +59,11 @@ DataParallelEngine::DataParallelEngine(const Graph& graph, const TrainConfig& co
   const int n = static_cast<int>(options_.devices.size());
   BATON_CHECK(n >= 1, "data parallel: at least one device is needed");
   std::vector<std::unique_ptr<comm::Communicator>> comms = std::move(options_.communicators);
-  if (comms.empty())
-    comms = comm::make_thread_communicators(options_.devices, options_.comm_backend, "data-parallel replicas");
+  if (comms.empty()) {
+    comms = std::move(make_replica_communicators({options_.devices}, options_.comm_backend, [](size_t) {
+                        return "data-parallel replicas";
+                      }).front());
+  }
   BATON_CHECK(static_cast<int>(comms.size()) == n, "data parallel: ", comms.size(), " communicators for ", n,
               " devices (one per replica)");
   world_ = comms.front()->size();
@@ -83,6 +84,19 @@ DataParallelEngine::DataParallelEngine(const Graph& graph, const TrainConfig& co
     });
   }
   batch_ready_ = std::make_unique<Event>(options_.devices.front(), /*timing=*/false);
+  const int first = replicas_.front()->comm->rank();
+  SumOverProcesses sum;
+  if (world_ > n) {  // replicas in other processes: every local replica takes part in the all-reduce
+    sum = [this](double value) {
+      double total = 0;
+      on_replicas([&](Replica& r) {
+        const double reduced = r.all_reduce_values({value}, comm::ReduceOp::sum)[0];
+        if (&r == replicas_.front().get()) total = reduced;
+      });
+      return total;
+    };
+  }
+  set_processes({first / n, world_ / n}, first == 0, std::move(sum));
 }
 
 DataParallelEngine::~DataParallelEngine() = default;
@@ -95,23 +109,6 @@ size_t DataParallelEngine::local_index(const Replica& r) const {
 
 const ParamStore& DataParallelEngine::params(int local_replica) const {
   return replicas_.at(static_cast<size_t>(local_replica))->params;
-}
-
-DataShard DataParallelEngine::data_shard() const {
-  const int local = local_replicas();
-  return {replicas_.front()->comm->rank() / local, world_ / local};
-}
-
-bool DataParallelEngine::primary() const { return replicas_.front()->comm->rank() == 0; }
-
-bool DataParallelEngine::any_rank(bool flag) {
-  if (world_ == local_replicas()) return flag;  // every replica is in this process
-  bool any = false;
-  on_replicas([&](Replica& r) {
-    const double raised = r.all_reduce_values({flag ? 1.0 : 0.0}, comm::ReduceOp::sum)[0];
-    if (&r == replicas_.front().get()) any = raised > 0;
-  });
-  return any;
 }
 
 int64_t DataParallelEngine::averaging_meetings() const {
@@ -159,17 +156,16 @@ PendingLoss DataParallelEngine::step(const data::Batch& batch, uint64_t seed, do
     r.params.zero_grads(r.ctx);
     // Synchronous: the gradients' buckets all-reduced during backward. Model averaging: none (but in
     // post-local SGD's first steps).
-    std::optional<GradientSync> sync;
+    std::optional<ReplicaSync> sync;
     if (options_.averaging.synchronous_step(steps_)) {
-      sync.emplace(r.buckets, *r.comm, r.ctx.stream(), options_.sync);
-      r.executor.set_grad_ready_hook([&](const ParamEntry& e, bool reached) { sync->mark_ready(e, reached); });
+      sync.emplace(r.executor, r.params, r.ctx, *r.comm, GradSyncStrategy::bucket, options_.sync, &r.buckets,
+                   "data-parallel replica " + std::to_string(rank));
     }
     Tape tape;
     const std::vector<Tensor> out = r.executor.forward(r.ctx, batch_inputs(graph_, r.executor, mine), tape, Mode::train,
                                                        micro_batch_seed(seed, rank));
     record.backward = ReplicaStepRecord::Clock::now();
     r.executor.backward(r.ctx, tape, std::vector<Tensor>(out.size()));
-    r.executor.set_grad_ready_hook({});
     record.backward_end = ReplicaStepRecord::Clock::now();
     if (sync) sync->finish();
     r.optimizer->step(r.ctx, lr);
@@ -182,9 +178,9 @@ PendingLoss DataParallelEngine::step(const data::Batch& batch, uint64_t seed, do
                              [](int64_t tag) { return "in data-parallel replica " + std::to_string(tag); });
     record.end = ReplicaStepRecord::Clock::now();
     if (sync) {
-      record.backward_end = sync->backward_end();
-      record.buckets = sync->timings();
-      record.ready_order = sync->ready_order();
+      record.backward_end = sync->buckets()->backward_end();
+      record.buckets = sync->buckets()->timings();
+      record.ready_order = sync->buckets()->ready_order();
     }
     for (size_t b = 0; b < r.buckets.size(); ++b) record.bucket_bytes.push_back(r.buckets.bytes(b));
     r.last = std::move(record);

@@ -19,13 +19,13 @@
 #include "parallel/replicas/gradient_sync.h"
 #include "parallel/replicas/model_averaging.h"
 #include "parallel/replicas/replica_threads.h"
+#include "parallel/replicas/replicated_train_engine.h"
 #include "runtime/graph/executor.h"
 #include "runtime/graph/param_store.h"
 #include "runtime/graph/precision.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/optimizer.h"
 #include "runtime/train/train_config.h"
-#include "runtime/train/train_engine.h"
 
 namespace baton::parallel {
 
@@ -48,7 +48,7 @@ struct DataParallelOptions {
   std::optional<PrecisionPolicy> precision = std::nullopt;
 };
 
-class DataParallelEngine final : public TrainEngine {
+class DataParallelEngine final : public ReplicatedTrainEngine {
  public:
   // `graph` (trainable) must outlive the engine. Replica r of N trains on rows [r n / N, (r + 1) n / N)
   // of each global batch of n rows (n a multiple of N), with the random layers keyed by
@@ -71,12 +71,8 @@ class DataParallelEngine final : public TrainEngine {
   // Rank 0's parameters, buffers and optimiser state, in the single-device format.
   std::string save_checkpoint(CheckpointManager& manager, const CheckpointState& state) override;
   CheckpointState load_checkpoint(const std::string& dir) override;
+  // (This process's shard of each global batch is its replicas' rows; rank 0's process writes.)
   void load_weights(const std::string& safetensors_path) override;
-  // This process's shard of each global batch (its replicas' rows), rank 0's process writes, and a
-  // flag raised in any process counts for all.
-  DataShard data_shard() const override;
-  bool primary() const override;
-  bool any_rank(bool flag) override;
 
   // All replicas of the run, and those of this process.
   int replicas() const { return world_; }

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "parallel/comm/agreement.h"
-#include "parallel/comm/backend_table.h"
 #include "parallel/pipeline/micro_batches.h"
+#include "parallel/replicas/replica_set.h"
 #include "runtime/core/error.h"
 #include "runtime/data/batch.h"
 
@@ -34,9 +34,8 @@ std::vector<std::string> pipeline_fingerprint(const Graph& graph, const Plan& pl
     }
     lines.push_back("stage " + std::to_string(s) + " nodes " + nodes);
   }
-  for (const ParamEntry& e : ParamStore::describe(graph, graph.topological_order(), dtype)) {
-    lines.push_back(e.name + " " + std::string(dtype_name(dtype)) + " " + e.shape.str());
-  }
+  for (std::string& line : parameter_fingerprint(ParamStore::describe(graph, graph.topological_order(), dtype), dtype))
+    lines.push_back(std::move(line));
   return lines;
 }
 
@@ -119,8 +118,9 @@ HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Sched
   std::shared_ptr<comm::Communicator> pipeline = world.split(local_group_, position);
   std::shared_ptr<comm::Communicator> gradients;  // across the groups, on the stages' device
   if (groups_count_ > 1) {
-    across_ = world.split(position, local_group_);
-    gradients = comm::make_process_communicator(across_, device, options.pipeline.comm_backend);
+    ProcessReplica across = make_process_replica(world, position, local_group_, device, options.pipeline.comm_backend);
+    across_ = std::move(across.host);
+    gradients = std::move(across.tensors);
   }
   // The stages of this position synchronise over `gradients` (one after the other, in the schedule's
   // order, the same in every group); the others' are other processes' business.
@@ -134,19 +134,19 @@ HybridExecutor::HybridExecutor(const Graph& graph, const Plan& plan, const Sched
 void HybridExecutor::make_stage_communicators(const std::vector<std::vector<Device>>& devices,
                                               comm::CommBackend backend,
                                               std::vector<std::vector<std::shared_ptr<comm::Communicator>>>& by_group) {
-  // Stage s's communicators, one per group, are created eagerly, in stage order.
+  // Stage s's replicas: group g's device of that stage.
   const auto stages = devices.front().size();
+  std::vector<std::vector<Device>> stage_devices(stages);
+  for (int g = 0; g < groups_count_; ++g) {
+    BATON_CHECK(devices[static_cast<size_t>(g)].size() == stages, "hybrid: group ", g, " has ",
+                devices[static_cast<size_t>(g)].size(), " devices for ", stages, " stages");
+    for (size_t s = 0; s < stages; ++s) stage_devices[s].push_back(devices[static_cast<size_t>(g)][s]);
+  }
+  std::vector<std::vector<std::unique_ptr<comm::Communicator>>> comms = make_replica_communicators(
+      stage_devices, backend, [](size_t s) { return "hybrid stage " + std::to_string(s) + "'s replicas"; });
   for (size_t s = 0; s < stages; ++s) {
-    std::vector<Device> replicas;
     for (int g = 0; g < groups_count_; ++g) {
-      BATON_CHECK(devices[static_cast<size_t>(g)].size() == stages, "hybrid: group ", g, " has ",
-                  devices[static_cast<size_t>(g)].size(), " devices for ", stages, " stages");
-      replicas.push_back(devices[static_cast<size_t>(g)][s]);
-    }
-    std::vector<std::unique_ptr<comm::Communicator>> comms =
-        comm::make_thread_communicators(replicas, backend, "hybrid stage " + std::to_string(s) + "'s replicas");
-    for (int g = 0; g < groups_count_; ++g) {
-      std::shared_ptr<comm::Communicator> shared = std::move(comms[static_cast<size_t>(g)]);
+      std::shared_ptr<comm::Communicator> shared = std::move(comms[s][static_cast<size_t>(g)]);
       communicators_.push_back(shared);
       by_group[static_cast<size_t>(g)].push_back(std::move(shared));
     }
@@ -186,14 +186,6 @@ PipelineExecutor& HybridExecutor::group(int g) {
 
 HybridExecutor::~HybridExecutor() = default;
 
-void HybridExecutor::on_groups(const std::function<void(int)>& fn) {
-  threads_.run(groups(), fn, [&](int g) {
-    // The other groups would wait for this one in their next all-reduce until the timeout.
-    const std::string reason = "hybrid group " + std::to_string(g) + " failed";
-    for (const auto& communicator : communicators_) communicator->abort_in_process(reason);
-  });
-}
-
 void HybridExecutor::initialize(uint64_t seed) {
   for (auto& group : groups_) group->initialize(seed);
   restart_averaging();
@@ -206,52 +198,6 @@ void HybridExecutor::load_parameters(const ParamStore& whole) {
 
 void HybridExecutor::store_parameters(ParamStore& whole, Context& ctx) {
   groups_.front()->store_parameters(whole, ctx);
-}
-
-PendingLoss HybridExecutor::start_group_step(const std::vector<Tensor>& share, const StepOptions& options) {
-  BATON_CHECK(local_group_ >= 0, "start_group_step is for the hybrid across processes");
-  PipelineExecutor& mine = *groups_.front();
-  StepOptions step = group_step_options(options, local_group_);
-  const double group_loss = mine.start_step(share, step).value();  // on every process of the group
-  after_group_step(0);
-  ++steps_;
-  if (!across_) return PendingLoss(group_loss);
-  const Stream host = Stream::create(Device::cpu());
-  Tensor loss = Tensor::empty_host({1}, DType::f64);
-  loss.data<double>()[0] = group_loss;
-  across_->all_reduce(loss, comm::ReduceOp::mean, host)->wait();
-  return PendingLoss(loss.data<double>()[0]);
-}
-
-PendingLoss HybridExecutor::start_step(const std::vector<Tensor>& inputs, const StepOptions& options) {
-  const int groups = this->groups();
-  for (const Tensor& input : inputs) {
-    BATON_CHECK(input.rank() >= 1 && input.size(0) % groups == 0, "hybrid step: a batch of ",
-                input.rank() >= 1 ? input.size(0) : 0, " rows does not split evenly over ", groups, " groups");
-  }
-  const std::vector<std::vector<Tensor>> shares = data::split_rows(inputs, groups, "hybrid step");
-  if (local_group_ >= 0) return start_group_step(shares[static_cast<size_t>(local_group_)], options);
-  std::vector<PendingLoss> losses(static_cast<size_t>(groups));
-  on_groups([&](int g) {
-    losses[static_cast<size_t>(g)] =
-        groups_[static_cast<size_t>(g)]->start_step(shares[static_cast<size_t>(g)], group_step_options(options, g));
-    after_group_step(g);
-  });
-  ++steps_;
-  PendingLoss loss = std::move(losses.front());
-  losses.erase(losses.begin());
-  if (!losses.empty()) loss.average_with(std::move(losses));
-  return loss;
-}
-
-double HybridExecutor::step(const std::vector<Tensor>& inputs, const StepOptions& options) {
-  PendingLoss loss = start_step(inputs, options);
-  for (auto& group : groups_) {
-    for (int s = 0; s < group->num_stages(); ++s) {
-      if (group->local(s)) group->stage(s).context().synchronize();
-    }
-  }
-  return loss.value();
 }
 
 }  // namespace baton::parallel

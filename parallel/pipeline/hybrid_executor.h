@@ -84,10 +84,11 @@ class HybridExecutor {
   // group 0's processes call it).
   PipelineOutputs evaluate(const std::vector<Tensor>& inputs) { return group(0).evaluate(inputs); }
 
-  // Model averaging (hybrid_executor_averaging.cc). Whether the groups average, and how often their
-  // stages have met.
+  // Model averaging (hybrid_executor_averaging.cc). Whether the groups average, how often their
+  // stages have met, and the bytes this process's first group's stages have sent in the exchange.
   bool averaging() const { return averaging_.active(); }
   int64_t averaging_meetings() const;
+  int64_t averaging_bytes_sent() const;
   // Before an evaluation or a checkpoint: every stage of every group holds the agreed model (the
   // groups' mean, BMUF's global model, EASGD's centre); leave_agreement() lets the groups go on from
   // their own parameters. Collective (every process, across processes). Nothing without averaging.

@@ -18,13 +18,6 @@ void HybridExecutor::on_local_groups(const std::function<void(int, PipelineExecu
   on_groups([&](int g) { fn(g, *groups_[static_cast<size_t>(g)]); });
 }
 
-StepOptions HybridExecutor::group_step_options(StepOptions options, int group) const {
-  // micro_batch_seed(micro_batch_seed(s, g M), m) == micro_batch_seed(s, g M + m).
-  options.seed = micro_batch_seed(options.seed, group * groups_.front()->schedule().micro_batches);
-  options.sync_gradients = averaging_.synchronous_step(steps_);
-  return options;
-}
-
 void HybridExecutor::start_averaging(const ModelAveraging& averaging) {
   averaging_ = averaging;
   if (!averaging_.active()) return;
@@ -50,19 +43,21 @@ void HybridExecutor::start_averaging(const ModelAveraging& averaging) {
   });
 }
 
-void HybridExecutor::after_group_step(int i) {
-  if (!averaging_.active() || !averaging_.averages_after(steps_)) return;
-  for (const auto& stage : stage_averaging_[static_cast<size_t>(i)]) {
-    if (stage) stage->meet();  // after the stage's optimiser, on its stream
-  }
-}
-
 int64_t HybridExecutor::averaging_meetings() const {
   if (stage_averaging_.empty()) return 0;
   for (const auto& stage : stage_averaging_.front()) {
     if (stage) return stage->meetings();
   }
   return 0;
+}
+
+int64_t HybridExecutor::averaging_bytes_sent() const {
+  int64_t bytes = 0;
+  if (stage_averaging_.empty()) return bytes;
+  for (const auto& stage : stage_averaging_.front()) {
+    if (stage) bytes += stage->exchange().bytes_sent();
+  }
+  return bytes;
 }
 
 void HybridExecutor::enter_agreement() {

@@ -117,68 +117,6 @@ void PipelineExecutor::synchronize() {
   }
 }
 
-void PipelineExecutor::order_inputs(const std::vector<Tensor>& inputs, const Stream& written_on) {
-  bool host_reader = false;  // a CPU stage copies CUDA inputs on a stream of its own
-  for (auto& stage : stages_) host_reader = host_reader || (stage && stage->device().is_cpu());
-  if (written_on.device().is_cpu() || host_reader) return written_on.synchronize();
-  if (!inputs_ready_ || inputs_ready_->device() != written_on.device()) {
-    inputs_ready_.emplace(written_on.device(), /*timing=*/false);
-  }
-  inputs_ready_->record(written_on);
-  for (auto& stage : stages_) {
-    if (!stage) continue;
-    const Stream& stream = stage->context().stream();
-    if (stream == written_on) continue;
-    stream.wait(*inputs_ready_);
-    for (const Tensor& t : inputs) t.record_stream(stream);
-  }
-}
-
-PendingLoss PipelineExecutor::start_step(const std::vector<Tensor>& inputs, const StepOptions& options) {
-  MicroBatches batches = split_batch(graph_, inputs, schedule_.micro_batches, "step");
-  if (options.inputs_stream) order_inputs(inputs, *options.inputs_stream);
-  for (auto& stage : stages_) {
-    if (stage) stage->start_training_step();
-  }
-  StepRecorder* recorder = nullptr;
-  if (options.record_trace) {
-    recorder = &this->recorder();
-    std::vector<Stream> streams;
-    for (auto& stage : stages_) {
-      if (stage) streams.push_back(stage->context().stream());
-    }
-    recorder->begin_step(streams);
-  }
-  PipelineRun run(parts(), std::move(batches),
-                  {.mode = Mode::train,
-                   .seed = options.seed,
-                   .lr = options.lr,
-                   .recorder = recorder,
-                   .sync_gradients = options.sync_gradients});
-  run.execute(schedule_);
-  // mean_loss: the part of this process's loss units (all of them in one process, none elsewhere).
-  PendingLoss loss = options_.processes ? share_loss(run.mean_loss(losses_)) : run.mean_loss(losses_);
-  if (recorder != nullptr) {
-    synchronize();  // the trace's events are read now
-    recorder->end_step();
-  }
-  return loss;
-}
-
-PendingLoss PipelineExecutor::share_loss(PendingLoss loss) {
-  const Stream host = Stream::create(Device::cpu());
-  Tensor value = Tensor::empty_host({1}, DType::f64);
-  value.data<double>()[0] = loss.valid() ? loss.value() : 0.0;
-  options_.processes->all_reduce(value, comm::ReduceOp::sum, host)->wait();
-  return PendingLoss(value.data<double>()[0]);
-}
-
-double PipelineExecutor::step(const std::vector<Tensor>& inputs, const StepOptions& options) {
-  PendingLoss loss = start_step(inputs, options);
-  synchronize();
-  return loss.value();
-}
-
 PipelineOutputs PipelineExecutor::evaluate(const std::vector<Tensor>& inputs) {
   MicroBatches batches = split_batch(graph_, inputs, micro_batches_for(inputs, schedule_.micro_batches), "evaluate");
   const Schedule forward = replicated()

@@ -41,6 +41,14 @@ PipelineTrainEngine::PipelineTrainEngine(const Graph& graph, const TrainConfig& 
   if (across_processes()) {
     BATON_CHECK(!options_.devices.empty(), "a pipeline across processes needs this process's device");
     hybrid_ = std::make_unique<HybridExecutor>(graph, plan, schedule, *options_.world, options_.devices.front(), ho);
+    comm::Communicator& world = *options_.world;
+    set_processes({.index = hybrid_->local_group(), .count = hybrid_->groups()}, world.rank() == 0,
+                  [&world](double value) {
+                    Tensor sum = Tensor::empty_host({1}, DType::f64);
+                    sum.data<double>()[0] = value;
+                    world.all_reduce(sum, comm::ReduceOp::sum, Stream::create(Device::cpu()))->wait();
+                    return sum.data<double>()[0];
+                  });
   } else {
     std::vector<std::vector<Device>> devices = options_.group_devices;
     if (devices.empty()) devices = {options_.devices};
@@ -71,20 +79,6 @@ Context& PipelineTrainEngine::input_context() {
 }
 
 PipelineTrainEngine::~PipelineTrainEngine() = default;
-
-PendingLoss PipelineTrainEngine::step(const data::Batch& batch, uint64_t seed, double lr) {
-  std::vector<Stream> streams;
-  for (auto& [g, s] : local_stages()) streams.push_back(hybrid_->group(g).stage(s).context().stream());
-  const bool trace = static_cast<int>(timer_.steps()) < options_.trace_steps;
-  timer_.begin(streams);
-  // The loader wrote the batch on the first stage's stream; other stages (other streams) wait for it there.
-  const StepOptions step_options{.seed = seed, .lr = lr, .record_trace = trace, .inputs_stream = streams[0]};
-  const std::vector<Tensor> inputs = batch_inputs(graph_, graph_.inputs(), batch);
-  PendingLoss loss =
-      across_processes() ? hybrid_->start_group_step(inputs, step_options) : hybrid_->start_step(inputs, step_options);
-  timer_.end(streams);
-  return loss;
-}
 
 EvalResult PipelineTrainEngine::evaluate(const data::Dataset& test, int64_t batch_size, int workers) {
   hybrid_->enter_agreement();  // model averaging: group 0 holds the agreed model

@@ -13,10 +13,10 @@
 #include "parallel/pipeline/hybrid_executor.h"
 #include "parallel/pipeline/pipeline_executor.h"
 #include "parallel/pipeline/step_timer.h"
+#include "parallel/replicas/replicated_train_engine.h"
 #include "runtime/graph/precision.h"
 #include "runtime/train/evaluation.h"
 #include "runtime/train/train_config.h"
-#include "runtime/train/train_engine.h"
 
 namespace baton::parallel {
 
@@ -47,7 +47,7 @@ struct PipelineTrainOptions {
 // available[p mod available.size()]: stages beyond the devices share them, each on its own stream.
 std::vector<Device> stage_devices(const Schedule& schedule, int num_stages, const std::vector<Device>& available);
 
-class PipelineTrainEngine final : public TrainEngine {
+class PipelineTrainEngine final : public ReplicatedTrainEngine {
  public:
   // Checkpoints are in the single-device format (tensors by name, gathered from the stage stores and
   // optimisers), so a pipelined run resumes with any split or on one device, and the other way round.
@@ -66,13 +66,8 @@ class PipelineTrainEngine final : public TrainEngine {
   CheckpointState load_checkpoint(const std::string& dir) override;
   // Validated and read as on one device (into a whole-model store on the host), then copied into
   // each stage's parameters and buffers by name.
+  // (Across processes, this process's share of each batch is its group's rows; world rank 0 writes.)
   void load_weights(const std::string& safetensors_path) override;
-
-  // Across processes: this process's share of each batch (its group's rows), whether it prints and
-  // writes (world rank 0), and a flag raised on any process.
-  DataShard data_shard() const override;
-  bool primary() const override;
-  bool any_rank(bool flag) override;
 
   // Group 0's pipeline (the only one without groups; across processes this process's group), and
   // all of them.

@@ -10,21 +10,6 @@
 
 namespace baton::parallel {
 
-DataShard PipelineTrainEngine::data_shard() const {
-  if (!options_.world) return {};
-  return {.index = hybrid_->local_group(), .count = hybrid_->groups()};
-}
-
-bool PipelineTrainEngine::primary() const { return !options_.world || options_.world->rank() == 0; }
-
-bool PipelineTrainEngine::any_rank(bool flag) {
-  if (!options_.world) return flag;
-  Tensor raised = Tensor::empty_host({1}, DType::i32);
-  raised.data<int32_t>()[0] = flag ? 1 : 0;
-  options_.world->all_reduce(raised, comm::ReduceOp::sum, Stream::create(Device::cpu()))->wait();
-  return raised.data<int32_t>()[0] > 0;
-}
-
 EvalResult PipelineTrainEngine::evaluate_across_processes(const data::Dataset& test, int64_t batch_size, int workers) {
   PipelineExecutor& pipe = executor();
   const std::vector<int>& output_stage = pipe.routing().output_stage();

@@ -1,7 +1,7 @@
 // Replica units of a PipelineExecutor: their plan, schedules and gradient communicators.
 #include "parallel/pipeline/replica_units.h"
 
-#include "parallel/comm/backend_table.h"
+#include "parallel/replicas/replica_set.h"
 #include "runtime/core/error.h"
 
 namespace baton::parallel {
@@ -97,13 +97,15 @@ GroupSync replica_sync(const ReplicaUnits& units, const std::vector<Device>& dev
               " devices for ", units.count(), " stage replicas (one each)");
   settings.options.reduce = comm::ReduceOp::sum;
   settings.communicators.assign(static_cast<size_t>(units.count()), nullptr);
+  std::vector<std::vector<Device>> stage_devices(units.of_stage.size());
   for (size_t s = 0; s < units.of_stage.size(); ++s) {
-    std::vector<Device> replicas;
-    for (const int u : units.of_stage[s]) replicas.push_back(devices[static_cast<size_t>(u)]);
-    std::vector<std::unique_ptr<comm::Communicator>> comms =
-        comm::make_thread_communicators(replicas, backend, "stage " + std::to_string(s) + "'s replicas");
-    for (size_t k = 0; k < comms.size(); ++k) {
-      settings.communicators[static_cast<size_t>(units.of_stage[s][k])] = std::move(comms[k]);
+    for (const int u : units.of_stage[s]) stage_devices[s].push_back(devices[static_cast<size_t>(u)]);
+  }
+  std::vector<std::vector<std::unique_ptr<comm::Communicator>>> comms = make_replica_communicators(
+      stage_devices, backend, [](size_t s) { return "stage " + std::to_string(s) + "'s replicas"; });
+  for (size_t s = 0; s < units.of_stage.size(); ++s) {
+    for (size_t k = 0; k < comms[s].size(); ++k) {
+      settings.communicators[static_cast<size_t>(units.of_stage[s][k])] = std::move(comms[s][k]);
     }
   }
   return settings;
@@ -116,9 +118,8 @@ GroupSync replica_sync_across(const ReplicaUnits& units, comm::Communicator& pro
   const int unit = processes.rank();
   settings.options.reduce = comm::ReduceOp::sum;
   settings.communicators.assign(static_cast<size_t>(units.count()), nullptr);
-  std::unique_ptr<comm::Communicator> stage = processes.split(units.stage[unit], units.replica[unit]);
   settings.communicators[static_cast<size_t>(unit)] =
-      comm::make_process_communicator(std::move(stage), device, backend);
+      make_process_replica(processes, units.stage[unit], units.replica[unit], device, backend).tensors;
   return settings;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -155,6 +156,15 @@ inline Schedule hybrid_schedule(const Graph& graph, const Plan& plan, ScheduleKi
   for (const Stage& s : plan.stages) replicas.push_back(s.replicas);
   return make_schedule(kind, plan.num_stages() / chunks, chunks, plan.micro_batches, consumers_of(graph, plan),
                        /*all_reduce=*/true, replicas);
+}
+
+// A 1F1B hybrid of `plan` on its CPU devices (plan_devices) with `options`, initialised from `seed`.
+inline std::unique_ptr<HybridExecutor> one_f_one_b_hybrid(const Graph& graph, const Plan& plan,
+                                                          const HybridOptions& options, uint64_t seed) {
+  auto hybrid = std::make_unique<HybridExecutor>(graph, plan, hybrid_schedule(graph, plan, ScheduleKind::one_f_one_b),
+                                                 plan_devices(plan), options);
+  hybrid->initialize(seed);
+  return hybrid;
 }
 
 }  // namespace baton::parallel::testing

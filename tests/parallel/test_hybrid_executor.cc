@@ -86,9 +86,8 @@ TEST(HybridExecutor, AStageWithoutParametersSynchronisesNothing) {
   for (GradSyncStrategy strategy : {GradSyncStrategy::bucket, GradSyncStrategy::partition}) {
     SCOPED_TRACE(grad_sync_name(strategy));
     HybridOptions options = f64_hybrid_options(strategy);
-    HybridExecutor hybrid(graph, plan, hybrid_schedule(graph, plan, ScheduleKind::one_f_one_b), plan_devices(plan),
-                          options);
-    hybrid.initialize(11);
+    const std::unique_ptr<HybridExecutor> owned = one_f_one_b_hybrid(graph, plan, options, 11);
+    HybridExecutor& hybrid = *owned;
     Context host(Device::cpu());
     const std::vector<Tensor> inputs = batch(DType::f64, host.stream(), 5);
     const Reference ref = reference_step(graph, Device::cpu(), DType::f64, inputs, 11, 99, 4, kSgd, kLr);

@@ -56,9 +56,8 @@ TEST(HybridFaults, AFailingGroupStopsTheOtherAtOnceAndItsErrorIsReported) {
   for (GradSyncStrategy strategy : {GradSyncStrategy::bucket, GradSyncStrategy::partition}) {
     SCOPED_TRACE(grad_sync_name(strategy));
     HybridOptions options = f64_hybrid_options(strategy);
-    HybridExecutor hybrid(graph, plan, hybrid_schedule(graph, plan, ScheduleKind::one_f_one_b), plan_devices(plan),
-                          options);
-    hybrid.initialize(1);
+    const std::unique_ptr<HybridExecutor> owned = one_f_one_b_hybrid(graph, plan, options, 1);
+    HybridExecutor& hybrid = *owned;
     Context host(Device::cpu());
     const auto start = std::chrono::steady_clock::now();
     const std::string message = error_message([&] { hybrid.step(batch(DType::f64, host.stream(), 1)); });

@@ -55,9 +55,8 @@ TracedStep traced_step(GradSyncStrategy strategy, BucketOptions buckets) {
   const Plan plan = hybrid_plan(graph, {2, 3}, 2, 1);
   HybridOptions options = f64_hybrid_options(strategy);
   options.buckets = buckets;
-  HybridExecutor hybrid(graph, plan, hybrid_schedule(graph, plan, ScheduleKind::one_f_one_b), plan_devices(plan),
-                        options);
-  hybrid.initialize(3);
+  const std::unique_ptr<HybridExecutor> owned = one_f_one_b_hybrid(graph, plan, options, 3);
+  HybridExecutor& hybrid = *owned;
   Context host(Device::cpu());
   hybrid.step(batch(DType::f64, host.stream(), 1), {.seed = 1, .lr = kLr, .record_trace = true});
   TracedStep out;

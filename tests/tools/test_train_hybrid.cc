@@ -48,6 +48,7 @@ TEST_F(TrainHybrid, AveragesEachStagesReplicasAcrossTheGroups) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("done after 2 steps"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("model averaging: the replicas met 1 times"), std::string::npos) << r.out;
   const CliResult one = run_baton(kHybridRun + "--stages 2 --model-averaging periodic");
   EXPECT_EQ(one.exit_code, 1);
   EXPECT_NE(one.err.find("need --data-parallel N or --groups G"), std::string::npos) << one.err;
