@@ -83,9 +83,8 @@ void CpuStageShare::apply(ProfilerOptions& options, bool processes) const {
 int CpuStageShare::concurrent_compute() const { return std::max(1, cores / stage_threads); }
 
 PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, const TrainConfig& config,
-                            const ParallelConfig& p, const std::function<void(const std::string&)>& progress,
-                            comm::Communicator* world) {
-  if (!p.plan_file.empty()) return plan_pipeline_from_file(graph, model_name, config, p, progress, world);
+                            const ParallelConfig& p, RunReport* report, comm::Communicator* world) {
+  if (!p.plan_file.empty()) return plan_pipeline_from_file(graph, model_name, config, p, report, world);
   check_parallel_config(p, config);
   PipelineSetup setup;
   setup.available = pipeline_devices(p, config);
@@ -124,13 +123,13 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
   const int at_once = share.at_once;
   if (cpu) share.apply(po, world != nullptr);
   const bool measures = world == nullptr || world->rank() == 0 || (cpu && world->rank() < at_once);
-  if (progress && (world == nullptr || world->rank() == 0)) {
-    progress("profiling " + model_name + " on " + setup.available.front().str() + " at micro-batch " +
-             std::to_string(setup.micro_batch) +
-             (cpu ? " with " + std::to_string(stage_threads) + (stage_threads == 1 ? " thread" : " threads") +
-                        " per stage, " + std::to_string(at_once) + " stage(s) computing at once"
-                  : std::string()) +
-             " (1 warm-up, 3 repeats)...");
+  if (report && (world == nullptr || world->rank() == 0)) {
+    report->line("profiling " + model_name + " on " + setup.available.front().str() + " at micro-batch " +
+                 std::to_string(setup.micro_batch) +
+                 (cpu ? " with " + std::to_string(stage_threads) + (stage_threads == 1 ? " thread" : " threads") +
+                            " per stage, " + std::to_string(at_once) + " stage(s) computing at once"
+                      : std::string()) +
+                 " (1 warm-up, 3 repeats)...");
   }
   if (measures) setup.profile = measure_profile(graph, model_name, setup.available.front(), po);
   if (world != nullptr) setup.profile = share_profile(*world, setup.profile);
@@ -149,11 +148,11 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
     for (int a = 0; a < setup.cluster.num_devices(); ++a) {
       for (int b = a + 1; b < setup.cluster.num_devices(); ++b) setup.cluster.set_link(a, b, link);
     }
-    if (progress && world->rank() == 0) {
+    if (report && world->rank() == 0) {
       char line[160];
       std::snprintf(line, sizeof line, "link between processes (MPI ping-pong): %.2f GB/s, %.1f us", link.bandwidth_gbs,
                     link.latency_us);
-      progress(line);
+      report->line(line);
     }
   }
   PlanSettings settings;
@@ -219,7 +218,8 @@ ParallelTraining make_parallel_training(const Graph& graph, const std::string& m
                                         const std::function<void(const std::string&)>& progress) {
   ParallelTraining out;
   const ParallelConfig p = with_plan_file(parallel);  // the plan file's grad_sync too
-  out.setup = plan_pipeline(graph, model_name, config, p, progress);
+  FunctionReport report(progress);
+  out.setup = plan_pipeline(graph, model_name, config, p, &report);
   out.engine = make_pipeline_engine(graph, model_name, config, p, out.setup);
   return out;
 }

@@ -18,6 +18,7 @@
 #include "parallel/plan/profile.h"
 #include "parallel/plan/profiler.h"
 #include "runtime/graph/graph.h"
+#include "runtime/train/progress.h"
 #include "runtime/train/train_config.h"
 
 namespace baton::parallel {
@@ -66,19 +67,25 @@ CpuStageShare cpu_stage_share(int groups, int stages, bool processes);
 
 // Checks `parallel`, chooses the devices, measures the compute times on the first device at the
 // micro-batch size (1 warm-up, 3 repeats), picks the cluster and evaluates the plan (the predicted
-// timeline is recorded when parallel.trace is set). `progress` hears one line as profiling starts.
+// timeline is recorded when parallel.trace is set). `report` (when given) hears one line as profiling starts.
 // With `world` (the hybrid across processes; collective), rank 0 alone measures and shares the
 // profile; every process plans, then takes rank 0's plan (and the schedule from it), so that all
 // run the same plan. With parallel.plan_file, that plan as written instead (plan_file_run.h).
 PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, const TrainConfig& config,
-                            const ParallelConfig& parallel,
-                            const std::function<void(const std::string&)>& progress = {},
+                            const ParallelConfig& parallel, RunReport* report = nullptr,
                             comm::Communicator* world = nullptr);
 
 // The engine that trains `setup`'s plan; `graph` must outlive it.
 std::unique_ptr<PipelineTrainEngine> make_pipeline_engine(const Graph& graph, const std::string& model_name,
                                                           const TrainConfig& config, const ParallelConfig& parallel,
                                                           const PipelineSetup& setup);
+
+// The stage table of a plan (one line per stage after the heading: nodes, forward/backward ms,
+// parameter, boundary and memory sizes, replicas, devices), as `baton plan` and `baton train
+// --stages` print it. `device_names`: one per stage, shown instead of the plan's cluster device ids
+// when given.
+std::string stage_table_text(const EvaluatedPlan& e, const Profile& p,
+                             const std::vector<std::string>& device_names = {});
 
 // Across processes (collective): rank 0's profile on every process (`mine` is read on rank 0 only).
 Profile share_profile(comm::Communicator& world, const Profile& mine);

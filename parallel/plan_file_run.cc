@@ -66,9 +66,7 @@ ParallelConfig with_plan_file(const ParallelConfig& parallel) {
 }
 
 PipelineSetup plan_pipeline_from_file(const Graph& graph, const std::string& model_name, const TrainConfig& config,
-                                      const ParallelConfig& parallel,
-                                      const std::function<void(const std::string&)>& progress,
-                                      comm::Communicator* world) {
+                                      const ParallelConfig& parallel, RunReport* report, comm::Communicator* world) {
   const ParallelConfig p = with_plan_file(parallel);
   check_parallel_config(p, config);
   const PlanFile file = read_plan_file(p.plan_file);
@@ -106,10 +104,10 @@ PipelineSetup plan_pipeline_from_file(const Graph& graph, const std::string& mod
   settings.batch = file.batch;
   settings.memory_cap_bytes = 1e300;  // the run itself finds out whether it fits
   settings.record_trace = !p.trace.empty();
-  if (progress && (world == nullptr || world->rank() == 0)) {
-    progress("running the plan in " + file.path + " as written (no profiling, no re-planning); its predicted step " +
-             "from the " + file.profile.source + " profile on " + file.profile.device + ", cluster " +
-             file.cluster.name());
+  if (report && (world == nullptr || world->rank() == 0)) {
+    report->line("running the plan in " + file.path +
+                 " as written (no profiling, no re-planning); its predicted step " + "from the " + file.profile.source +
+                 " profile on " + file.profile.device + ", cluster " + file.cluster.name());
   }
   setup.planned = evaluate_split_plan(choice, std::move(plan), file.profile, file.cluster, settings);
   const Plan& planned = setup.planned.plan;

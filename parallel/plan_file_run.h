@@ -9,6 +9,7 @@
 #include "parallel/parallel_config.h"
 #include "parallel/parallel_training.h"
 #include "runtime/graph/graph.h"
+#include "runtime/train/progress.h"
 #include "runtime/train/train_config.h"
 
 namespace baton::parallel {
@@ -26,8 +27,6 @@ ParallelConfig with_plan_file(const ParallelConfig& parallel);
 // `world` (one process per stage replica) the plan must have a device of its own for each replica
 // and as many replicas as processes.
 PipelineSetup plan_pipeline_from_file(const Graph& graph, const std::string& model_name, const TrainConfig& config,
-                                      const ParallelConfig& parallel,
-                                      const std::function<void(const std::string&)>& progress,
-                                      comm::Communicator* world);
+                                      const ParallelConfig& parallel, RunReport* report, comm::Communicator* world);
 
 }  // namespace baton::parallel

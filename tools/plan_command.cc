@@ -8,6 +8,7 @@
 #include <string>
 
 #include "parallel/parallel_choices.h"
+#include "parallel/parallel_training.h"
 #include "parallel/pipeline/stage_sync.h"
 #include "parallel/plan/analytic_profile.h"
 #include "parallel/plan/plan_file.h"
@@ -19,7 +20,6 @@
 #include "tools/flag_checks.h"
 #include "tools/model_flags.h"
 #include "tools/plan_pipedream.h"
-#include "tools/stage_table.h"
 
 namespace baton::cli {
 namespace {
@@ -208,7 +208,7 @@ void run_plan(const PlanFlags& f) {
   } else {
     std::printf("\n%s: %s, %s profile on %s%s, cluster %s, batch %d\n", profile.model.c_str(), chosen->label().c_str(),
                 profile.source.c_str(), profile.device.c_str(), basis.c_str(), cluster.name().c_str(), f.batch);
-    print_stage_table(*chosen, profile);
+    std::printf("%s\n", stage_table_text(*chosen, profile).c_str());
     print_summary(*chosen, single_ms);
     if (!chosen->note.empty()) std::printf("note: %s\n", chosen->note.c_str());
     if (!f.json_path.empty()) {

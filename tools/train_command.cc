@@ -8,24 +8,19 @@
 #include <memory>
 #include <optional>
 
-#include "layers/builtin_layers.h"
-#include "models/model_registry.h"
 #include "parallel/comm/launch_environment.h"
+#include "parallel/parallel_training_run.h"
 #include "parallel/plan_file_run.h"
 #include "runtime/core/atomic_file.h"
-#include "runtime/core/device_info.h"
 #include "runtime/core/error.h"
-#include "runtime/data/dataset.h"
 #include "runtime/graph/json_fields.h"
 #include "runtime/train/lr_schedule.h"
 #include "runtime/train/optimizer.h"
 #include "runtime/train/safetensors.h"
-#include "runtime/train/trainer.h"
 #include "tools/commands.h"
-#include "tools/device_flag.h"
 #include "tools/rank_output.h"
 #include "tools/train_flags.h"
-#include "tools/train_pipeline.h"
+#include "tools/train_report.h"
 #include "tools/train_resume.h"
 
 namespace baton::cli {
@@ -36,6 +31,21 @@ std::atomic<bool> g_stop{false};
 extern "C" void on_sigint(int) {
   if (g_stop.exchange(true)) std::_Exit(130);  // a second Ctrl-C stops at once
 }
+
+// While it lives, SIGINT and SIGTERM ask the run to stop (g_stop); the defaults come back after.
+struct StopOnSignals {
+  StopOnSignals() {
+    g_stop = false;
+    std::signal(SIGINT, on_sigint);
+    std::signal(SIGTERM, on_sigint);
+  }
+  ~StopOnSignals() {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+  }
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+};
 
 // A config file's checkpoint_dir when it says "resume": true (type errors are the config reader's).
 std::string file_resume_dir(const nlohmann::json& file) {
@@ -133,8 +143,7 @@ RunSettings read_settings(const CLI::App& cmd, const SettingsSources& sources) {
   return run;
 }
 
-// How a run trains: on one device, as a pipeline (or the hybrid), or data parallel.
-enum class RunKind { single_device, pipelined, data_parallel };
+using parallel::RunKind;
 
 // The run's kind, with the rules between its flags and the processes it was started as checked. (The
 // parallel settings themselves are checked where they are used: plan_pipeline,
@@ -178,37 +187,6 @@ RunKind run_kind(const CLI::App& cmd, const RunSettings& run) {
   return data_parallel ? RunKind::data_parallel : pipelined ? RunKind::pipelined : RunKind::single_device;
 }
 
-// The reference model for the data's images and classes, or the graph spec file.
-Graph build_graph(const TrainConfig& config, const data::Dataset& train_set) {
-  if (!config.model_spec.empty()) {
-    return Graph::from_json(read_json_file(config.model_spec, "model spec"), layers::builtin_layers(),
-                            config.model_spec);
-  }
-  const bool token_model = models::model_info(config.model).task == models::Task::per_position;
-  BATON_CHECK(token_model == !train_set.has_images(), "model '", config.model, "' takes ",
-              token_model ? "token sequences" : "images", "; data '", config.data, "' holds ",
-              data::layout_text(train_set.layout()));
-  if (token_model) {
-    const Shape targets = train_set.layout().targets.shape;
-    BATON_CHECK(targets.rank() == 1, "data '", config.data, "': model '", config.model,
-                "' takes per-position targets [T], not ", targets.str());
-    return models::build_model(config.model, {.batch_size = config.batch_size,
-                                              .num_classes = train_set.num_classes(),
-                                              .sequence_length = targets[0],
-                                              .with_loss = true,
-                                              .label_smoothing = config.label_smoothing});
-  }
-  const Shape image = train_set.image_shape();
-  BATON_CHECK(image[1] == image[2], "data '", config.data, "' has ", image[1], "x", image[2],
-              " images; the reference models take square images");
-  return models::build_model(config.model, {.batch_size = config.batch_size,
-                                            .num_classes = train_set.num_classes(),
-                                            .in_channels = image[0],
-                                            .image_size = image[1],
-                                            .with_loss = true,
-                                            .label_smoothing = config.label_smoothing});
-}
-
 void print_summary(const TrainSummary& s) {
   std::printf("%s after %lld steps: train loss %.4f, %.1f samples/s", s.interrupted ? "stopped" : "done",
               static_cast<long long>(s.steps), s.last_loss, s.samples_per_second);
@@ -220,8 +198,8 @@ void print_summary(const TrainSummary& s) {
   if (!s.checkpoint.empty()) std::printf("checkpoint: %s\n", s.checkpoint.c_str());
 }
 
-// Reads the settings, checks what can be checked before anything runs, then trains top-down: the
-// data, the model, and the engine its kind asks for (tools/train_pipeline.h for the parallel ones).
+// Reads the settings, checks what can be checked before anything runs, then trains as one library
+// call (parallel/parallel_training_run.h: the data, the model, the engine of the run's kind).
 int run_train(const CLI::App& cmd, const SettingsSources& sources) {
   const RunSettings run = read_settings(cmd, sources);
   const TrainConfig& config = run.settings.train;
@@ -233,26 +211,10 @@ int run_train(const CLI::App& cmd, const SettingsSources& sources) {
                 parallel::layout_description(parallel_config).c_str());
   }
 
-  const Device device = kind == RunKind::single_device ? pick_device(config.device) : Device::cpu();
-  const std::unique_ptr<data::Dataset> train_set = data::open_dataset(config.data, data::Split::train, config.seed);
-  const std::unique_ptr<data::Dataset> test_set = data::open_dataset(config.data, data::Split::test, config.seed);
-  const Graph graph = build_graph(config, *train_set);
-  const std::string model_name = config.model_spec.empty() ? config.model : config.model_spec;
-  std::printf("training %s on %s: %lld train / %lld test samples, batch %lld\n", model_name.c_str(),
-              train_set->name().c_str(), static_cast<long long>(train_set->size()),
-              static_cast<long long>(test_set->size()), static_cast<long long>(config.batch_size));
-  g_stop = false;
-  std::signal(SIGINT, on_sigint);
-  std::signal(SIGTERM, on_sigint);  // what schedulers send before they kill
-  const auto stop = [] { return g_stop.load(); };
-  const TrainSummary s =
-      kind == RunKind::data_parallel
-          ? train_data_parallel(graph, config, parallel_config, *train_set, test_set.get(), stop)
-      : kind == RunKind::pipelined
-          ? train_pipelined(graph, model_name, config, parallel_config, *train_set, test_set.get(), stop)
-          : Trainer(graph, config, *train_set, test_set.get(), device).run(stop);
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
+  // SIGINT and SIGTERM (what schedulers send before they kill) end the run after its current step.
+  const StopOnSignals signals;
+  PrintedReport report;
+  const TrainSummary s = parallel::train({config, parallel_config, kind}, report, [] { return g_stop.load(); });
   print_summary(s);
   return 0;
 }

@@ -3,8 +3,23 @@
 #include "runtime/train/progress.h"
 
 #include <cmath>
+#include <cstdarg>
+#include <vector>
 
 namespace baton {
+
+std::string formatted(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list again;
+  va_copy(again, args);
+  const int length = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  std::vector<char> text(static_cast<size_t>(length > 0 ? length : 0) + 1);
+  std::vsnprintf(text.data(), text.size(), format, again);
+  va_end(again);
+  return std::string(text.data(), text.size() - 1);
+}
 
 std::string format_duration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "?";

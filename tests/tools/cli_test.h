@@ -63,6 +63,16 @@ class CliTest : public ::testing::Test {
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file_text(out), read_file_text(err)};
   }
 
+  // `baton <args> --json DIR/<name>` (a benchmark's report): asserts that it succeeded and wrote the
+  // file, and gives its output and the JSON read. Call it in ASSERT_NO_FATAL_FAILURE.
+  void run_bench(const std::string& args, const std::string& name, CliResult& run, nlohmann::json& report) {
+    const std::filesystem::path path = dir_ / name;
+    run = run_baton(args + " --json " + path.string());
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    ASSERT_TRUE(std::filesystem::exists(path));
+    report = nlohmann::json::parse(read_file_text(path));
+  }
+
   // `baton <args>` exits with code 1 and one line on stderr containing `text`.
   void expect_one_line_error(const std::string& args, const std::string& text, const std::string& environment = "") {
     const CliResult r = run_baton(args, environment);

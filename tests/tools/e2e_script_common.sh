@@ -1,7 +1,9 @@
 # Sourced by the end-to-end scripts of tests/tools (run_mpi_train.sh, run_mpi_hybrid.sh,
 # run_mpi_bench.sh, run_gpu_train.sh): reads "<baton> [<mpiexec> <its arguments...>]" into $baton and
 # the array mpiexec, makes a scratch folder $dir removed on exit, fail() records a failure (the
-# script exits with $failed at its end), and kill_rank_mid_run checks a job that loses a rank.
+# script exits with $failed at its end), losses reads a metrics file, check_job_like_in_process
+# checks an MPI job against the same run in one process, and kill_rank_mid_run checks a job that
+# loses a rank.
 baton=$1
 shift
 mpiexec=("$@")
@@ -11,6 +13,27 @@ failed=0
 fail() {
   echo "$(basename "$0" .sh): FAILED: $*" >&2
   failed=1
+}
+
+# The "loss" fields of a metrics file, a line each.
+losses() { grep -o '"loss":[^,}]*' "$1"; }
+
+# check_job_like_in_process STATUS PATTERN WHAT: the MPI job of 4 steps (its output $dir/mpi.out, metrics
+# $dir/mpi.jsonl, checkpoints $dir/ckpt) exited with STATUS 0, rank 0 alone printed WHAT (a line
+# matching PATTERN) and the summary, it logged exactly the losses and evaluation of the in-process run
+# ($dir/inproc.jsonl) and saved a checkpoint of step 4.
+check_job_like_in_process() {
+  local status=$1 pattern=$2 what=$3
+  cat "$dir/mpi.out"
+  [[ $status -eq 0 ]] || fail "the MPI run exited with status $status"
+  [[ $(grep -c "$pattern" "$dir/mpi.out") -eq 1 ]] || fail "rank 0 alone should print $what once"
+  [[ $(grep -c '^done after 4 steps' "$dir/mpi.out") -eq 1 ]] || fail "rank 0 alone should print the summary once"
+  if [[ "$(losses "$dir/inproc.jsonl")" != "$(losses "$dir/mpi.jsonl")" ]]; then
+    fail "the MPI run's losses differ from the in-process run's:"
+    paste <(losses "$dir/inproc.jsonl") <(losses "$dir/mpi.jsonl") >&2
+  fi
+  [[ $(losses "$dir/mpi.jsonl" | wc -l) -eq 5 ]] || fail "expected 4 train lines and 1 eval line in the metrics"
+  [[ -d "$dir/ckpt/step-00000004" ]] || fail "no checkpoint of step 4"
 }
 
 # kill_rank_mid_run RANK NP TRAIN-ARGUMENTS...: starts `mpiexec -n NP baton train ARGUMENTS` on a long

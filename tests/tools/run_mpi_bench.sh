@@ -9,16 +9,24 @@ source "$(dirname "${BASH_SOURCE[0]}")/e2e_script_common.sh"
 # count FILE FIELD: how many times "FIELD": <a number greater than 0> appears in FILE.
 count_positive() { awk -v key="\"$2\":" '$1 == key { v = $2; sub(/,$/, "", v); if (v + 0 > 0) n++ } END { print n + 0 }' "$1"; }
 has() { grep -q -- "$2" "$1" || fail "$1 lacks $2"; }
+# run_bench_job NAME PATTERN WHAT ARGUMENTS...: `mpiexec -n 2 baton bench NAME ARGUMENTS --json
+# $dir/NAME.json` (its output in $dir/NAME.out) ends with status 0 and rank 0 alone does WHAT (prints
+# one line matching PATTERN); true when it wrote $dir/NAME.json, a failure otherwise.
+run_bench_job() {
+  local name=$1 pattern=$2 what=$3
+  shift 3
+  "${mpiexec[@]}" -n 2 "$baton" bench "$name" "$@" --json "$dir/$name.json" >"$dir/$name.out" 2>&1
+  local status=$?
+  cat "$dir/$name.out"
+  [[ $status -eq 0 ]] || fail "bench $name exited with status $status"
+  [[ $(grep -c "$pattern" "$dir/$name.out") -eq 1 ]] || fail "rank 0 alone should $what"
+  [[ -f "$dir/$name.json" ]] || { fail "no $name.json"; return 1; }
+}
 
 echo "== mpiexec -n 2 baton bench comm --backend mpi --max-bytes 1M"
-"${mpiexec[@]}" -n 2 "$baton" bench comm --backend mpi --max-bytes 1M --warmup 1 --repeats 3 --json "$dir/comm.json" \
-  >"$dir/comm.out" 2>&1
-status=$?
-cat "$dir/comm.out"
-[[ $status -eq 0 ]] || fail "bench comm exited with status $status"
-[[ $(grep -c '^all-reduce (sum, f32), 2 processes (mpi backend' "$dir/comm.out") -eq 1 ]] || fail "rank 0 alone should print the header once"
-[[ $(grep -c '^wrote ' "$dir/comm.out") -eq 1 ]] || fail "rank 0 alone should write the JSON"
-if [[ -f "$dir/comm.json" ]]; then
+if run_bench_job comm '^all-reduce (sum, f32), 2 processes (mpi backend' "print the header once" --backend mpi \
+  --max-bytes 1M --warmup 1 --repeats 3; then
+  [[ $(grep -c '^wrote ' "$dir/comm.out") -eq 1 ]] || fail "rank 0 alone should write the JSON"
   has "$dir/comm.json" '"backend": "mpi"'
   has "$dir/comm.json" '"ranks": 2'
   has "$dir/comm.json" '"baseline": "MPI_Allreduce"'
@@ -29,17 +37,10 @@ if [[ -f "$dir/comm.json" ]]; then
     [[ $(count_positive "$dir/comm.json" "$field") -eq 9 ]] || fail "comm.json: expected 9 positive \"$field\""
   done
   [[ $(count_positive "$dir/comm.json" max_time_percent_of_baseline_from_1mib) -eq 1 ]] || fail "comm.json: no summary from 1 MiB"
-else
-  fail "no comm.json"
 fi
 
 echo "== mpiexec -n 2 baton bench dp"
-"${mpiexec[@]}" -n 2 "$baton" bench dp --batch-size 4 --steps 2 --warmup 1 --json "$dir/dp.json" >"$dir/dp.out" 2>&1
-status=$?
-cat "$dir/dp.out"
-[[ $status -eq 0 ]] || fail "bench dp exited with status $status"
-[[ $(grep -c '^scaling efficiency:' "$dir/dp.out") -eq 1 ]] || fail "rank 0 alone should print the scaling line once"
-if [[ -f "$dir/dp.json" ]]; then
+if run_bench_job dp '^scaling efficiency:' "print the scaling line once" --batch-size 4 --steps 2 --warmup 1; then
   has "$dir/dp.json" '"mode": "processes"'
   has "$dir/dp.json" '"replicas": 2'
   has "$dir/dp.json" '"available": true'
@@ -47,17 +48,9 @@ if [[ -f "$dir/dp.json" ]]; then
   for field in scaling_efficiency allreduce_ms core_bound_step_ms measured_over_predicted; do
     [[ $(count_positive "$dir/dp.json" "$field") -eq 1 ]] || fail "dp.json: expected a positive \"$field\""
   done
-else
-  fail "no dp.json"
 fi
 echo "== mpiexec -n 2 baton bench hybrid (every G x S = 2: 1x2, 2x1 under both strategies)"
-"${mpiexec[@]}" -n 2 "$baton" bench hybrid --batch-size 8 --steps 2 --warmup 1 --json "$dir/hybrid.json" \
-  >"$dir/hybrid.out" 2>&1
-status=$?
-cat "$dir/hybrid.out"
-[[ $status -eq 0 ]] || fail "bench hybrid exited with status $status"
-[[ $(grep -c '^wrote ' "$dir/hybrid.out") -eq 1 ]] || fail "rank 0 alone should write the JSON"
-if [[ -f "$dir/hybrid.json" ]]; then
+if run_bench_job hybrid '^wrote ' "write the JSON" --batch-size 8 --steps 2 --warmup 1; then
   has "$dir/hybrid.json" '"mode": "processes"'
   has "$dir/hybrid.json" '"processes": 2'
   [[ $(count_positive "$dir/hybrid.json" samples_per_s) -eq 3 ]] || fail "hybrid.json: expected 3 positive samples_per_s"
@@ -67,8 +60,6 @@ if [[ -f "$dir/hybrid.json" ]]; then
   partition_messages=$(awk '$1 == "\"allreduce_messages_per_step\":" { m = $2; sub(/,$/, "", m) }
     $1 == "\"grad_sync\":" && $2 ~ /partition/ { print m + 0 }' "$dir/hybrid.json")
   [[ "$partition_messages" == "1" ]] || fail "hybrid.json: partition sent '$partition_messages' all-reduces per step, expected 1"
-else
-  fail "no hybrid.json"
 fi
 [[ $failed -eq 0 ]] && echo "run_mpi_bench: passed"
 exit $failed

@@ -12,7 +12,6 @@
 set -uo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/e2e_script_common.sh"
-losses() { grep -o '"loss":[^,}]*' "$1"; }
 
 common=(train --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --steps 4 --workers 1 --log-every 1
         --eval-every 1 --lr 0.05 --groups 2 --stages 2 --micro-batches 2)
@@ -27,17 +26,7 @@ BATON_NUM_THREADS=4 "$baton" "${common[@]}" --metrics "$dir/inproc.jsonl" >"$dir
 echo "== mpiexec -n 4"
 BATON_NUM_THREADS=1 "${mpiexec[@]}" -n 4 "$baton" "${common[@]}" --metrics "$dir/mpi.jsonl" --checkpoint-dir "$dir/ckpt" \
   --trace "$dir/t.json" >"$dir/mpi.out" 2>&1
-status=$?
-cat "$dir/mpi.out"
-[[ $status -eq 0 ]] || fail "the MPI run exited with status $status"
-[[ $(grep -c '^across processes: 2 x 2 processes' "$dir/mpi.out") -eq 1 ]] || fail "rank 0 alone should print the layout once"
-[[ $(grep -c '^done after 4 steps' "$dir/mpi.out") -eq 1 ]] || fail "rank 0 alone should print the summary once"
-if [[ "$(losses "$dir/inproc.jsonl")" != "$(losses "$dir/mpi.jsonl")" ]]; then
-  fail "the MPI run's losses differ from the in-process run's:"
-  paste <(losses "$dir/inproc.jsonl") <(losses "$dir/mpi.jsonl") >&2
-fi
-[[ $(losses "$dir/mpi.jsonl" | wc -l) -eq 5 ]] || fail "expected 4 train lines and 1 eval line in the metrics"
-[[ -d "$dir/ckpt/step-00000004" ]] || fail "no checkpoint of step 4"
+check_job_like_in_process $? '^across processes: 2 x 2 processes' "the layout"
 for rank in 0 1 2 3; do  # each process's own timeline, its stage's all-reduces on their lane
   grep -q '"cat":"allreduce"' "$dir/t.rank$rank.json" 2>/dev/null || fail "t.rank$rank.json: missing, or no all-reduce in it"
 done

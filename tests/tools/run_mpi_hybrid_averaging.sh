@@ -8,7 +8,6 @@
 set -uo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/e2e_script_common.sh"
-losses() { grep -o '"loss":[^,}]*' "$1"; }
 
 common=(train --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --workers 1 --log-every 1
         --eval-every 1 --lr 0.05 --groups 2 --stages 2 --micro-batches 2 --partitioner uniform --model-averaging bmuf

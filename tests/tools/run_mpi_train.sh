@@ -8,7 +8,6 @@
 set -uo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/e2e_script_common.sh"
-losses() { grep -o '"loss":[^,}]*' "$1"; }
 
 common=(train --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --steps 4 --workers 1 --log-every 1
         --eval-every 1 --lr 0.05 --data-parallel 2)
@@ -19,17 +18,7 @@ echo "== in-process, 2 replicas"
 echo "== mpiexec -n 2"
 "${mpiexec[@]}" -n 2 "$baton" "${common[@]}" --metrics "$dir/mpi.jsonl" --checkpoint-dir "$dir/ckpt" \
   >"$dir/mpi.out" 2>&1
-status=$?
-cat "$dir/mpi.out"
-[[ $status -eq 0 ]] || fail "the MPI run exited with status $status"
-[[ $(grep -c 'data parallel: 2 replicas (one per process' "$dir/mpi.out") -eq 1 ]] || fail "rank 0 alone should print the setup line once"
-[[ $(grep -c '^done after 4 steps' "$dir/mpi.out") -eq 1 ]] || fail "rank 0 alone should print the summary once"
-if [[ "$(losses "$dir/inproc.jsonl")" != "$(losses "$dir/mpi.jsonl")" ]]; then
-  fail "the MPI run's losses differ from the in-process run's:"
-  paste <(losses "$dir/inproc.jsonl") <(losses "$dir/mpi.jsonl") >&2
-fi
-[[ $(losses "$dir/mpi.jsonl" | wc -l) -eq 5 ]] || fail "expected 4 train lines and 1 eval line in the metrics"
-[[ -d "$dir/ckpt/step-00000004" ]] || fail "no checkpoint of step 4"
+check_job_like_in_process $? 'data parallel: 2 replicas (one per process' "the setup line"
 cp -r "$dir/ckpt" "$dir/ckpt4"  # each resume below writes its own later checkpoints
 
 echo "== --data-parallel that differs from the process count: an error on every rank"

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -13,18 +12,14 @@
 namespace baton::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 using BenchDpCommand = CliTest;
 
 TEST_F(BenchDpCommand, TwoReplicasWriteTheDocumentedJson) {
-  const fs::path json = dir_ / "dp.json";
-  const CliResult r = run_baton("bench dp --batch-size 4 --steps 2 --warmup 1 --replicas 2 --json " + json.string());
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  CliResult r;
+  nlohmann::json j;
+  ASSERT_NO_FATAL_FAILURE(run_bench("bench dp --batch-size 4 --steps 2 --warmup 1 --replicas 2", "dp.json", r, j));
   EXPECT_NE(r.out.find("scaling efficiency:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("of it during backward"), std::string::npos) << r.out;
-  ASSERT_TRUE(fs::exists(json));
-  const nlohmann::json j = nlohmann::json::parse(read_file_text(json));
 
   EXPECT_EQ(j["benchmark"], "dp");
   EXPECT_EQ(j["model"], "resnet20");

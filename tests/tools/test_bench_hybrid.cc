@@ -5,7 +5,6 @@
 // with a bound.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -14,16 +13,13 @@
 namespace baton::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 using BenchHybridCommand = CliTest;
 
 TEST_F(BenchHybridCommand, LayoutsAndStrategiesWriteTheDocumentedJson) {
-  const fs::path json = dir_ / "hybrid.json";
-  const CliResult r = run_baton("bench hybrid --batch-size 8 --steps 1 --warmup 0 --json " + json.string());
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  CliResult r;
+  nlohmann::json j;
+  ASSERT_NO_FATAL_FAILURE(run_bench("bench hybrid --batch-size 8 --steps 1 --warmup 0", "hybrid.json", r, j));
   EXPECT_NE(r.out.find("2x2     partition"), std::string::npos) << r.out;
-  const nlohmann::json j = nlohmann::json::parse(read_file_text(json));
   EXPECT_EQ(j["benchmark"], "hybrid");
   EXPECT_EQ(j["model"], "resnet20");
   EXPECT_EQ(j["batch"], 8);
