@@ -1,20 +1,11 @@
 # BATON_MPI=AUTO|ON|OFF: finds MPI for multi-process runs (used by the parallel subsystem).
+include(BatonFind)
 set(BATON_HAVE_MPI OFF)
-if(NOT BATON_MPI STREQUAL "OFF")
-  if(BATON_MPI STREQUAL "ON")
-    find_package(MPI REQUIRED COMPONENTS CXX)
-  else()
-    find_package(MPI QUIET COMPONENTS CXX)
-  endif()
-  if(MPI_CXX_FOUND)
-    set(BATON_HAVE_MPI ON)
-  endif()
+baton_find_cxx_package(BATON_MPI MPI)
+if(MPI_CXX_FOUND)
+  set(BATON_HAVE_MPI ON)
 endif()
-if(BATON_HAVE_MPI)
-  set(BATON_HAVE_MPI_01 1)
-else()
-  set(BATON_HAVE_MPI_01 0)
-endif()
+baton_have_01(MPI)
 
 # The mpi tests need mpiexec as well as the library. Open MPI refuses to start as root (CI runs in
 # containers as root) and to start more processes than there are cores (CI has 2) unless told to.

@@ -52,6 +52,37 @@ T* data_or_null(const Tensor& t) {
   return t.defined() ? t.data<T>() : nullptr;
 }
 
+// Both backward passes: the checks, then the CPU side or `on_cuda`. Train differentiates through the
+// batch statistics (stat_a, stat_b = save_mean, save_invstd), eval through the given ones (mean, var;
+// invstd = 1/sqrt(var + eps)).
+template <typename OnCuda>
+void backward(std::string_view op, Context& ctx, bool train, const Tensor& x, const Tensor& dy, const Tensor& weight,
+              const NamedTensor& stat_a, const NamedTensor& stat_b, double eps, const Tensor& dx,
+              const Tensor& weight_grad, const Tensor& bias_grad, OnCuda on_cuda) {
+  check_backward(op, ctx, x, dy, weight, stat_a, stat_b, eps, dx, weight_grad, bias_grad);
+  if (x.numel() == 0 || (!dx.defined() && !weight_grad.defined())) return;
+  const auto on_cpu = [&] {
+    if (any_channels_last({&x, &dy, &dx})) {
+      BatchNormTensors t{
+          .x = x, .weight = weight, .dy = dy, .dx = dx, .weight_grad = weight_grad, .bias_grad = bias_grad};
+      (train ? t.save_mean : t.mean) = stat_a.tensor;
+      (train ? t.save_invstd : t.var) = stat_b.tensor;
+      return channels_last::batch_norm(
+          ctx, train ? channels_last::BatchNormOp::backward_train : channels_last::BatchNormOp::backward_eval, t, eps);
+    }
+    dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
+      std::vector<double> invstd = channel_values<T>(stat_b.tensor);
+      if (!train) {
+        for (double& v : invstd) v = 1.0 / std::sqrt(v + eps);
+      }
+      cpu::batch_norm_backward(x.data<T>(), dy.data<T>(), data_or_null<T>(weight), x.size(0), x.size(1),
+                               x.size(2) * x.size(3), channel_values<T>(stat_a.tensor), invstd, train,
+                               data_or_null<T>(dx), data_or_null<T>(weight_grad), data_or_null<T>(bias_grad));
+    });
+  };
+  on_device(op, ctx, on_cpu, on_cuda);
+}
+
 }  // namespace
 
 void batch_norm_forward_train(Context& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias, double eps,
@@ -129,81 +160,33 @@ void batch_norm_forward_eval(Context& ctx, const Tensor& x, const Tensor& weight
 void batch_norm_backward_train(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& weight,
                                const Tensor& save_mean, const Tensor& save_invstd, double eps, const Tensor& dx,
                                const Tensor& weight_grad, const Tensor& bias_grad) {
-  constexpr std::string_view op = "batch_norm_backward_train";
-  check_backward(op, ctx, x, dy, weight, {"save_mean", save_mean}, {"save_invstd", save_invstd}, eps, dx, weight_grad,
-                 bias_grad);
-  if (x.numel() == 0 || (!dx.defined() && !weight_grad.defined())) return;
-  on_device(
-      op, ctx,
-      [&] {
-        if (any_channels_last({&x, &dy, &dx})) {
-          return channels_last::batch_norm(ctx, channels_last::BatchNormOp::backward_train,
-                                           {.x = x,
-                                            .weight = weight,
-                                            .save_mean = save_mean,
-                                            .save_invstd = save_invstd,
-                                            .dy = dy,
-                                            .dx = dx,
-                                            .weight_grad = weight_grad,
-                                            .bias_grad = bias_grad},
-                                           eps);
-        }
-        dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
-          cpu::batch_norm_backward(x.data<T>(), dy.data<T>(), data_or_null<T>(weight), x.size(0), x.size(1),
-                                   x.size(2) * x.size(3), channel_values<T>(save_mean), channel_values<T>(save_invstd),
-                                   true, data_or_null<T>(dx), data_or_null<T>(weight_grad), data_or_null<T>(bias_grad));
-        });
-      },
-      [&](auto& cuda_ctx) {
-        Scratch scratch;
-        const int ones = scratch.plan(!weight.defined(), channel_bytes(x));
-        const int dx_scratch = scratch.plan(!dx.defined(), x.nbytes());
-        const int dw_scratch = scratch.plan(!weight_grad.defined(), channel_bytes(x));
-        const int db_scratch = scratch.plan(!bias_grad.defined(), channel_bytes(x));
-        scratch.acquire(cuda_ctx);
-        cuda::batch_norm_backward_train(
-            cuda_ctx, backward_train_args(
-                          x, dy, channel_or_constant(cuda_ctx, weight, scratch, ones, x.dtype(), x.size(1), 1.0),
-                          save_mean, save_invstd, eps, dx.defined() ? dx.data_ptr() : scratch.get(dx_scratch),
-                          weight_grad.defined() ? weight_grad.data_ptr() : scratch.get(dw_scratch),
-                          bias_grad.defined() ? bias_grad.data_ptr() : scratch.get(db_scratch), weight_grad.defined()));
-      });
+  backward("batch_norm_backward_train", ctx, true, x, dy, weight, {"save_mean", save_mean},
+           {"save_invstd", save_invstd}, eps, dx, weight_grad, bias_grad, [&](auto& cuda_ctx) {
+             Scratch scratch;
+             const int ones = scratch.plan(!weight.defined(), channel_bytes(x));
+             const int dx_scratch = scratch.plan(!dx.defined(), x.nbytes());
+             const int dw_scratch = scratch.plan(!weight_grad.defined(), channel_bytes(x));
+             const int db_scratch = scratch.plan(!bias_grad.defined(), channel_bytes(x));
+             scratch.acquire(cuda_ctx);
+             cuda::batch_norm_backward_train(
+                 cuda_ctx,
+                 backward_train_args(
+                     x, dy, channel_or_constant(cuda_ctx, weight, scratch, ones, x.dtype(), x.size(1), 1.0), save_mean,
+                     save_invstd, eps, dx.defined() ? dx.data_ptr() : scratch.get(dx_scratch),
+                     weight_grad.defined() ? weight_grad.data_ptr() : scratch.get(dw_scratch),
+                     bias_grad.defined() ? bias_grad.data_ptr() : scratch.get(db_scratch), weight_grad.defined()));
+           });
 }
 
 void batch_norm_backward_eval(Context& ctx, const Tensor& x, const Tensor& dy, const Tensor& weight, const Tensor& mean,
                               const Tensor& var, double eps, const Tensor& dx, const Tensor& weight_grad,
                               const Tensor& bias_grad) {
-  constexpr std::string_view op = "batch_norm_backward_eval";
-  check_backward(op, ctx, x, dy, weight, {"mean", mean}, {"var", var}, eps, dx, weight_grad, bias_grad);
-  if (x.numel() == 0 || (!dx.defined() && !weight_grad.defined())) return;
-  on_device(
-      op, ctx,
-      [&] {
-        if (any_channels_last({&x, &dy, &dx})) {
-          return channels_last::batch_norm(ctx, channels_last::BatchNormOp::backward_eval,
-                                           {.x = x,
-                                            .weight = weight,
-                                            .dy = dy,
-                                            .dx = dx,
-                                            .weight_grad = weight_grad,
-                                            .bias_grad = bias_grad,
-                                            .mean = mean,
-                                            .var = var},
-                                           eps);
-        }
-        dispatch_f32_f64(op, x.dtype(), [&]<typename T>() {
-          std::vector<double> invstd = channel_values<T>(var);
-          for (double& v : invstd) v = 1.0 / std::sqrt(v + eps);
-          cpu::batch_norm_backward(x.data<T>(), dy.data<T>(), data_or_null<T>(weight), x.size(0), x.size(1),
-                                   x.size(2) * x.size(3), channel_values<T>(mean), invstd, false, data_or_null<T>(dx),
-                                   data_or_null<T>(weight_grad), data_or_null<T>(bias_grad));
-        });
-      },
-      [&](auto& cuda_ctx) {
-        cuda::batch_norm_backward_eval(cuda_ctx, x.dtype(), dims_of(x), x.data_ptr(), dy.data_ptr(),
-                                       pointer_or_null(weight), mean.data_ptr(), var.data_ptr(), eps,
-                                       pointer_or_null(dx), pointer_or_null(weight_grad), pointer_or_null(bias_grad));
-      });
+  backward("batch_norm_backward_eval", ctx, false, x, dy, weight, {"mean", mean}, {"var", var}, eps, dx, weight_grad,
+           bias_grad, [&](auto& cuda_ctx) {
+             cuda::batch_norm_backward_eval(
+                 cuda_ctx, x.dtype(), dims_of(x), x.data_ptr(), dy.data_ptr(), pointer_or_null(weight), mean.data_ptr(),
+                 var.data_ptr(), eps, pointer_or_null(dx), pointer_or_null(weight_grad), pointer_or_null(bias_grad));
+           });
 }
 
 std::function<void()> batch_norm_library_call(Context& ctx, BatchNormPass pass, const BatchNormTensors& t, double eps,

@@ -6,6 +6,7 @@
 
 #include "kernels/cuda/deferred_checks_cuda.h"
 #include "kernels/device_dispatch.h"
+#include "runtime/core/enum_table.h"
 #include "runtime/core/error.h"
 
 namespace baton::kernels {
@@ -14,19 +15,10 @@ namespace {
 static_assert(sizeof(LabelCheckRecord) <= kDeferredCheckBytes, "the label check record must fit the context's buffer");
 
 std::string_view op_name(int64_t op) {
-  switch (static_cast<CheckedOp>(op)) {
-    case CheckedOp::softmax_cross_entropy_forward:
-      return "softmax_cross_entropy_forward";
-    case CheckedOp::softmax_cross_entropy_backward:
-      return "softmax_cross_entropy_backward";
-    case CheckedOp::topk_correct:
-      return "topk_correct";
-    case CheckedOp::one_hot:
-      return "one_hot";
-    case CheckedOp::none:
-      break;
-  }
-  return "an unknown op";
+  // kNames[0] stands for CheckedOp::none.
+  constexpr std::string_view kNames[] = {"an unknown op", "softmax_cross_entropy_forward",
+                                         "softmax_cross_entropy_backward", "topk_correct", "one_hot"};
+  return enum_lookup<CheckedOp::one_hot>(static_cast<CheckedOp>(op), kNames, "an unknown op");
 }
 
 }  // namespace

@@ -46,4 +46,16 @@ void on_device_floating(std::string_view op, Context& ctx, DType dtype, CpuFn&& 
       op, ctx, [&] { dispatch_floating(op, dtype, cpu_fn); }, cuda_fn);
 }
 
+// on_device_floating with a second type: on a CPU device `cpu_fn.template operator()<T, L>()` with T
+// the element type of `dtype` and L the C++ type of the label or index dtype `label_dtype` (i32 or
+// i64: dispatch_labels).
+template <typename CpuFn, typename CudaFn>
+void on_device_floating_labels(std::string_view op, Context& ctx, DType dtype, DType label_dtype, CpuFn&& cpu_fn,
+                               CudaFn&& cuda_fn) {
+  on_device_floating(
+      op, ctx, dtype,
+      [&]<typename T>() { dispatch_labels(label_dtype, [&]<typename L>() { cpu_fn.template operator()<T, L>(); }); },
+      cuda_fn);
+}
+
 }  // namespace baton::kernels

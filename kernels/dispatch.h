@@ -39,7 +39,7 @@ decltype(auto) dispatch_f32_f64(std::string_view op, DType dtype, Fn&& fn) {
   return dispatch_floating_types<false, Half, BFloat16>(op, dtype, "f32 or f64", std::forward<Fn>(fn));
 }
 
-// A label dtype (checked before: i32 or i64) -> int32_t, int64_t.
+// A label or index dtype (checked before: i32 or i64) -> int32_t, int64_t.
 template <typename Fn>
 decltype(auto) dispatch_labels(DType dtype, Fn&& fn) {
   if (dtype == DType::i32) return fn.template operator()<int32_t>();

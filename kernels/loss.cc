@@ -79,16 +79,12 @@ void softmax_cross_entropy_forward(Context& ctx, const Tensor& logits, const Ten
   check_dtype_in(op, {"loss_out", loss_out}, {logits.dtype() == DType::f64 ? DType::f64 : DType::f32});
   check_label_values(op, CheckedOp::softmax_cross_entropy_forward, ctx, labels, rc);
 
-  on_device(
-      op, ctx,
-      [&] {
-        dispatch_floating(op, logits.dtype(), [&]<typename T>() {
-          dispatch_labels(labels.dtype(), [&]<typename L>() {
-            const double loss = cpu::softmax_cross_entropy_forward(logits.data<T>(), labels.data<L>(), rc.rows,
-                                                                   rc.classes, label_smoothing, probs_out.data<T>());
-            loss_out.data<cpu::Acc<T>>()[0] = static_cast<cpu::Acc<T>>(loss);
-          });
-        });
+  on_device_floating_labels(
+      op, ctx, logits.dtype(), labels.dtype(),
+      [&]<typename T, typename L>() {
+        const double loss = cpu::softmax_cross_entropy_forward(logits.data<T>(), labels.data<L>(), rc.rows, rc.classes,
+                                                               label_smoothing, probs_out.data<T>());
+        loss_out.data<cpu::Acc<T>>()[0] = static_cast<cpu::Acc<T>>(loss);
       },
       [&](auto& cuda_ctx) {
         cuda::softmax_cross_entropy_forward(
@@ -109,15 +105,11 @@ void softmax_cross_entropy_backward(Context& ctx, const Tensor& probs, const Ten
   check_same_dtype(op, {{"probs", probs}, {"dlogits", dlogits}});
   check_label_values(op, CheckedOp::softmax_cross_entropy_backward, ctx, labels, rc);
 
-  on_device(
-      op, ctx,
-      [&] {
-        dispatch_floating(op, probs.dtype(), [&]<typename T>() {
-          dispatch_labels(labels.dtype(), [&]<typename L>() {
-            cpu::softmax_cross_entropy_backward(probs.data<T>(), labels.data<L>(), rc.rows, rc.classes, label_smoothing,
-                                                grad_scale, dlogits.data<T>());
-          });
-        });
+  on_device_floating_labels(
+      op, ctx, probs.dtype(), labels.dtype(),
+      [&]<typename T, typename L>() {
+        cpu::softmax_cross_entropy_backward(probs.data<T>(), labels.data<L>(), rc.rows, rc.classes, label_smoothing,
+                                            grad_scale, dlogits.data<T>());
       },
       [&](auto& cuda_ctx) {
         cuda::softmax_cross_entropy_backward(cuda_ctx, probs.data_ptr(), probs.dtype(), labels.data_ptr(),
@@ -136,15 +128,10 @@ void topk_correct(Context& ctx, const Tensor& logits, const Tensor& labels, int 
   check_dtype_in(op, {"count_out", count_out}, {DType::i64});
   check_label_values(op, CheckedOp::topk_correct, ctx, labels, rc);
 
-  on_device(
-      op, ctx,
-      [&] {
-        dispatch_floating(op, logits.dtype(), [&]<typename T>() {
-          dispatch_labels(labels.dtype(), [&]<typename L>() {
-            count_out.data<int64_t>()[0] =
-                cpu::topk_correct(logits.data<T>(), labels.data<L>(), rc.rows, rc.classes, k);
-          });
-        });
+  on_device_floating_labels(
+      op, ctx, logits.dtype(), labels.dtype(),
+      [&]<typename T, typename L>() {
+        count_out.data<int64_t>()[0] = cpu::topk_correct(logits.data<T>(), labels.data<L>(), rc.rows, rc.classes, k);
       },
       [&](auto& cuda_ctx) {
         cuda::topk_correct(cuda_ctx, logits.data_ptr(), logits.dtype(), labels.data_ptr(), labels.dtype(), rc.rows,

@@ -76,13 +76,6 @@ void check_no_dilation(std::string_view op, const Pool2dGeometry& g) {
               " is not supported (average pooling has no dilation; expected [1, 1])");
 }
 
-// Calls fn.template operator()<I>() with I the C++ type of an index dtype (i32 or i64, checked before).
-template <typename Fn>
-void dispatch_index(DType dtype, Fn&& fn) {
-  if (dtype == DType::i32) return fn.template operator()<int32_t>();
-  return fn.template operator()<int64_t>();
-}
-
 // Average pooling forward (x to y) or backward (dy to dx): the checks between x or dx and the
 // pooled y or dy, then the CPU loop or the CUDA launcher over the planes of x or dx.
 void avg_pool2d(std::string_view op, Context& ctx, bool forward, const NamedTensor& source, const NamedTensor& target,
@@ -147,19 +140,14 @@ void max_pool2d_forward(Context& ctx, const Tensor& x, const Pool2dGeometry& g, 
                         const Tensor& indices) {
   constexpr std::string_view op = "max_pool2d_forward";
   const PoolPlane p = check_max_pool(op, ctx, {"x", x}, {"y", y}, indices, g);
-  on_device(
-      op, ctx,
-      [&] {
-        dispatch_floating(op, x.dtype(), [&]<typename T>() {
-          dispatch_index(indices.dtype(), [&]<typename I>() {
-            if (is_channels_last(x)) {
-              cpu::max_pool2d_forward_channels_last(x.data<T>(), x.size(0), x.size(1), p, y.data<T>(),
-                                                    indices.data<I>());
-            } else {
-              cpu::max_pool2d_forward(x.data<T>(), planes_of(x), p, y.data<T>(), indices.data<I>());
-            }
-          });
-        });
+  on_device_floating_labels(
+      op, ctx, x.dtype(), indices.dtype(),
+      [&]<typename T, typename I>() {
+        if (is_channels_last(x)) {
+          cpu::max_pool2d_forward_channels_last(x.data<T>(), x.size(0), x.size(1), p, y.data<T>(), indices.data<I>());
+        } else {
+          cpu::max_pool2d_forward(x.data<T>(), planes_of(x), p, y.data<T>(), indices.data<I>());
+        }
       },
       [&](auto& cuda_ctx) {
         cuda::max_pool2d_forward(cuda_ctx, x.dtype(), indices.dtype(), x.data_ptr(), planes_of(x), p, y.data_ptr(),
@@ -171,19 +159,15 @@ void max_pool2d_backward(Context& ctx, const Tensor& dy, const Tensor& indices, 
                          const Tensor& dx) {
   constexpr std::string_view op = "max_pool2d_backward";
   const PoolPlane p = check_max_pool(op, ctx, {"dx", dx}, {"dy", dy}, indices, g);
-  on_device(
-      op, ctx,
-      [&] {
-        dispatch_floating(op, dx.dtype(), [&]<typename T>() {
-          dispatch_index(indices.dtype(), [&]<typename I>() {
-            if (is_channels_last(dx)) {
-              cpu::max_pool2d_backward_channels_last(dy.data<T>(), indices.data<I>(), dx.size(0), dx.size(1), p,
-                                                     dx.data<T>());
-            } else {
-              cpu::max_pool2d_backward(dy.data<T>(), indices.data<I>(), planes_of(dx), p, dx.data<T>());
-            }
-          });
-        });
+  on_device_floating_labels(
+      op, ctx, dx.dtype(), indices.dtype(),
+      [&]<typename T, typename I>() {
+        if (is_channels_last(dx)) {
+          cpu::max_pool2d_backward_channels_last(dy.data<T>(), indices.data<I>(), dx.size(0), dx.size(1), p,
+                                                 dx.data<T>());
+        } else {
+          cpu::max_pool2d_backward(dy.data<T>(), indices.data<I>(), planes_of(dx), p, dx.data<T>());
+        }
       },
       [&](auto& cuda_ctx) {
         cuda::max_pool2d_backward(cuda_ctx, dx.dtype(), indices.dtype(), dy.data_ptr(), indices.data_ptr(),

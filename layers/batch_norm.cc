@@ -56,7 +56,7 @@ class DeferredStatistics final : public DeferredUpdate {
 
 }  // namespace
 
-BatchNorm2d::BatchNorm2d(const BatchNorm2dOptions& options) : options_(options) {
+BatchNorm2d::BatchNorm2d(const BatchNorm2dOptions& options) : OptionsLayer(options) {
   BATON_CHECK(options.num_features >= 1, "BatchNorm2d: num_features is ", options.num_features,
               ", expected at least 1");
   BATON_CHECK(options.eps > 0.0, "BatchNorm2d: eps is ", options.eps, ", expected a value > 0");
@@ -67,32 +67,32 @@ BatchNorm2d::BatchNorm2d(const BatchNorm2dOptions& options) : options_(options) 
 }
 
 nlohmann::json BatchNorm2d::config() const {
-  return {{"num_features", options_.num_features},
-          {"eps", options_.eps},
-          {"momentum", options_.momentum},
-          {"affine", options_.affine},
-          {"track_running_stats", options_.track_running_stats},
-          {"freeze_statistics", options_.freeze_statistics}};
+  return {{"num_features", options().num_features},
+          {"eps", options().eps},
+          {"momentum", options().momentum},
+          {"affine", options().affine},
+          {"track_running_stats", options().track_running_stats},
+          {"freeze_statistics", options().freeze_statistics}};
 }
 
 std::vector<Shape> BatchNorm2d::infer_shapes(std::span<const Shape> inputs) const {
   const Shape& x = inputs[0];
   BATON_CHECK(x.rank() == 4, "BatchNorm2d: input has shape ", x.str(), ", expected 4 dimensions [N, C, H, W]");
-  BATON_CHECK(x[1] == options_.num_features, "BatchNorm2d: input has shape ", x.str(), " with ", x[1],
-              " channels, expected ", options_.num_features, " (num_features)");
+  BATON_CHECK(x[1] == options().num_features, "BatchNorm2d: input has shape ", x.str(), " with ", x[1],
+              " channels, expected ", options().num_features, " (num_features)");
   return {x};
 }
 
 std::vector<TensorSpec> BatchNorm2d::param_specs(std::span<const Shape> /*inputs*/) const {
-  if (!options_.affine) return {};
-  const Shape c{options_.num_features};
+  if (!options().affine) return {};
+  const Shape c{options().num_features};
   return {{.name = "weight", .shape = c, .init = Initializer::constant(1), .weight_decay = false},
           {.name = "bias", .shape = c, .init = Initializer::constant(0), .weight_decay = false}};
 }
 
 std::vector<TensorSpec> BatchNorm2d::buffer_specs(std::span<const Shape> /*inputs*/) const {
-  if (!options_.track_running_stats) return {};
-  const Shape c{options_.num_features};
+  if (!options().track_running_stats) return {};
+  const Shape c{options().num_features};
   return {{.name = "running_mean", .shape = c, .init = Initializer::constant(0), .weight_decay = false},
           {.name = "running_var", .shape = c, .init = Initializer::constant(1), .weight_decay = false},
           {.name = "num_batches_tracked",
@@ -106,23 +106,23 @@ std::vector<TensorSpec> BatchNorm2d::buffer_specs(std::span<const Shape> /*input
 ForwardResult BatchNorm2d::forward(const ForwardArgs& args) const {
   const Tensor& x = args.inputs[0];
   infer_shapes(std::span<const Shape>(&x.shape(), 1));
-  const Tensor weight = options_.affine ? args.params[0] : Tensor();
-  const Tensor bias = options_.affine ? args.params[1] : Tensor();
+  const Tensor weight = options().affine ? args.params[0] : Tensor();
+  const Tensor bias = options().affine ? args.params[1] : Tensor();
   Tensor y = Tensor::empty(x.shape(), x.dtype(), args.ctx.stream(), x.format());
   const bool batch_statistics =
-      !options_.track_running_stats || (args.mode == Mode::train && !options_.freeze_statistics);
+      !options().track_running_stats || (args.mode == Mode::train && !options().freeze_statistics);
   if (!batch_statistics) {
-    kernels::batch_norm_forward_eval(args.ctx, x, weight, bias, args.buffers[0], args.buffers[1], options_.eps, y);
+    kernels::batch_norm_forward_eval(args.ctx, x, weight, bias, args.buffers[0], args.buffers[1], options().eps, y);
     return {{y}, {x, args.buffers[0], args.buffers[1]}};
   }
-  Tensor stats = Tensor::empty(Shape{2, options_.num_features}, x.dtype(), args.ctx);
-  const bool update = options_.track_running_stats && args.update_buffers && args.deferred == nullptr;
-  if (options_.track_running_stats && args.update_buffers && args.deferred != nullptr) {
+  Tensor stats = Tensor::empty(Shape{2, options().num_features}, x.dtype(), args.ctx);
+  const bool update = options().track_running_stats && args.update_buffers && args.deferred == nullptr;
+  if (options().track_running_stats && args.update_buffers && args.deferred != nullptr) {
     auto* deferred = dynamic_cast<DeferredStatistics*>(args.deferred);
     BATON_CHECK(deferred != nullptr, "BatchNorm2d: ForwardArgs::deferred is not one make_deferred_update made");
     deferred->add(args.ctx, kernels::to_memory_format(args.ctx, x, MemoryFormat::contiguous));
   }
-  kernels::batch_norm_forward_train(args.ctx, x, weight, bias, options_.eps, options_.momentum, y, row(stats, 0),
+  kernels::batch_norm_forward_train(args.ctx, x, weight, bias, options().eps, options().momentum, y, row(stats, 0),
                                     row(stats, 1), update ? args.buffers[0] : Tensor(),
                                     update ? args.buffers[1] : Tensor(), update ? args.buffers[2] : Tensor());
   return {{y}, {x, stats}};
@@ -131,17 +131,17 @@ ForwardResult BatchNorm2d::forward(const ForwardArgs& args) const {
 std::vector<Tensor> BatchNorm2d::backward(const BackwardArgs& args) const {
   const Tensor& x = args.saved[0];
   const Tensor dy = kernels::to_memory_format(args.ctx, args.output_grads[0], x.format());
-  const Tensor weight = options_.affine ? args.params[0] : Tensor();
-  const Tensor weight_grad = options_.affine ? args.param_grads[0] : Tensor();
-  const Tensor bias_grad = options_.affine ? args.param_grads[1] : Tensor();
+  const Tensor weight = options().affine ? args.params[0] : Tensor();
+  const Tensor weight_grad = options().affine ? args.param_grads[0] : Tensor();
+  const Tensor bias_grad = options().affine ? args.param_grads[1] : Tensor();
   const Tensor dx =
       args.needs_input_grad[0] ? Tensor::empty(x.shape(), x.dtype(), args.ctx.stream(), x.format()) : Tensor();
   if (args.saved.size() == 2) {
     const Tensor& stats = args.saved[1];
-    kernels::batch_norm_backward_train(args.ctx, x, dy, weight, row(stats, 0), row(stats, 1), options_.eps, dx,
+    kernels::batch_norm_backward_train(args.ctx, x, dy, weight, row(stats, 0), row(stats, 1), options().eps, dx,
                                        weight_grad, bias_grad);
   } else {
-    kernels::batch_norm_backward_eval(args.ctx, x, dy, weight, args.saved[1], args.saved[2], options_.eps, dx,
+    kernels::batch_norm_backward_eval(args.ctx, x, dy, weight, args.saved[1], args.saved[2], options().eps, dx,
                                       weight_grad, bias_grad);
   }
   return {dx};
@@ -151,8 +151,8 @@ LayerCost BatchNorm2d::cost(std::span<const Shape> inputs, DType dtype) const {
   LayerCost c = Layer::cost(inputs, dtype);
   const auto n = static_cast<double>(inputs[0].numel());
   const auto element_bytes = static_cast<int64_t>(dtype_size(dtype));
-  const int64_t channel_bytes = options_.num_features * element_bytes;
-  const bool batch_statistics = !options_.track_running_stats || !options_.freeze_statistics;
+  const int64_t channel_bytes = options().num_features * element_bytes;
+  const bool batch_statistics = !options().track_running_stats || !options().freeze_statistics;
   if (batch_statistics) {
     // Forward per element: mean (1), variance (3), normalise (3). Backward: Σdy (1), Σdy·x̂ (4),
     // dx (6).
@@ -165,16 +165,16 @@ LayerCost BatchNorm2d::cost(std::span<const Shape> inputs, DType dtype) const {
     c.backward_flops = 5 * n;
     c.saved_bytes = inputs[0].bytes(element_bytes);
   }
-  c.param_bytes = options_.affine ? 2 * channel_bytes : 0;
+  c.param_bytes = options().affine ? 2 * channel_bytes : 0;
   // CUDA without affine parameters: ones and zeros for cuDNN's γ and β, and scratch parameter
   // gradients in backward.
-  c.workspace_bytes = options_.affine ? 0 : 3 * channel_bytes;
+  c.workspace_bytes = options().affine ? 0 : 3 * channel_bytes;
   return c;
 }
 
 std::unique_ptr<DeferredUpdate> BatchNorm2d::make_deferred_update() const {
-  if (!options_.track_running_stats || options_.freeze_statistics) return nullptr;
-  return std::make_unique<DeferredStatistics>(options_.momentum);
+  if (!options().track_running_stats || options().freeze_statistics) return nullptr;
+  return std::make_unique<DeferredStatistics>(options().momentum);
 }
 
 void register_batch_norm_layers(LayerRegistry& registry) {

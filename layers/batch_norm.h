@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "layers/options_layer.h"
 #include "runtime/graph/layer.h"
 
 namespace baton::layers {
@@ -33,13 +34,11 @@ struct BatchNorm2dOptions {
 // - track_running_stats = false: always the batch's statistics (in eval mode too); no buffers.
 // Parameters weight, bias (no weight decay); buffers running_mean, running_var, num_batches_tracked
 // (i64 scalar), named as torchvision names them. Tensors are f32 or f64.
-class BatchNorm2d final : public Layer {
+class BatchNorm2d final : public OptionsLayer<BatchNorm2dOptions> {
  public:
   // Throws a baton::Error naming the option when num_features < 1, eps <= 0, momentum outside
   // [0, 1], or freeze_statistics without track_running_stats.
   explicit BatchNorm2d(const BatchNorm2dOptions& options);
-
-  const BatchNorm2dOptions& options() const { return options_; }
 
   std::string_view type() const override { return "BatchNorm2d"; }
   nlohmann::json config() const override;
@@ -54,9 +53,6 @@ class BatchNorm2d final : public Layer {
   // Gathers (count, mean, biased variance) per channel over micro-batches; null without
   // track_running_stats or with freeze_statistics (nothing to update).
   std::unique_ptr<DeferredUpdate> make_deferred_update() const override;
-
- private:
-  BatchNorm2dOptions options_;
 };
 
 }  // namespace baton::layers

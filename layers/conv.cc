@@ -13,8 +13,8 @@ std::string pair_str(const std::array<int64_t, 2>& v) { return detail::concat("[
 
 }  // namespace
 
-Conv2d::Conv2d(const Conv2dOptions& options) : options_(options) {
-  const Conv2dOptions& o = options_;
+Conv2d::Conv2d(const Conv2dOptions& options) : OptionsLayer(options) {
+  const Conv2dOptions& o = options;
   BATON_CHECK(o.in_channels >= 1, "Conv2d: in_channels must be at least 1, got ", o.in_channels);
   BATON_CHECK(o.out_channels >= 1, "Conv2d: out_channels must be at least 1, got ", o.out_channels);
   BATON_CHECK(o.kernel_size[0] >= 1 && o.kernel_size[1] >= 1, "Conv2d: kernel_size must be at least 1, got ",
@@ -32,12 +32,14 @@ Conv2d::Conv2d(const Conv2dOptions& options) : options_(options) {
 }
 
 kernels::Conv2dParams Conv2d::params() const {
-  return {
-      .stride = options_.stride, .padding = options_.padding, .dilation = options_.dilation, .groups = options_.groups};
+  return {.stride = options().stride,
+          .padding = options().padding,
+          .dilation = options().dilation,
+          .groups = options().groups};
 }
 
 nlohmann::json Conv2d::config() const {
-  const Conv2dOptions& o = options_;
+  const Conv2dOptions& o = options();
   return with_init_fields({{"in_channels", o.in_channels},
                            {"out_channels", o.out_channels},
                            {"kernel_size", pair_json(o.kernel_size)},
@@ -52,10 +54,10 @@ nlohmann::json Conv2d::config() const {
 std::vector<Shape> Conv2d::infer_shapes(std::span<const Shape> inputs) const {
   BATON_CHECK(inputs.size() == 1, "Conv2d: expected 1 input, got ", inputs.size());
   const Shape& x = inputs[0];
-  BATON_CHECK(x.rank() == 4 && x[1] == options_.in_channels, "Conv2d: input has shape ", x.str(), ", expected [N, ",
-              options_.in_channels, ", H, W] (in_channels ", options_.in_channels, ")");
-  const Shape w{options_.out_channels, options_.in_channels / options_.groups, options_.kernel_size[0],
-                options_.kernel_size[1]};
+  BATON_CHECK(x.rank() == 4 && x[1] == options().in_channels, "Conv2d: input has shape ", x.str(), ", expected [N, ",
+              options().in_channels, ", H, W] (in_channels ", options().in_channels, ")");
+  const Shape w{options().out_channels, options().in_channels / options().groups, options().kernel_size[0],
+                options().kernel_size[1]};
   try {
     return {kernels::conv2d_output_shape(x, w, params())};
   } catch (Error& e) {
@@ -65,7 +67,7 @@ std::vector<Shape> Conv2d::infer_shapes(std::span<const Shape> inputs) const {
 }
 
 std::vector<TensorSpec> Conv2d::param_specs(std::span<const Shape> /*inputs*/) const {
-  const Conv2dOptions& o = options_;
+  const Conv2dOptions& o = options();
   const int64_t fan_in = o.in_channels / o.groups * o.kernel_size[0] * o.kernel_size[1];
   return weight_and_bias_specs(Shape{o.out_channels, o.in_channels / o.groups, o.kernel_size[0], o.kernel_size[1]},
                                fan_in, o.bias, o.init);
@@ -79,7 +81,7 @@ ForwardResult Conv2d::forward(const ForwardArgs& args) const {
       args.ctx.channels_last() && kernels::conv2d_takes_channels_last(args.ctx.device(), x.dtype());
   Tensor y = Tensor::empty(infer_shapes(std::span(&x.shape(), 1))[0], x.dtype(), args.ctx.stream(),
                            channels_last ? MemoryFormat::channels_last : MemoryFormat::contiguous);
-  kernels::conv2d_forward(args.ctx, x, args.params[0], options_.bias ? args.params[1] : Tensor(), params(), y);
+  kernels::conv2d_forward(args.ctx, x, args.params[0], options().bias ? args.params[1] : Tensor(), params(), y);
   return {{y}, {x}};
 }
 
@@ -92,13 +94,13 @@ std::vector<Tensor> Conv2d::backward(const BackwardArgs& args) const {
     kernels::conv2d_backward_data(args.ctx, dy, args.params[0], params(), dx);
   }
   kernels::conv2d_backward_filter(args.ctx, x, dy, params(), args.param_grads[0]);
-  if (options_.bias) kernels::conv2d_backward_bias(args.ctx, dy, args.param_grads[1]);
+  if (options().bias) kernels::conv2d_backward_bias(args.ctx, dy, args.param_grads[1]);
   return {dx};
 }
 
 LayerCost Conv2d::cost(std::span<const Shape> inputs, DType dtype) const {
   LayerCost c = Layer::cost(inputs, dtype);
-  const Conv2dOptions& o = options_;
+  const Conv2dOptions& o = options();
   const Shape y = infer_shapes(inputs)[0];
   const auto outputs = static_cast<double>(y.numel());
   const int64_t element = static_cast<int64_t>(dtype_size(dtype));

@@ -6,6 +6,7 @@
 
 #include "kernels/conv.h"
 #include "layers/fan_in_init.h"
+#include "layers/options_layer.h"
 #include "runtime/graph/layer.h"
 
 namespace baton::layers {
@@ -28,12 +29,11 @@ struct Conv2dOptions {
 // R, S] and, with bias, `bias` [K], both initialised U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with fan_in =
 // C / groups · R · S (PyTorch's defaults) unless options.init overrides them; the bias has no weight
 // decay. Saves its input (a view, no copy) for backward.
-class Conv2d final : public Layer {
+class Conv2d final : public OptionsLayer<Conv2dOptions> {
  public:
   // Throws baton::Error naming the first invalid option.
   explicit Conv2d(const Conv2dOptions& options);
 
-  const Conv2dOptions& options() const { return options_; }
   kernels::Conv2dParams params() const;
 
   std::string_view type() const override { return "Conv2d"; }
@@ -50,9 +50,6 @@ class Conv2d final : public Layer {
   // forward) and the bias sum. saved_bytes: the input kept for backward. workspace_bytes: the CPU
   // path's column buffer (cuDNN picks its workspace at run time, within ctx.workspace_limit()).
   LayerCost cost(std::span<const Shape> inputs, DType dtype) const override;
-
- private:
-  Conv2dOptions options_;
 };
 
 }  // namespace baton::layers

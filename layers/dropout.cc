@@ -11,12 +11,12 @@
 
 namespace baton::layers {
 
-Dropout::Dropout(DropoutOptions options) : options_(options) {
-  BATON_CHECK(options_.p >= 0.0 && options_.p < 1.0, "Dropout: p is ", options_.p,
+Dropout::Dropout(DropoutOptions options) : OptionsLayer(options) {
+  BATON_CHECK(options.p >= 0.0 && options.p < 1.0, "Dropout: p is ", options.p,
               ", expected a drop probability in [0, 1)");
 }
 
-nlohmann::json Dropout::config() const { return {{"p", options_.p}}; }
+nlohmann::json Dropout::config() const { return {{"p", options().p}}; }
 
 std::vector<Shape> Dropout::infer_shapes(std::span<const Shape> inputs) const {
   check_input_count(type(), inputs, 1);
@@ -25,9 +25,9 @@ std::vector<Shape> Dropout::infer_shapes(std::span<const Shape> inputs) const {
 
 ForwardResult Dropout::forward(const ForwardArgs& args) const {
   const Tensor& x = args.inputs[0];
-  if (args.mode == Mode::eval || options_.p == 0.0) return {{x}, {}};
+  if (args.mode == Mode::eval || options().p == 0.0) return {{x}, {}};
   Tensor y = Tensor::empty(x.shape(), x.dtype(), args.ctx);
-  kernels::dropout_forward(args.ctx, x, options_.p, args.seed, y);
+  kernels::dropout_forward(args.ctx, x, options().p, args.seed, y);
   const int64_t seed = std::bit_cast<int64_t>(args.seed);
   return {{y}, {host_record({&seed, 1})}};
 }
@@ -38,7 +38,7 @@ std::vector<Tensor> Dropout::backward(const BackwardArgs& args) const {
   if (args.saved.empty()) return {dy};  // eval mode or p = 0: the identity
   const auto seed = std::bit_cast<uint64_t>(read_host_record(args.saved[0]).at(0));
   Tensor dx = Tensor::empty(dy.shape(), dy.dtype(), args.ctx);
-  kernels::dropout_backward(args.ctx, dy, options_.p, seed, dx);
+  kernels::dropout_backward(args.ctx, dy, options().p, seed, dx);
   return {dx};
 }
 

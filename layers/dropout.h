@@ -9,6 +9,7 @@
 // gradient the output gradient itself (no copy, as PyTorch's eval-mode dropout).
 #pragma once
 
+#include "layers/options_layer.h"
 #include "runtime/graph/layer.h"
 
 namespace baton::layers {
@@ -17,11 +18,10 @@ struct DropoutOptions {
   double p = 0.5;  // drop probability, in [0, 1)
 };
 
-class Dropout final : public Layer {
+class Dropout final : public OptionsLayer<DropoutOptions> {
  public:
   // Throws a baton::Error unless 0 <= p < 1.
   explicit Dropout(DropoutOptions options = {});
-  const DropoutOptions& options() const { return options_; }
 
   std::string_view type() const override { return "Dropout"; }
   nlohmann::json config() const override;  // {"p": p}
@@ -30,9 +30,6 @@ class Dropout final : public Layer {
   std::vector<Tensor> backward(const BackwardArgs& args) const override;
   // For train mode (a multiply per element each way; the Philox bits are integer work, not counted).
   LayerCost cost(std::span<const Shape> inputs, DType dtype) const override;
-
- private:
-  DropoutOptions options_;
 };
 
 }  // namespace baton::layers

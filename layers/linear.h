@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "layers/fan_in_init.h"
+#include "layers/options_layer.h"
 #include "runtime/graph/layer.h"
 
 namespace baton::layers {
@@ -21,12 +22,10 @@ struct LinearOptions {
 // [out_features, in_features] (PyTorch's layout) and, with bias, `bias` [out_features], both
 // initialised U(-1/sqrt(in_features), 1/sqrt(in_features)) (PyTorch's defaults) unless options.init
 // overrides them; the bias has no weight decay. Saves its input (a view, no copy) for backward.
-class Linear final : public Layer {
+class Linear final : public OptionsLayer<LinearOptions> {
  public:
   // Throws baton::Error naming the first invalid option.
   explicit Linear(const LinearOptions& options);
-
-  const LinearOptions& options() const { return options_; }
 
   std::string_view type() const override { return "Linear"; }
   // {"in_features", "out_features", "bias"} and, when set, "weight_init" / "bias_init".
@@ -37,9 +36,6 @@ class Linear final : public Layer {
   std::vector<Tensor> backward(const BackwardArgs& args) const override;
   // MACs N·in·out forward; backward: input and weight gradients (as many MACs each) and the bias sum.
   LayerCost cost(std::span<const Shape> inputs, DType dtype) const override;
-
- private:
-  LinearOptions options_;
 };
 
 }  // namespace baton::layers

@@ -32,12 +32,12 @@ LayerCost loss_cost(DType dtype, double forward_flops, double backward_flops, in
 
 // ---- SoftmaxCrossEntropy ----
 
-SoftmaxCrossEntropy::SoftmaxCrossEntropy(SoftmaxCrossEntropyOptions options) : options_(options) {
-  BATON_CHECK(options_.label_smoothing >= 0.0 && options_.label_smoothing <= 1.0,
-              "SoftmaxCrossEntropy: label_smoothing is ", options_.label_smoothing, ", expected a value in [0, 1]");
+SoftmaxCrossEntropy::SoftmaxCrossEntropy(SoftmaxCrossEntropyOptions options) : OptionsLayer(options) {
+  BATON_CHECK(options.label_smoothing >= 0.0 && options.label_smoothing <= 1.0,
+              "SoftmaxCrossEntropy: label_smoothing is ", options.label_smoothing, ", expected a value in [0, 1]");
 }
 
-nlohmann::json SoftmaxCrossEntropy::config() const { return {{"label_smoothing", options_.label_smoothing}}; }
+nlohmann::json SoftmaxCrossEntropy::config() const { return {{"label_smoothing", options().label_smoothing}}; }
 
 std::vector<Shape> SoftmaxCrossEntropy::infer_shapes(std::span<const Shape> inputs) const {
   check_input_count(type(), inputs, 2);
@@ -69,7 +69,7 @@ ForwardResult SoftmaxCrossEntropy::forward(const ForwardArgs& args) const {
   const Tensor logits = as_rows(args.inputs[0]), labels = as_flat(args.inputs[1]);
   Tensor loss = Tensor::empty(Shape{}, loss_dtype, args.ctx);
   Tensor probs = Tensor::empty(logits.shape(), logits.dtype(), args.ctx);
-  kernels::softmax_cross_entropy_forward(args.ctx, logits, labels, options_.label_smoothing, loss, probs);
+  kernels::softmax_cross_entropy_forward(args.ctx, logits, labels, options().label_smoothing, loss, probs);
   if (args.inputs[0].rank() == 2) return {{loss}, {probs, labels}};
   return {{loss}, {probs, labels, host_record(args.inputs[0].shape().dims())}};  // and the logits' shape
 }
@@ -78,7 +78,7 @@ std::vector<Tensor> SoftmaxCrossEntropy::backward(const BackwardArgs& args) cons
   if (!args.needs_input_grad[0]) return {Tensor(), Tensor()};
   const Tensor &probs = args.saved[0], &labels = args.saved[1];
   Tensor dlogits = Tensor::empty(probs.shape(), probs.dtype(), args.ctx);
-  kernels::softmax_cross_entropy_backward(args.ctx, probs, labels, options_.label_smoothing, 1.0, dlogits);
+  kernels::softmax_cross_entropy_backward(args.ctx, probs, labels, options().label_smoothing, 1.0, dlogits);
   kernels::scale_by_scalar(args.ctx, dlogits, args.output_grads[0], dlogits);
   if (args.saved.size() == 2) return {dlogits, Tensor()};
   return {dlogits.reshape(Shape(read_host_record(args.saved[2]))), Tensor()};

@@ -4,6 +4,7 @@
 // device (kernels::scale_by_scalar), never reading it on the host.
 #pragma once
 
+#include "layers/options_layer.h"
 #include "runtime/graph/layer.h"
 
 namespace baton::layers {
@@ -17,11 +18,10 @@ struct SoftmaxCrossEntropyOptions {
 // torch.nn.CrossEntropyLoss(label_smoothing=ε). Saves the softmax probabilities [N, C] and the labels
 // (a view). Out-of-range labels are a baton::Error naming the first bad row; on CUDA that check
 // synchronises the stream once per pass (kernels/loss.h).
-class SoftmaxCrossEntropy final : public Layer {
+class SoftmaxCrossEntropy final : public OptionsLayer<SoftmaxCrossEntropyOptions> {
  public:
   // Throws a baton::Error unless 0 <= label_smoothing <= 1.
   explicit SoftmaxCrossEntropy(SoftmaxCrossEntropyOptions options = {});
-  const SoftmaxCrossEntropyOptions& options() const { return options_; }
 
   std::string_view type() const override { return "SoftmaxCrossEntropy"; }
   nlohmann::json config() const override;  // {"label_smoothing": ε}
@@ -32,9 +32,6 @@ class SoftmaxCrossEntropy final : public Layer {
   ForwardResult forward(const ForwardArgs& args) const override;
   std::vector<Tensor> backward(const BackwardArgs& args) const override;
   LayerCost cost(std::span<const Shape> inputs, DType dtype) const override;
-
- private:
-  SoftmaxCrossEntropyOptions options_;
 };
 
 // Inputs: prediction and target of one shape and floating dtype, both differentiable. Output:

@@ -77,12 +77,12 @@ LayerCost Add::cost(std::span<const Shape> inputs, DType dtype) const {
 
 // ---- Concat ----
 
-Concat::Concat(ConcatOptions options) : options_(options) {
-  BATON_CHECK(options_.dim == 1, "Concat: dim is ", options_.dim,
+Concat::Concat(ConcatOptions options) : OptionsLayer(options) {
+  BATON_CHECK(options.dim == 1, "Concat: dim is ", options.dim,
               ", but only dim = 1 (the channels of [N, C, ...] inputs) is supported");
 }
 
-nlohmann::json Concat::config() const { return {{"dim", options_.dim}}; }
+nlohmann::json Concat::config() const { return {{"dim", options().dim}}; }
 
 std::vector<Shape> Concat::infer_shapes(std::span<const Shape> inputs) const {
   check_min_input_count(type(), inputs, 2);
@@ -133,9 +133,9 @@ std::vector<Tensor> Concat::backward(const BackwardArgs& args) const {
 
 // ---- Flatten ----
 
-Flatten::Flatten(FlattenOptions options) : options_(options) {}
+Flatten::Flatten(FlattenOptions options) : OptionsLayer(options) {}
 
-nlohmann::json Flatten::config() const { return {{"start_dim", options_.start_dim}, {"end_dim", options_.end_dim}}; }
+nlohmann::json Flatten::config() const { return {{"start_dim", options().start_dim}, {"end_dim", options().end_dim}}; }
 
 std::vector<Shape> Flatten::infer_shapes(std::span<const Shape> inputs) const {
   check_input_count(type(), inputs, 1);
@@ -146,8 +146,8 @@ std::vector<Shape> Flatten::infer_shapes(std::span<const Shape> inputs) const {
                 in.str(), " (expected a dimension in [", -rank, ", ", rank - 1, "])");
     return dim < 0 ? dim + rank : dim;
   };
-  const int64_t start = normalise(options_.start_dim, "start_dim"), end = normalise(options_.end_dim, "end_dim");
-  BATON_CHECK(start <= end, "Flatten: start_dim (", options_.start_dim, ") comes after end_dim (", options_.end_dim,
+  const int64_t start = normalise(options().start_dim, "start_dim"), end = normalise(options().end_dim, "end_dim");
+  BATON_CHECK(start <= end, "Flatten: start_dim (", options().start_dim, ") comes after end_dim (", options().end_dim,
               ") for an input of shape ", in.str());
   if (in.rank() == 0) return {Shape{1}};
   std::vector<int64_t> dims(in.dims().begin(), in.dims().begin() + start);

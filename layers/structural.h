@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "layers/options_layer.h"
 #include "runtime/graph/layer.h"
 
 namespace baton::layers {
@@ -35,11 +36,10 @@ struct ConcatOptions {
 // y = the inputs joined along dimension 1 (torch.cat(xs, dim=1)): two or more inputs of rank >= 2
 // and one dtype, equal outside dimension 1. Saves the inputs' channel counts (a host record);
 // backward copies each input's channels out of the output gradient.
-class Concat final : public Layer {
+class Concat final : public OptionsLayer<ConcatOptions> {
  public:
   // Throws a baton::Error unless dim == 1.
   explicit Concat(ConcatOptions options = {});
-  const ConcatOptions& options() const { return options_; }
 
   std::string_view type() const override { return "Concat"; }
   nlohmann::json config() const override;  // {"dim": 1}
@@ -48,9 +48,6 @@ class Concat final : public Layer {
   std::vector<DType> infer_dtypes(std::span<const DType> inputs) const override;
   ForwardResult forward(const ForwardArgs& args) const override;
   std::vector<Tensor> backward(const BackwardArgs& args) const override;
-
- private:
-  ConcatOptions options_;
 };
 
 struct FlattenOptions {
@@ -61,10 +58,9 @@ struct FlattenOptions {
 // Dimensions start_dim .. end_dim merged into one, as torch.nn.Flatten (a rank-0 input counts as
 // rank 1). The output is a reshape view of the input and the input gradient a view of the output
 // gradient: no copies. Saves the input shape (a host record).
-class Flatten final : public Layer {
+class Flatten final : public OptionsLayer<FlattenOptions> {
  public:
   explicit Flatten(FlattenOptions options = {});
-  const FlattenOptions& options() const { return options_; }
 
   std::string_view type() const override { return "Flatten"; }
   nlohmann::json config() const override;  // {"start_dim": ..., "end_dim": ...}
@@ -72,9 +68,6 @@ class Flatten final : public Layer {
   std::vector<Shape> infer_shapes(std::span<const Shape> inputs) const override;
   ForwardResult forward(const ForwardArgs& args) const override;
   std::vector<Tensor> backward(const BackwardArgs& args) const override;
-
- private:
-  FlattenOptions options_;
 };
 
 // y = x, the input tensor itself; the input gradient is the output gradient itself.

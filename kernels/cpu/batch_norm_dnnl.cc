@@ -36,14 +36,13 @@ std::shared_ptr<const DnnlCall> make_batch_norm_forward(const BatchNormNhwc& d, 
   try {
     const auto pd = batch_norm_forward_pd(d, eps);
     const auto data = nhwc_data_desc(d), channel = dnnl_plain_f32(dims{d.c});
-    return std::make_shared<DnnlCall>(
-        dnnl::batch_normalization_forward(pd), pd.scratchpad_desc(),
-        std::vector<DnnlArgument>{{DNNL_ARG_SRC, data, data, DnnlRole::input},
-                                  {DNNL_ARG_SCALE, channel, channel, DnnlRole::input},
-                                  {DNNL_ARG_SHIFT, channel, channel, DnnlRole::input},
-                                  {DNNL_ARG_DST, data, data, DnnlRole::output},
-                                  {DNNL_ARG_MEAN, channel, channel, DnnlRole::output},
-                                  {DNNL_ARG_VARIANCE, channel, channel, DnnlRole::output}});
+    return make_dnnl_call<dnnl::batch_normalization_forward>(pd,
+                                                             {{DNNL_ARG_SRC, data, data, DnnlRole::input},
+                                                              {DNNL_ARG_SCALE, channel, channel, DnnlRole::input},
+                                                              {DNNL_ARG_SHIFT, channel, channel, DnnlRole::input},
+                                                              {DNNL_ARG_DST, data, data, DnnlRole::output},
+                                                              {DNNL_ARG_MEAN, channel, channel, DnnlRole::output},
+                                                              {DNNL_ARG_VARIANCE, channel, channel, DnnlRole::output}});
   } catch (const dnnl::error&) {
     return nullptr;  // no implementation: the reference serves it
   }
@@ -55,17 +54,16 @@ std::shared_ptr<const DnnlCall> make_batch_norm_backward(const BatchNormNhwc& d,
     const dnnl::batch_normalization_backward::desc desc(dnnl::prop_kind::backward, data, data, eps, kBatchNormAffine);
     const dnnl::batch_normalization_backward::primitive_desc pd(desc, dnnl_user_scratchpad(), dnnl_engine(),
                                                                 batch_norm_forward_pd(d, eps));
-    return std::make_shared<DnnlCall>(
-        dnnl::batch_normalization_backward(pd), pd.scratchpad_desc(),
-        std::vector<DnnlArgument>{{DNNL_ARG_SRC, data, data, DnnlRole::input},
-                                  {DNNL_ARG_DIFF_DST, data, data, DnnlRole::input},
-                                  {DNNL_ARG_SCALE, channel, channel, DnnlRole::input},
-                                  {DNNL_ARG_SHIFT, channel, channel, DnnlRole::input},
-                                  {DNNL_ARG_MEAN, channel, channel, DnnlRole::input},
-                                  {DNNL_ARG_VARIANCE, channel, channel, DnnlRole::input},
-                                  {DNNL_ARG_DIFF_SRC, data, data, DnnlRole::output},
-                                  {DNNL_ARG_DIFF_SCALE, channel, channel, DnnlRole::accumulate},
-                                  {DNNL_ARG_DIFF_SHIFT, channel, channel, DnnlRole::accumulate}});
+    return make_dnnl_call<dnnl::batch_normalization_backward>(
+        pd, {{DNNL_ARG_SRC, data, data, DnnlRole::input},
+             {DNNL_ARG_DIFF_DST, data, data, DnnlRole::input},
+             {DNNL_ARG_SCALE, channel, channel, DnnlRole::input},
+             {DNNL_ARG_SHIFT, channel, channel, DnnlRole::input},
+             {DNNL_ARG_MEAN, channel, channel, DnnlRole::input},
+             {DNNL_ARG_VARIANCE, channel, channel, DnnlRole::input},
+             {DNNL_ARG_DIFF_SRC, data, data, DnnlRole::output},
+             {DNNL_ARG_DIFF_SCALE, channel, channel, DnnlRole::accumulate},
+             {DNNL_ARG_DIFF_SHIFT, channel, channel, DnnlRole::accumulate}});
   } catch (const dnnl::error&) {
     return nullptr;
   }

@@ -80,26 +80,23 @@ std::shared_ptr<const DnnlCall> make_call(Pass pass, const ConvGeometry& g, Conv
     const auto inner_x = inner_activation(d.x, f), inner_y = inner_activation(d.y, f);
     switch (pass) {
       case Pass::forward:
-        return std::make_shared<DnnlCall>(
-            dnnl::convolution_forward(fwd), fwd.scratchpad_desc(),
-            std::vector<DnnlArgument>{{DNNL_ARG_SRC, x, fwd.src_desc(), DnnlRole::input},
-                                      {DNNL_ARG_WEIGHTS, w, fwd.weights_desc(), DnnlRole::input},
-                                      {DNNL_ARG_DST, y, fwd.dst_desc(), DnnlRole::output}});
+        return make_dnnl_call<dnnl::convolution_forward>(fwd,
+                                                         {{DNNL_ARG_SRC, x, fwd.src_desc(), DnnlRole::input},
+                                                          {DNNL_ARG_WEIGHTS, w, fwd.weights_desc(), DnnlRole::input},
+                                                          {DNNL_ARG_DST, y, fwd.dst_desc(), DnnlRole::output}});
       case Pass::backward_data: {
         const auto pd = backward_pd<dnnl::convolution_backward_data>(d, inner_x, inner_y, fwd);
-        return std::make_shared<DnnlCall>(
-            dnnl::convolution_backward_data(pd), pd.scratchpad_desc(),
-            std::vector<DnnlArgument>{{DNNL_ARG_DIFF_DST, y, pd.diff_dst_desc(), DnnlRole::input},
-                                      {DNNL_ARG_WEIGHTS, w, pd.weights_desc(), DnnlRole::input},
-                                      {DNNL_ARG_DIFF_SRC, x, pd.diff_src_desc(), DnnlRole::output}});
+        return make_dnnl_call<dnnl::convolution_backward_data>(
+            pd, {{DNNL_ARG_DIFF_DST, y, pd.diff_dst_desc(), DnnlRole::input},
+                 {DNNL_ARG_WEIGHTS, w, pd.weights_desc(), DnnlRole::input},
+                 {DNNL_ARG_DIFF_SRC, x, pd.diff_src_desc(), DnnlRole::output}});
       }
       case Pass::backward_filter: {
         const auto pd = backward_pd<dnnl::convolution_backward_weights>(d, inner_x, inner_y, fwd);
-        return std::make_shared<DnnlCall>(
-            dnnl::convolution_backward_weights(pd), pd.scratchpad_desc(),
-            std::vector<DnnlArgument>{{DNNL_ARG_SRC, x, pd.src_desc(), DnnlRole::input},
-                                      {DNNL_ARG_DIFF_DST, y, pd.diff_dst_desc(), DnnlRole::input},
-                                      {DNNL_ARG_DIFF_WEIGHTS, w, pd.diff_weights_desc(), DnnlRole::accumulate}});
+        return make_dnnl_call<dnnl::convolution_backward_weights>(
+            pd, {{DNNL_ARG_SRC, x, pd.src_desc(), DnnlRole::input},
+                 {DNNL_ARG_DIFF_DST, y, pd.diff_dst_desc(), DnnlRole::input},
+                 {DNNL_ARG_DIFF_WEIGHTS, w, pd.diff_weights_desc(), DnnlRole::accumulate}});
       }
     }
   } catch (const dnnl::error&) {

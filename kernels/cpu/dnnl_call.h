@@ -59,6 +59,13 @@ class DnnlCall {
   size_t workspace_bytes_ = 0;
 };
 
+// The call of the Primitive that `pd` describes, with pd's scratchpad.
+template <typename Primitive>
+std::shared_ptr<const DnnlCall> make_dnnl_call(const typename Primitive::primitive_desc& pd,
+                                               std::vector<DnnlArgument> arguments) {
+  return std::make_shared<DnnlCall>(Primitive(pd), pd.scratchpad_desc(), std::move(arguments));
+}
+
 // The call cached under `op_key` (the op, its shapes and parameters) and the calling thread's
 // cpu_threads() (a primitive keeps the thread count it was made with), made by `make` the first
 // time; nullptr when `make` returns nullptr (oneDNN has no implementation: the caller uses the

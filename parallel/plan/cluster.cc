@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 
+#include "parallel/plan/shipped_or_file.h"
 #include "runtime/core/error.h"
 #include "runtime/graph/json_fields.h"
 
@@ -109,16 +109,11 @@ Cluster cluster_by_name(std::string_view name) {
     const Link memcpy_link{"memory", cpu.memory_bandwidth_gbs / 2, 2};
     return Cluster::topology(std::string(name), cpu, 1, n, memcpy_link, memcpy_link);
   }
-  std::string list;
-  for (const std::string& n : cluster_names()) list += (list.empty() ? "" : ", ") + n;
-  BATON_FAIL("unknown cluster '", name, "' (shipped: ", list, "; or a JSON file)");
+  fail_unknown_shipped("cluster", name, cluster_names());
 }
 
 Cluster load_cluster(const std::string& name_or_file) {
-  if (std::filesystem::exists(name_or_file) && !std::filesystem::is_directory(name_or_file)) {
-    return cluster_from_json(read_json_file(name_or_file), name_or_file);
-  }
-  return cluster_by_name(name_or_file);
+  return load_shipped_or_file(name_or_file, cluster_from_json, cluster_by_name);
 }
 
 namespace {

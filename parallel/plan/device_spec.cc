@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <filesystem>
 #include <functional>
 #include <vector>
 
 #include "kernels/gemm.h"
+#include "parallel/plan/shipped_or_file.h"
 #include "runtime/core/context.h"
 #include "runtime/core/error.h"
 #include "runtime/core/tensor.h"
@@ -139,16 +139,11 @@ DeviceSpec device_spec_by_name(std::string_view name) {
   for (const DeviceSpec& s : shipped_gpus()) {
     if (s.name == name) return s;
   }
-  std::string list;
-  for (const std::string& n : device_spec_names()) list += (list.empty() ? "" : ", ") + n;
-  BATON_FAIL("unknown device description '", name, "' (shipped: ", list, "; or a JSON file)");
+  fail_unknown_shipped("device description", name, device_spec_names());
 }
 
 DeviceSpec load_device_spec(const std::string& name_or_file) {
-  if (std::filesystem::exists(name_or_file) && !std::filesystem::is_directory(name_or_file)) {
-    return device_spec_from_json(read_json_file(name_or_file), name_or_file);
-  }
-  return device_spec_by_name(name_or_file);
+  return load_shipped_or_file(name_or_file, device_spec_from_json, device_spec_by_name);
 }
 
 nlohmann::json device_spec_to_json(const DeviceSpec& s) {

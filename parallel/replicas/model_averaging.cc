@@ -1,24 +1,14 @@
 // Names, schedule and checks of the model-averaging variants.
 #include "parallel/replicas/model_averaging.h"
 
+#include "runtime/core/enum_table.h"
 #include "runtime/core/error.h"
 
 namespace baton::parallel {
 
 std::string_view averaging_name(Averaging kind) {
-  switch (kind) {
-    case Averaging::periodic:
-      return "periodic";
-    case Averaging::bmuf:
-      return "bmuf";
-    case Averaging::easgd:
-      return "easgd";
-    case Averaging::post_local:
-      return "post-local";
-    case Averaging::none:
-      break;
-  }
-  return "none";
+  constexpr std::string_view kNames[] = {"none", "periodic", "bmuf", "easgd", "post-local"};
+  return enum_lookup<Averaging::post_local>(kind, kNames, "none");
 }
 
 Averaging parse_averaging(std::string_view name) {

@@ -18,6 +18,12 @@ std::vector<std::string> split_on(const std::string& text, char separator) {
   }
 }
 
+std::vector<std::string> spec_parts(const std::string& spec, const char* kind, size_t max_parts, const char* grammar) {
+  std::vector<std::string> parts = split_on(spec, ':');
+  BATON_CHECK(parts[0] == kind && parts.size() <= max_parts, "dataset spec '", spec, "': expected ", grammar);
+  return parts;
+}
+
 int64_t positive_integer(const std::string& text, const std::string& spec, const char* what, const char* grammar) {
   int64_t value = 0;
   const char* end = text.data() + text.size();

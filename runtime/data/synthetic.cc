@@ -18,8 +18,7 @@ constexpr const char* kGrammar = "synthetic[:CxHxW[:CLASSES[:SAMPLES]]] (e.g. sy
 }  // namespace
 
 SyntheticOptions parse_synthetic_spec(const std::string& spec) {
-  const std::vector<std::string> parts = split_on(spec, ':');
-  BATON_CHECK(parts[0] == "synthetic" && parts.size() <= 4, "dataset spec '", spec, "': expected ", kGrammar);
+  const std::vector<std::string> parts = spec_parts(spec, "synthetic", 4, kGrammar);
   SyntheticOptions options;
   if (parts.size() > 1) {
     const std::vector<std::string> dims = split_on(parts[1], 'x');
@@ -35,10 +34,8 @@ SyntheticOptions parse_synthetic_spec(const std::string& spec) {
 }
 
 SyntheticDataset::SyntheticDataset(SyntheticOptions options, Split split, uint64_t seed)
-    : options_(std::move(options)),
-      split_(split),
-      seed_(seed),
-      purpose_(split == Split::train ? RandomPurpose::synthetic_train : RandomPurpose::synthetic_test) {
+    : GeneratedDataset(std::move(options),
+                       SampleStreams(split, seed, RandomPurpose::synthetic_train, RandomPurpose::synthetic_test)) {
   BATON_CHECK(options_.image_shape.rank() == 3 && options_.image_shape.numel() > 0,
               "synthetic dataset: the image shape must be [C, H, W] with positive sizes, not ",
               options_.image_shape.str());
@@ -49,7 +46,7 @@ SyntheticDataset::SyntheticDataset(SyntheticOptions options, Split split, uint64
 
 void SyntheticDataset::read(int64_t index, uint8_t* pixels, int64_t& label) const {
   check_index(index);
-  const uint64_t stream = derive_seed(seed_, purpose_, static_cast<uint64_t>(index));
+  const uint64_t stream = streams_.of(index);
   // Block 0 gives the label; blocks 1.. give 16 pixel bytes each (lanes little-endian).
   label = scale_below(philox::block_at(stream, 0).v[0], static_cast<uint32_t>(options_.classes));
   const int64_t bytes = image_bytes();
@@ -66,8 +63,7 @@ void SyntheticDataset::read(int64_t index, uint8_t* pixels, int64_t& label) cons
 std::string SyntheticDataset::name() const {
   const std::vector<int64_t>& d = options_.image_shape.dims();
   return "synthetic:" + std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]) + ":" +
-         std::to_string(options_.classes) + ":" + std::to_string(options_.samples) + " (" + split_name(split_) +
-         ", seed " + std::to_string(seed_) + ")";
+         std::to_string(options_.classes) + ":" + std::to_string(options_.samples) + streams_.name_suffix();
 }
 
 }  // namespace baton::data

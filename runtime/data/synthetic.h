@@ -6,7 +6,7 @@
 #include <string>
 
 #include "runtime/data/dataset.h"
-#include "runtime/data/random_streams.h"
+#include "runtime/data/generated_dataset.h"
 
 namespace baton::data {
 
@@ -20,22 +20,15 @@ struct SyntheticOptions {
 // Errors name the spec, the part and what was expected.
 SyntheticOptions parse_synthetic_spec(const std::string& spec);
 
-class SyntheticDataset : public Dataset {
+class SyntheticDataset : public GeneratedDataset<SyntheticOptions> {
  public:
   SyntheticDataset(SyntheticOptions options, Split split, uint64_t seed);
 
-  int64_t size() const override { return options_.samples; }
   Shape image_shape() const override { return options_.image_shape; }
   int64_t num_classes() const override { return options_.classes; }
   // Uniform random bytes and a uniform random label, a function of (seed, split, index).
   void read(int64_t index, uint8_t* pixels, int64_t& label) const override;
   std::string name() const override;
-
- private:
-  SyntheticOptions options_;
-  Split split_;
-  uint64_t seed_;
-  RandomPurpose purpose_;  // one stream per split
 };
 
 }  // namespace baton::data

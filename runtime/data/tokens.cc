@@ -13,8 +13,7 @@ constexpr const char* kTokenGrammar = "tokens[:VOCAB[:LENGTH[:SAMPLES]]] (e.g. t
 }  // namespace
 
 TokenOptions parse_token_spec(const std::string& spec) {
-  const std::vector<std::string> parts = split_on(spec, ':');
-  BATON_CHECK(parts[0] == "tokens" && parts.size() <= 4, "dataset spec '", spec, "': expected ", kTokenGrammar);
+  const std::vector<std::string> parts = spec_parts(spec, "tokens", 4, kTokenGrammar);
   TokenOptions options;
   if (parts.size() > 1) options.vocabulary = positive_integer(parts[1], spec, "VOCAB", kTokenGrammar);
   if (parts.size() > 2) options.length = positive_integer(parts[2], spec, "LENGTH", kTokenGrammar);
@@ -23,10 +22,8 @@ TokenOptions parse_token_spec(const std::string& spec) {
 }
 
 TokenDataset::TokenDataset(TokenOptions options, Split split, uint64_t seed)
-    : options_(options),
-      split_(split),
-      seed_(seed),
-      purpose_(split == Split::train ? RandomPurpose::tokens_train : RandomPurpose::tokens_test) {
+    : GeneratedDataset(std::move(options),
+                       SampleStreams(split, seed, RandomPurpose::tokens_train, RandomPurpose::tokens_test)) {
   BATON_CHECK(options_.vocabulary >= 2 && options_.vocabulary <= int64_t{UINT32_MAX},
               "token dataset: the vocabulary must be in 2 .. ", UINT32_MAX, ", not ", options_.vocabulary);
   BATON_CHECK(options_.length > 0, "token dataset: the length must be positive, not ", options_.length);
@@ -43,7 +40,7 @@ void TokenDataset::read_fields(int64_t index, const std::vector<void*>& fields) 
   BATON_CHECK(fields.size() == 2, name(), ": read_fields takes 2 fields (tokens, targets), got ", fields.size());
   auto* tokens = static_cast<int64_t*>(fields[0]);
   auto* targets = static_cast<int64_t*>(fields[1]);
-  const uint64_t stream = derive_seed(seed_, purpose_, static_cast<uint64_t>(index));
+  const uint64_t stream = streams_.of(index);
   int64_t token = scale_below(philox::block_at(stream, 0).v[0], static_cast<uint32_t>(options_.vocabulary));
   for (int64_t t = 0; t < options_.length; ++t) {
     tokens[t] = token;
@@ -54,7 +51,7 @@ void TokenDataset::read_fields(int64_t index, const std::vector<void*>& fields) 
 
 std::string TokenDataset::name() const {
   return "tokens:" + std::to_string(options_.vocabulary) + ":" + std::to_string(options_.length) + ":" +
-         std::to_string(options_.samples) + " (" + split_name(split_) + ", seed " + std::to_string(seed_) + ")";
+         std::to_string(options_.samples) + streams_.name_suffix();
 }
 
 }  // namespace baton::data

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "runtime/data/dataset.h"
-#include "runtime/data/random_streams.h"
+#include "runtime/data/generated_dataset.h"
 
 namespace baton::data {
 
@@ -27,11 +27,10 @@ struct TokenOptions {
 // and what was expected.
 TokenOptions parse_token_spec(const std::string& spec);
 
-class TokenDataset : public Dataset {
+class TokenDataset : public GeneratedDataset<TokenOptions> {
  public:
   TokenDataset(TokenOptions options, Split split, uint64_t seed);
 
-  int64_t size() const override { return options_.samples; }
   int64_t num_classes() const override { return options_.vocabulary; }
   std::string name() const override;
   bool has_images() const override { return false; }
@@ -41,12 +40,6 @@ class TokenDataset : public Dataset {
 
   // The token that follows `token` under the dataset's rule.
   int64_t next_token(int64_t token) const { return (5 * token + 3) % options_.vocabulary; }
-
- private:
-  TokenOptions options_;
-  Split split_;
-  uint64_t seed_;
-  RandomPurpose purpose_;  // one stream per split
 };
 
 }  // namespace baton::data

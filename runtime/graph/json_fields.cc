@@ -85,24 +85,14 @@ std::string JsonFields::string(std::string_view key) const {
   return v.get<std::string>();
 }
 
-std::string JsonFields::string(std::string_view key, const std::string& fallback) const {
-  return has(key) ? string(key) : fallback;
-}
-
 double JsonFields::number(std::string_view key) const {
   const nlohmann::json& v = at(key);
   if (!v.is_number() || !std::isfinite(v.get<double>())) fail(key, "a finite number");
   return v.get<double>();
 }
 
-double JsonFields::number(std::string_view key, double fallback) const { return has(key) ? number(key) : fallback; }
-
 double JsonFields::non_negative(std::string_view key) const {
   return at_least_zero(*this, key, number(key), "a number >= 0");
-}
-
-double JsonFields::non_negative(std::string_view key, double fallback) const {
-  return has(key) ? non_negative(key) : fallback;
 }
 
 int64_t JsonFields::integer(std::string_view key) const {
@@ -114,14 +104,8 @@ int64_t JsonFields::integer(std::string_view key) const {
   return v.get<int64_t>();
 }
 
-int64_t JsonFields::integer(std::string_view key, int64_t fallback) const { return has(key) ? integer(key) : fallback; }
-
 int64_t JsonFields::non_negative_integer(std::string_view key) const {
   return at_least_zero(*this, key, integer(key), "an integer >= 0");
-}
-
-int64_t JsonFields::non_negative_integer(std::string_view key, int64_t fallback) const {
-  return has(key) ? non_negative_integer(key) : fallback;
 }
 
 int JsonFields::int32(std::string_view key) const {
@@ -129,8 +113,6 @@ int JsonFields::int32(std::string_view key) const {
   if (x < INT32_MIN || x > INT32_MAX) fail(key, "an integer from -2147483648 to 2147483647");
   return static_cast<int>(x);
 }
-
-int JsonFields::int32(std::string_view key, int fallback) const { return has(key) ? int32(key) : fallback; }
 
 std::vector<int> JsonFields::int32s(std::string_view key) const {
   std::vector<int> out;

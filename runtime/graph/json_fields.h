@@ -28,20 +28,29 @@ class JsonFields {
   // Fields not in `allowed` are errors.
   void allow_only(std::initializer_list<std::string_view> allowed) const;
 
+  // Each reader with a fallback returns `fallback` when the field is absent.
   bool has(std::string_view key) const;
   const nlohmann::json& at(std::string_view key) const;  // required, any type
   std::string string(std::string_view key) const;
-  std::string string(std::string_view key, const std::string& fallback) const;
+  std::string string(std::string_view key, const std::string& fallback) const {
+    return or_fallback(&JsonFields::string, key, fallback);
+  }
   double number(std::string_view key) const;  // finite
-  double number(std::string_view key, double fallback) const;
+  double number(std::string_view key, double fallback) const { return or_fallback(&JsonFields::number, key, fallback); }
   double non_negative(std::string_view key) const;
-  double non_negative(std::string_view key, double fallback) const;
+  double non_negative(std::string_view key, double fallback) const {
+    return or_fallback(&JsonFields::non_negative, key, fallback);
+  }
   int64_t integer(std::string_view key) const;
-  int64_t integer(std::string_view key, int64_t fallback) const;
+  int64_t integer(std::string_view key, int64_t fallback) const {
+    return or_fallback(&JsonFields::integer, key, fallback);
+  }
   int64_t non_negative_integer(std::string_view key) const;  // a count: an integer >= 0
-  int64_t non_negative_integer(std::string_view key, int64_t fallback) const;
+  int64_t non_negative_integer(std::string_view key, int64_t fallback) const {
+    return or_fallback(&JsonFields::non_negative_integer, key, fallback);
+  }
   int int32(std::string_view key) const;  // an integer that fits in 32 bits (ids, counts)
-  int int32(std::string_view key, int fallback) const;
+  int int32(std::string_view key, int fallback) const { return or_fallback(&JsonFields::int32, key, fallback); }
   std::vector<int> int32s(std::string_view key) const;
   bool boolean(std::string_view key, bool fallback) const;
   std::vector<double> numbers(std::string_view key) const;
@@ -57,6 +66,11 @@ class JsonFields {
   std::string field_path(std::string_view key) const;
 
  private:
+  template <typename T>
+  T or_fallback(T (JsonFields::*read)(std::string_view) const, std::string_view key, const T& fallback) const {
+    return has(key) ? (this->*read)(key) : fallback;
+  }
+
   const nlohmann::json& object_;
   std::string source_;
   std::string path_;

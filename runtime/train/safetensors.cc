@@ -8,6 +8,7 @@
 #include <set>
 
 #include "runtime/core/atomic_file.h"
+#include "runtime/core/enum_table.h"
 #include "runtime/core/error.h"
 #include "runtime/train/finite_values.h"
 
@@ -17,23 +18,10 @@ static_assert(std::endian::native == std::endian::little,
               "safetensors data is little-endian; tensors are written as they are in memory");
 
 std::string_view safetensors_dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::f32:
-      return "F32";
-    case DType::f64:
-      return "F64";
-    case DType::f16:
-      return "F16";
-    case DType::bf16:
-      return "BF16";
-    case DType::i32:
-      return "I32";
-    case DType::i64:
-      return "I64";
-    case DType::u8:
-      return "U8";
-  }
-  BATON_FAIL("unknown dtype ", static_cast<int>(dtype));
+  constexpr std::string_view kNames[] = {"F32", "F64", "F16", "BF16", "I32", "I64", "U8"};
+  const std::string_view name = enum_lookup<DType::u8>(dtype, kNames, "");
+  BATON_CHECK(!name.empty(), "unknown dtype ", static_cast<int>(dtype));
+  return name;
 }
 
 namespace {

@@ -57,6 +57,15 @@ size_t HostStaging::prepare_buffers(size_t total) {
   return piece;
 }
 
+HostStaging::Transfer HostStaging::begin_transfer(size_t total, Device device, const Stream& stream) {
+  wait_for_copies_in_flight();
+  const size_t piece = prepare_buffers(total);
+  DeviceSlots& s = slots(device);
+  Transfer t{.piece = piece, .pieces = (total + piece - 1) / piece, .slots = s, .copy = copy_stream(s, stream)};
+  in_flight_ = t.copy;
+  return t;
+}
+
 void HostStaging::to_host(const Tensor& src, const Stream& stream, const HostSink& sink) {
   const size_t total = src.nbytes();
   if (total == 0) return;
@@ -66,23 +75,18 @@ void HostStaging::to_host(const Tensor& src, const Stream& stream, const HostSin
     sink(base, total);
     return;
   }
-  wait_for_copies_in_flight();
-  const size_t piece = prepare_buffers(total);
-  const size_t pieces = (total + piece - 1) / piece;
-  DeviceSlots& s = slots(src.device());
-  const Stream copy = copy_stream(s, stream);
-  in_flight_ = copy;
+  const Transfer t = begin_transfer(total, src.device(), stream);
   auto issue = [&](size_t k) {
-    const size_t begin = k * piece;
-    copy_bytes(buffers_[k % 2].data_ptr(), Device::cpu(), base + begin, src.device(), std::min(piece, total - begin),
-               copy);
-    s.done[k % 2].record(copy);
+    const size_t begin = k * t.piece;
+    copy_bytes(buffers_[k % 2].data_ptr(), Device::cpu(), base + begin, src.device(), std::min(t.piece, total - begin),
+               t.copy);
+    t.slots.done[k % 2].record(t.copy);
   };
   issue(0);
-  for (size_t k = 0; k < pieces; ++k) {
-    if (k + 1 < pieces) issue(k + 1);  // its buffer was handed to the sink in the previous iteration
-    s.done[k % 2].synchronize();
-    sink(buffers_[k % 2].data_ptr(), std::min(piece, total - k * piece));
+  for (size_t k = 0; k < t.pieces; ++k) {
+    if (k + 1 < t.pieces) issue(k + 1);  // its buffer was handed to the sink in the previous iteration
+    t.slots.done[k % 2].synchronize();
+    sink(buffers_[k % 2].data_ptr(), std::min(t.piece, total - k * t.piece));
   }
   in_flight_.reset();  // every copy was waited for
 }
@@ -96,18 +100,13 @@ void HostStaging::from_host(const Tensor& dst, const Stream& stream, const HostS
     source(base, total);
     return;
   }
-  wait_for_copies_in_flight();
-  const size_t piece = prepare_buffers(total);
-  const size_t pieces = (total + piece - 1) / piece;
-  DeviceSlots& s = slots(dst.device());
-  const Stream copy = copy_stream(s, stream);
-  in_flight_ = copy;
-  for (size_t k = 0; k < pieces; ++k) {
-    const size_t begin = k * piece, count = std::min(piece, total - begin);
-    s.done[k % 2].synchronize();  // the copy out of this buffer two pieces ago is done
+  const Transfer t = begin_transfer(total, dst.device(), stream);
+  for (size_t k = 0; k < t.pieces; ++k) {
+    const size_t begin = k * t.piece, count = std::min(t.piece, total - begin);
+    t.slots.done[k % 2].synchronize();  // the copy out of this buffer two pieces ago is done
     source(buffers_[k % 2].data_ptr(), count);
-    copy_bytes(base + begin, dst.device(), buffers_[k % 2].data_ptr(), Device::cpu(), count, copy);
-    s.done[k % 2].record(copy);
+    copy_bytes(base + begin, dst.device(), buffers_[k % 2].data_ptr(), Device::cpu(), count, t.copy);
+    t.slots.done[k % 2].record(t.copy);
   }
   wait_for_copies_in_flight();
 }

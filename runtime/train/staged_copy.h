@@ -52,6 +52,14 @@ class HostStaging {
   // Makes the buffers hold a piece of `total` bytes; returns the piece size.
   size_t prepare_buffers(size_t total);
   void wait_for_copies_in_flight();
+  // The start both directions share for a device tensor of `total` bytes: earlier copies waited
+  // for, the buffers prepared, and the copy stream chosen and marked in flight.
+  struct Transfer {
+    size_t piece, pieces;
+    DeviceSlots& slots;
+    Stream copy;
+  };
+  Transfer begin_transfer(size_t total, Device device, const Stream& stream);
 
   size_t largest_bytes_;
   size_t piece_bytes_ = 0;
