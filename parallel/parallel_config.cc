@@ -201,6 +201,10 @@ ModelAveraging model_averaging_of(const ParallelConfig& p, int replicas) {
     BATON_CHECK(!given || a.kind == kind, flag, " is for --model-averaging ", averaging_name(kind), " (got ",
                 averaging_name(a.kind), ")");
   };
+  BATON_CHECK(a.kind != Averaging::none ||
+                  (p.average_every == defaults.average_every && p.averaging_exchange == defaults.averaging_exchange),
+              "--average-every and --averaging-exchange are for --model-averaging periodic, bmuf, easgd or "
+              "post-local (got none)");
   only_for(p.block_momentum.has_value(), Averaging::bmuf, "--block-momentum");
   only_for(p.block_lr != defaults.block_lr, Averaging::bmuf, "--block-lr");
   only_for(p.block_nesterov != defaults.block_nesterov, Averaging::bmuf, "--block-nesterov");

@@ -3,9 +3,12 @@
 #include "parallel/parallel_training_run.h"
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "layers/builtin_layers.h"
 #include "models/model_registry.h"
+#include "parallel/comm/agreement.h"
 #include "runtime/core/device_info.h"
 #include "runtime/core/error.h"
 #include "runtime/graph/json_fields.h"
@@ -65,12 +68,41 @@ std::string rank_path(const std::string& path, int rank) {
   return path.substr(0, dot) + suffix + path.substr(dot);
 }
 
+std::string data_spec_for_model(const TrainConfig& config) {
+  if (config.data != "synthetic" || !config.model_spec.empty()) return config.data;
+  const models::ModelInfo& model = models::model_info(config.model);
+  if (model.task != models::Task::classification) return config.data;
+  const std::string size = std::to_string(model.default_image_size);
+  return "synthetic:3x" + size + "x" + size + ":" + std::to_string(model.default_num_classes);
+}
+
+namespace {
+
+// "a.b = value" per leaf of `j`, in the order of its (sorted) keys.
+void flatten(const nlohmann::json& j, const std::string& path, std::vector<std::string>& lines) {
+  if (j.is_object() && !j.empty()) {
+    for (const auto& [key, value] : j.items()) flatten(value, path.empty() ? key : path + "." + key, lines);
+    return;
+  }
+  lines.push_back(path + " = " + j.dump());
+}
+
+}  // namespace
+
+void check_settings_agree(comm::Communicator& world, const TrainConfig& config, const ParallelConfig& parallel) {
+  std::vector<std::string> lines;
+  flatten(config.to_json(), "", lines);
+  flatten(parallel.to_json(), "parallel", lines);
+  comm::check_agreement(world, "the training configuration", lines);
+}
+
 TrainSummary train(const TrainRequest& request, RunReport& report, const std::function<bool()>& stop_requested) {
   const TrainConfig& config = request.train;
   const Device device =
       request.kind == RunKind::single_device ? single_training_device(config.device, report) : Device::cpu();
-  const std::unique_ptr<data::Dataset> train_set = data::open_dataset(config.data, data::Split::train, config.seed);
-  const std::unique_ptr<data::Dataset> test_set = data::open_dataset(config.data, data::Split::test, config.seed);
+  const std::string data = data_spec_for_model(config);
+  const std::unique_ptr<data::Dataset> train_set = data::open_dataset(data, data::Split::train, config.seed);
+  const std::unique_ptr<data::Dataset> test_set = data::open_dataset(data, data::Split::test, config.seed);
   const Graph graph = build_training_graph(config, *train_set);
   const std::string model_name = config.model_spec.empty() ? config.model : config.model_spec;
   report.line(formatted("training %s on %s: %lld train / %lld test samples, batch %lld", model_name.c_str(),

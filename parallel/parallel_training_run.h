@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "parallel/comm/communicator.h"
 #include "parallel/parallel_config.h"
 #include "runtime/data/dataset.h"
 #include "runtime/graph/graph.h"
@@ -48,6 +49,17 @@ TrainSummary train_data_parallel(const Graph& graph, const TrainConfig& config, 
 // "t.json" -> "t.rank1.json" ("trace" -> "trace.rank1"): the file of `rank` beside `path`, for the
 // files each process of a job writes for itself.
 std::string rank_path(const std::string& path, int rank);
+
+// The dataset spec a run opens: its `data`, except that a bare "synthetic" with a registered image
+// classifier takes the model's input size and classes ("synthetic:3x32x32:10" for resnet20). The
+// config, and so the checkpoint, keeps "synthetic".
+std::string data_spec_for_model(const TrainConfig& config);
+
+// Collective over `world`: every process of the job trains with the same settings, the whole
+// effective train and parallel configuration compared line by line ("lr_schedule.base_lr = 0.1");
+// a rank started with another --lr, --seed, --batch-size, optimiser, averaging or --resume fails on
+// every rank at once, naming the rank and the setting.
+void check_settings_agree(comm::Communicator& world, const TrainConfig& config, const ParallelConfig& parallel);
 
 // The last line of a model-averaging run, plain data parallel or hybrid: how often the replicas met
 // and the bytes the first replica (the hybrid: this process's first group's stages) sent.

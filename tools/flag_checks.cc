@@ -51,4 +51,10 @@ CLI::Validator non_negative() { return bounded_below(0, false, "NON_NEGATIVE"); 
 
 CLI::Validator at_least(double minimum) { return bounded_below(minimum, false, "AT_LEAST"); }
 
+CLI::Validator file_path() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string { return value.empty() ? "must name a file, got an empty path" : ""; },
+      "PATH", "file path");
+}
+
 }  // namespace baton::cli

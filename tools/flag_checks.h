@@ -15,5 +15,7 @@ CLI::Validator non_negative();
 CLI::Validator at_least(double minimum);
 // A whole number from `minimum` to `maximum` (no value past 64 bits clamped or wrapped around).
 CLI::Validator whole_number(int64_t minimum, int64_t maximum = INT64_MAX);
+// A file's path: not empty (an empty path would silently mean "none given").
+CLI::Validator file_path();
 
 }  // namespace baton::cli

@@ -55,9 +55,9 @@ FlagValue switch_into(bool Config::*field) {
   return {true, "", [field](TrainSettings& s, const CLI::Option& o) { part_of<Config>(s).*field = o.as<bool>(); }};
 }
 
-// A switch setting `key` of a JSON-object field to true.
+// A switch setting `key` of a JSON-object field: true, or false through its "!--no-..." name.
 inline FlagValue switch_key(nlohmann::json TrainConfig::*object, const char* key) {
-  return {true, "", [object, key](TrainSettings& s, const CLI::Option&) { (s.train.*object)[key] = true; }};
+  return {true, "", [object, key](TrainSettings& s, const CLI::Option& o) { (s.train.*object)[key] = o.as<bool>(); }};
 }
 
 }  // namespace baton::cli

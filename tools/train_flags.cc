@@ -5,8 +5,10 @@ namespace baton::cli {
 
 void add_train_flags(CLI::App& cmd) {
   for (const TrainFlag& row : train_flags()) {
-    CLI::Option* option = row.value.is_switch ? cmd.add_flag(row.names, row.help)
-                                              : cmd.add_option(row.names, row.help)->type_name(row.value.type_name);
+    // A switch given twice, or with its "--no-" name too, is one error like an option given twice.
+    CLI::Option* option = row.value.is_switch
+                              ? cmd.add_flag(row.names, row.help)->multi_option_policy(CLI::MultiOptionPolicy::Throw)
+                              : cmd.add_option(row.names, row.help)->type_name(row.value.type_name);
     if (row.check) option->check(*row.check);
   }
 }

@@ -1,6 +1,8 @@
 // Names, schedule and checks of the model-averaging variants.
 #include "parallel/replicas/model_averaging.h"
 
+#include <cmath>
+
 #include "runtime/core/enum_table.h"
 #include "runtime/core/error.h"
 
@@ -44,6 +46,7 @@ void check_model_averaging(const ModelAveraging& a, int replicas) {
   BATON_CHECK(!a.block_momentum || (*a.block_momentum >= 0 && *a.block_momentum < 1),
               "--block-momentum must be in [0, 1) (got ", a.block_momentum.value_or(0), "; default 1 - 1/N)");
   BATON_CHECK(a.block_lr > 0, "--block-lr must be greater than 0 (got ", a.block_lr, ")");
+  BATON_CHECK(std::isfinite(a.block_lr), "--block-lr must be finite (got ", a.block_lr, ")");
   BATON_CHECK(a.elastic_beta > 0 && a.elastic_beta <= 1, "--elastic-beta must be in (0, 1] (got ", a.elastic_beta, ")");
   BATON_CHECK(a.local_after >= 0, "--local-after must be at least 0 (got ", a.local_after, ")");
   BATON_CHECK(a.nodes.empty() || static_cast<int>(a.nodes.size()) == replicas, "model averaging: ", a.nodes.size(),

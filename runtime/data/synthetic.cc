@@ -29,12 +29,21 @@ SyntheticOptions parse_synthetic_spec(const std::string& spec) {
               positive_integer(dims[1], spec, "height", kGrammar), positive_integer(dims[2], spec, "width", kGrammar)};
   }
   if (parts.size() > 2) options.classes = positive_integer(parts[2], spec, "CLASSES", kGrammar);
-  if (parts.size() > 3) options.samples = positive_integer(parts[3], spec, "SAMPLES", kGrammar);
+  if (parts.size() > 3) options.samples = options.test_samples = positive_integer(parts[3], spec, "SAMPLES", kGrammar);
   return options;
 }
 
+namespace {
+
+SyntheticOptions for_split(SyntheticOptions options, Split split) {
+  if (split == Split::test) options.samples = options.test_samples;
+  return options;
+}
+
+}  // namespace
+
 SyntheticDataset::SyntheticDataset(SyntheticOptions options, Split split, uint64_t seed)
-    : GeneratedDataset(std::move(options),
+    : GeneratedDataset(for_split(std::move(options), split),
                        SampleStreams(split, seed, RandomPurpose::synthetic_train, RandomPurpose::synthetic_test)) {
   BATON_CHECK(options_.image_shape.rank() == 3 && options_.image_shape.numel() > 0,
               "synthetic dataset: the image shape must be [C, H, W] with positive sizes, not ",

@@ -1,5 +1,6 @@
 // "synthetic": random images and labels from Philox, for benchmarks that must not wait on data.
-// Spec: synthetic[:CxHxW[:CLASSES[:SAMPLES]]], default synthetic:3x224x224:1000:1000000.
+// Spec: synthetic[:CxHxW[:CLASSES[:SAMPLES]]], default synthetic:3x224x224:1000, with 1,000,000 train
+// and 10,000 test samples; SAMPLES, when given, is the size of each split.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,8 @@ namespace baton::data {
 struct SyntheticOptions {
   Shape image_shape{3, 224, 224};
   int64_t classes = 1000;
-  int64_t samples = 1000000;  // in each split
+  int64_t samples = 1000000;     // the train split's
+  int64_t test_samples = 10000;  // the test split's (a million would take minutes to evaluate)
 };
 
 // Parses "synthetic", "synthetic:3x32x32", "synthetic:3x32x32:10", "synthetic:3x32x32:10:50000".

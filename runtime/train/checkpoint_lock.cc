@@ -1,9 +1,11 @@
-// CheckpointLock: flock(LOCK_EX | LOCK_NB) on <root>/.lock, the holder's pid, host and start time
-// written into it, and the leftovers of interrupted saves removed.
+// CheckpointLock: flock(LOCK_EX | LOCK_NB) on <root>/.lock (a regular file, never a link followed), the
+// holder's pid, host and start time written into it, and the leftovers of interrupted saves and
+// deletions removed.
 #include "runtime/train/checkpoint_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -38,9 +40,10 @@ std::string read_holder(int fd) {
   return holder;
 }
 
-// ".step-00000004.tmp-Ab12Cd": a save's temporary directory.
+// ".step-00000004.tmp-Ab12Cd": a save's temporary directory; ".step-00000002.deleting": a checkpoint
+// that retention was deleting when the run was killed.
 bool is_leftover(const std::string& name) {
-  return name.starts_with(".step-") && name.find(".tmp-") != std::string::npos;
+  return name.starts_with(".step-") && (name.find(".tmp-") != std::string::npos || name.ends_with(".deleting"));
 }
 
 }  // namespace
@@ -50,8 +53,17 @@ CheckpointLock::CheckpointLock(const std::string& root) {
   fs::create_directories(root, ec);
   BATON_CHECK(!ec, "cannot create the checkpoint directory '", root, "': ", ec.message());
   const std::string path = (fs::path(root) / ".lock").string();
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  BATON_CHECK(fd_ >= 0, "cannot use the checkpoint directory '", root, "': opening ", path, ": ", std::strerror(errno));
+  // O_NOFOLLOW: a .lock that is a symbolic link is refused, never followed (its target overwritten).
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+  BATON_CHECK(fd_ >= 0, "cannot use the checkpoint directory '", root, "': opening ", path, ": ",
+              errno == ELOOP ? std::string("it is a symbolic link, which a run never follows; remove it")
+                             : std::string(std::strerror(errno)));
+  struct stat info {};
+  if (::fstat(fd_, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd_);
+    fd_ = -1;
+    BATON_FAIL("cannot use the checkpoint directory '", root, "': ", path, " is not a regular file; remove it");
+  }
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     const std::string holder = err == EWOULDBLOCK ? read_holder(fd_) : "";

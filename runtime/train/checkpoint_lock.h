@@ -10,8 +10,9 @@ namespace baton {
 class CheckpointLock {
  public:
   // Creates `root` if missing and takes its lock, or throws naming the run that holds it ("pid 1234
-  // on host h since 2026-11-26 14:02:11"). Then removes <root>/.step-*.tmp-* (no save is running:
-  // this process holds the lock and has not saved yet) and sets removed_leftovers().
+  // on host h since 2026-11-26 14:02:11"). Then removes <root>/.step-*.tmp-* and .step-*.deleting (no
+  // save or retention is running: this process holds the lock and has not saved yet) and sets
+  // removed_leftovers(). A .lock that is a symbolic link or not a regular file is an error.
   explicit CheckpointLock(const std::string& root);
   ~CheckpointLock();
   CheckpointLock(const CheckpointLock&) = delete;

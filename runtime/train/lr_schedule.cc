@@ -75,6 +75,9 @@ void LrSchedule::validate(std::string_view where) const {
                 where, ": milestones must be increasing step numbers > 0");
   }
   if (kind == Kind::linear || kind == Kind::cosine || kind == Kind::cosine_linear) {
+    // These schedules decay: one that would climb is a swapped pair of values.
+    BATON_CHECK(final_lr <= base_lr, where, ": final_lr (", final_lr, ") must not exceed base_lr (", base_lr, "): the ",
+                kind == Kind::linear ? "linear" : "cosine", " schedule decays from base_lr to final_lr");
     BATON_CHECK(total_steps > warmup_steps, where, ": total_steps (", total_steps, ") must exceed warmup_steps (",
                 warmup_steps, ")");
   }

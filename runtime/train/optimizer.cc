@@ -115,10 +115,11 @@ std::variant<SgdConfig, AdamWConfig> optimizer_settings(const nlohmann::json& co
     s.weight_decay = c.get_double("weight_decay", s.weight_decay);
     s.decoupled_weight_decay = c.get_bool("decoupled_weight_decay", s.decoupled_weight_decay);
     s.decay_bias_and_bn = c.get_bool("decay_bias_and_bn", s.decay_bias_and_bn);
-    BATON_CHECK(s.momentum >= 0, what, ": momentum must be >= 0, got ", s.momentum);
+    BATON_CHECK(s.momentum >= 0 && s.momentum < 1, what, ": momentum must be in [0, 1), got ", s.momentum);
     BATON_CHECK(s.weight_decay >= 0, what, ": weight_decay must be >= 0, got ", s.weight_decay);
     BATON_CHECK(!s.nesterov || (s.momentum > 0 && s.dampening == 0), what,
-                ": nesterov needs momentum > 0 and dampening 0");
+                ": nesterov needs momentum > 0 and dampening 0 (plain SGD: --momentum 0 --no-nesterov, or "
+                "\"nesterov\": false)");
     return s;
   }
   if (type == "adamw") {

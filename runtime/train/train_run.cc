@@ -114,6 +114,9 @@ void TrainRun::resume() {
     return;
   }
   const CheckpointState restored = engine_.load_checkpoint(*latest);
+  BATON_CHECK(restored.step <= total_steps_, *latest, " is at step ", restored.step,
+              ", past the end of this run at step ", total_steps_,
+              " (--steps or --epochs): nothing to train; give more steps to go on");
   step_ = restored.step;
   epoch_ = restored.epoch;
   loader_.seek(restored.loader_position.get<data::LoaderPosition>());

@@ -2,8 +2,8 @@
 # `baton train --data-parallel 2` under mpiexec, end to end: the two processes log exactly the losses
 # and evaluation of the in-process run with 2 replicas, rank 0 alone prints and writes, the job's
 # checkpoint resumes on one device and with 4 processes, a BMUF run resumed from between two meetings
-# logs exactly the uninterrupted run's losses (in one process and under mpiexec), and a rank killed
-# mid-run ends the job quickly, naming it.
+# logs exactly the uninterrupted run's losses (in one process and under mpiexec), a rank started with
+# other settings is refused on every rank, and a rank killed mid-run ends the job quickly, naming it.
 # Usage: run_mpi_train.sh <baton> <mpiexec> <its arguments...>
 set -uo pipefail
 
@@ -27,6 +27,13 @@ echo "== --data-parallel that differs from the process count: an error on every 
 # Each rank checks before MPI starts; mpirun may end the second before it prints, so at least one line.
 grep -q 'Open MPI started 2 processes: .* instead of --data-parallel 4' "$dir/mismatch.out" ||
   { cat "$dir/mismatch.out"; fail "no rank named the mismatch"; }
+
+echo "== a rank started with another --lr: an error on every rank naming the setting"
+"${mpiexec[@]}" -n 1 "$baton" train --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --steps 1 \
+  --data-parallel 2 --lr 0.1 : -n 1 "$baton" train --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 \
+  --steps 1 --data-parallel 2 --lr 0.2 >"$dir/settings.out" 2>&1 && fail "a job whose ranks differ in --lr succeeded"
+grep -q "the training configuration differs between ranks (rank 1 differs from rank 0): rank 1 has 'lr_schedule.base_lr = 0.2'" \
+  "$dir/settings.out" || { cat "$dir/settings.out"; fail "no rank named the differing --lr"; }
 
 echo "== the job's checkpoint resumes on one device"
 "$baton" train --resume "$dir/ckpt" --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --steps 6 \

@@ -109,6 +109,17 @@ TEST_F(TrainCommand, FlagsOverrideTheConfigFileAndMetricsAreLogged) {
   EXPECT_GE(eval_lines, 1);
 }
 
+// A bare --data synthetic fits the model (ResNet-20: 32 px, 10 classes) and has a small test set.
+TEST_F(TrainCommand, BareSyntheticDataFitsTheModelWithASmallTestSet) {
+  const CliResult r = run_baton(
+      "train --model resnet20 --data synthetic --steps 1 --batch-size 8 --workers 1 "
+      "--eval-every 0 --device cpu");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("on synthetic:3x32x32:10:1000000 (train, seed 0): 1000000 train / 10000 test samples"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(TrainCommand, BadFlagsAndConfigsAreOneLineErrors) {
   EXPECT_NE(run("--model resnet20 --data nosuchdata --device cpu --steps 1", "data"), 0);
   EXPECT_NE(read_file_text(dir_ / "data.err").find("nosuchdata"), std::string::npos)

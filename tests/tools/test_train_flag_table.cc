@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "runtime/train/optimizer.h"
 #include "tools/train_flags.h"
 
 namespace baton::cli {
@@ -64,6 +65,19 @@ TEST(TrainFlagTable, TheFlagsGivenLandInTheirRowsFields) {
   EXPECT_TRUE(given_flag_of(app, FlagScope::parallel));
   EXPECT_TRUE(given_flag_of(app, FlagScope::averaging));
   EXPECT_FALSE(given(app, "--seed"));
+}
+
+// Plain SGD from the command line: --momentum 0 --no-nesterov (Nesterov momentum is the default).
+TEST(TrainFlagTable, NoNesterovAndMomentumZeroArePlainSgd) {
+  CLI::App app;
+  add_train_flags(app);
+  app.parse("--momentum 0 --no-nesterov", false);
+  TrainSettings settings;
+  apply_given_flags(app, settings);
+  const nlohmann::json file = file_of(settings);
+  EXPECT_EQ(file.at(pointer_of("optimizer.momentum")), 0.0);
+  EXPECT_EQ(file.at(pointer_of("optimizer.nesterov")), false);
+  EXPECT_NO_THROW(check_optimizer_config(settings.train.optimizer, "optimizer"));
 }
 
 TEST(TrainFlagTable, AChoiceNobodyKnowsIsOneErrorNamingTheFlagAndTheNames) {

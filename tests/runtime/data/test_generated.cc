@@ -114,12 +114,21 @@ TEST(Synthetic, SpecGrammar) {
   const SyntheticOptions all = parse_synthetic_spec("synthetic:1x28x30:7:123");
   EXPECT_EQ(all.image_shape, Shape({1, 28, 30}));
   EXPECT_EQ(all.samples, 123);
+  EXPECT_EQ(all.test_samples, 123);  // SAMPLES given: each split's size
   EXPECT_ERROR_MENTIONS("image shape '3x32' must be CxHxW", parse_synthetic_spec("synthetic:3x32"));
   EXPECT_ERROR_MENTIONS("height '0' is not a positive integer", parse_synthetic_spec("synthetic:3x0x32"));
   EXPECT_ERROR_MENTIONS("CLASSES 'ten' is not a positive integer", parse_synthetic_spec("synthetic:3x32x32:ten"));
   EXPECT_ERROR_MENTIONS("SAMPLES '5x' is not a positive integer", parse_synthetic_spec("synthetic:3x32x32:10:5x"));
   EXPECT_ERROR_MENTIONS("expected synthetic[:CxHxW[:CLASSES[:SAMPLES]]]",
                         parse_synthetic_spec("synthetic:3x32x32:10:5:9"));
+}
+
+// Without SAMPLES the test split is small: evaluating a million images took many minutes.
+TEST(Synthetic, TheDefaultTestSplitIsSmall) {
+  const SyntheticOptions defaults = parse_synthetic_spec("synthetic:3x8x8:10");
+  EXPECT_EQ(defaults.test_samples, 10000);
+  EXPECT_EQ(SyntheticDataset(defaults, Split::train, 0).size(), 1000000);
+  EXPECT_EQ(SyntheticDataset(defaults, Split::test, 0).size(), 10000);
 }
 
 TEST(Synthetic, DeterministicPerSeedAndSplitWithLabelsInRange) {

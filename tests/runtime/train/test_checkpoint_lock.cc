@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "runtime/train/checkpoint_lock.h"
@@ -44,6 +45,31 @@ TEST(CheckpointLock, LeftoversOfInterruptedSavesAreRemoved) {
   EXPECT_FALSE(fs::exists(root / ".step-00000006.tmp-Zz99Yy"));
   EXPECT_TRUE(fs::exists(root / "step-00000002"));
   EXPECT_TRUE(fs::exists(root / "notes.txt"));
+}
+
+// A checkpoint that retention was deleting when its run was killed (".step-N.deleting") is a leftover
+// too: a whole checkpoint that no run would otherwise remove or report.
+TEST(CheckpointLock, CheckpointsLeftHalfDeletedAreRemoved) {
+  testing::ScratchDir dir("ckpt_lock_deleting");
+  const fs::path root = dir.path();
+  fs::create_directories(root / ".step-00000001.deleting");
+  std::ofstream(root / ".step-00000001.deleting" / "model.safetensors") << "a whole checkpoint";
+  const CheckpointLock lock(root.string());
+  EXPECT_EQ(lock.removed_leftovers(), 1);
+  EXPECT_FALSE(fs::exists(root / ".step-00000001.deleting"));
+}
+
+// A .lock that is a symbolic link is refused, and what it points at is left as it was.
+TEST(CheckpointLock, ALockThatIsASymbolicLinkIsNeverFollowed) {
+  testing::ScratchDir dir("ckpt_lock_symlink");
+  const fs::path root = dir.path() / "ck";
+  fs::create_directories(root);
+  std::ofstream(dir.path() / "precious.txt") << "precious";
+  fs::create_symlink(dir.path() / "precious.txt", root / ".lock");
+  EXPECT_ERROR_MENTIONS("it is a symbolic link, which a run never follows", CheckpointLock(root.string()));
+  std::ifstream in(dir.path() / "precious.txt");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "precious");
 }
 
 }  // namespace
