@@ -39,6 +39,7 @@ cublasStatus_t cublasDestroy(cublasHandle_t handle) {
   if (const cublasStatus_t status = check_cublas_handle(handle, "cublasDestroy"); status != CUBLAS_STATUS_SUCCESS) {
     return status;
   }
+  baton_emu::set_library_owned(handle->workspace, handle->workspace_bytes, false);
   cublas_handles().destroy(handle);
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -73,8 +74,12 @@ cublasStatus_t cublasSetWorkspace(cublasHandle_t handle, void* workspace, size_t
   // Documented: the workspace must be aligned to at least 256 bytes.
   if (reinterpret_cast<uintptr_t>(workspace) % 256 != 0) return CUBLAS_STATUS_INVALID_VALUE;
   if (workspace == nullptr && workspaceSizeInBytes > 0) return CUBLAS_STATUS_INVALID_VALUE;
+  // The workspace is cuBLAS's alone while it is set (the emulated cuBLAS needs none): kept closed to
+  // kernels, copies and host code, which also spares opening it for every launch.
+  baton_emu::set_library_owned(handle->workspace, handle->workspace_bytes, false);
   handle->workspace = workspace;
   handle->workspace_bytes = workspaceSizeInBytes;
+  baton_emu::set_library_owned(workspace, workspaceSizeInBytes, true);
   return CUBLAS_STATUS_SUCCESS;
 }
 

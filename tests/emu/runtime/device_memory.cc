@@ -91,7 +91,8 @@ std::string hex_pointer(const void* p) {
 
 std::string Allocation::describe() const {
   return std::string("allocation ") + hex_pointer(begin) + " of " + std::to_string(bytes) + " bytes on device " +
-         std::to_string(device) + (from_pool ? " (cudaMallocAsync)" : " (cudaMalloc)");
+         std::to_string(device) + (from_pool ? " (cudaMallocAsync)" : " (cudaMalloc)") +
+         (library_owned ? ", a library's own memory (a cuBLAS workspace) that nothing else may touch" : "");
 }
 
 Arena& arena(int device) {
@@ -254,15 +255,28 @@ void check_device_access(StreamState& stream, const void* pointer, size_t bytes,
 DeviceMemoryOpen::DeviceMemoryOpen() {
   Memory& m = memory();
   if (m.open_depth++ == 0) {
-    for (auto& [begin, allocation] : m.live) protect(begin, allocation.bytes, true);
+    for (auto& [begin, allocation] : m.live) {
+      if (!allocation.library_owned) protect(begin, allocation.bytes, true);
+    }
   }
 }
 
 DeviceMemoryOpen::~DeviceMemoryOpen() {
   Memory& m = memory();
   if (--m.open_depth == 0) {
-    for (auto& [begin, allocation] : m.live) protect(begin, allocation.bytes, false);
+    for (auto& [begin, allocation] : m.live) {
+      if (!allocation.library_owned) protect(begin, allocation.bytes, false);
+    }
   }
+}
+
+void set_library_owned(const void* data, size_t bytes, bool owned) {
+  RuntimeLock lock(runtime_lock());
+  Allocation* a = allocation_at(data);
+  if (a == nullptr || a->bytes != bytes || a->library_owned == owned) return;
+  a->library_owned = owned;
+  // Device work in progress has the other allocations open: follow them.
+  if (memory().open_depth > 0) protect(a->begin, a->bytes, !owned);
 }
 
 // For the fault handler: the arena holding `address` (-1 when none) and, when the lock can be

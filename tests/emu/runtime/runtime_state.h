@@ -93,6 +93,7 @@ struct Allocation {
   size_t bytes = 0;
   int device = 0;
   bool from_pool = false;
+  bool library_owned = false;      // a library's private memory (set_library_owned): never opened
   size_t birth_stream = SIZE_MAX;  // the stream of cudaMallocAsync (none for cudaMalloc)
   uint64_t birth_time = 0;
   std::map<size_t, uint64_t> last_use;  // stream id -> its clock at the last use

@@ -74,6 +74,11 @@ void notify_progress();
 void wait_until(const std::function<bool()>& ready, const std::function<std::string()>& why, const char* api);
 // Runs `work` with device memory open to the calling thread (as device work runs).
 void with_device_memory_open(const std::function<void()>& work);
+// Marks the whole allocation [data, data + bytes) as a library's own (a cuBLAS workspace) or gives it
+// back (`owned` false): kernels, copies and host code may not touch it (any access faults, naming the
+// allocation), and device work does not open it. Memory that is not exactly one live allocation is
+// left as it is. Takes runtime_lock().
+void set_library_owned(const void* data, size_t bytes, bool owned);
 
 // Prints "baton_emu: <message>" to stderr and aborts: the emulator's answer to a use of CUDA that
 // is undefined behaviour on a real GPU (a CUDA error code is returned instead where CUDA returns one).
