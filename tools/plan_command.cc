@@ -113,7 +113,7 @@ void run_pipedream_plan(const PlanFlags& f) {
 void run_plan(const PlanFlags& f) {
   BATON_CHECK(f.objective == "baton" || f.objective == "pipedream", "--objective: expected baton or pipedream, got '",
               f.objective, "'");
-  check_plan_objective_flags(f.objective, f.given, f.profile_path);
+  check_plan_objective_flags(f.objective, f.given, f.profile_path, f.schedule);
   if (f.objective == "pipedream") return run_pipedream_plan(f);
   // The choices, each parsed once as `baton train` parses them: an unknown name is one error naming the flag.
   const PartitionerKind partitioner = parse_choice("--partitioner", f.partitioner, parse_partitioner);

@@ -49,6 +49,9 @@ constexpr FlagReason kPipeDreamObjectiveOnly[] = {
     {"--straight-pipeline", "under baton's objective a plan without --groups is a straight pipeline already"},
 };
 
+// --search tries every partitioner, schedule and micro-batch count itself.
+constexpr const char* kSearchChooses[] = {"--partitioner", "--schedule", "--chunks", "--micro-batches"};
+
 // With --profile (either objective) the profile gives the model and its times.
 constexpr const char* kModelFlags[] = {"--model", "--model-spec", "--classes", "--input", "--device-spec"};
 
@@ -64,7 +67,7 @@ std::set<std::string> flags_given(const CLI::App& command) {
 }
 
 void check_plan_objective_flags(const std::string& objective, const std::set<std::string>& given,
-                                const std::string& profile_path) {
+                                const std::string& profile_path, const std::string& schedule) {
   if (!profile_path.empty()) {
     for (const char* flag : kModelFlags)
       BATON_CHECK(given.count(flag) == 0, flag,
@@ -74,6 +77,14 @@ void check_plan_objective_flags(const std::string& objective, const std::set<std
   if (objective != "pipedream") {
     for (const FlagReason& f : kPipeDreamObjectiveOnly)
       BATON_CHECK(given.count(f.flag) == 0, f.flag, " belongs to --objective pipedream: ", f.reason);
+    if (given.count("--search") > 0) {
+      for (const char* flag : kSearchChooses)
+        BATON_CHECK(given.count(flag) == 0, "--search does not take ", flag,
+                    ": it tries every partitioner, schedule, chunk count and micro-batch count itself");
+    }
+    BATON_CHECK(given.count("--chunks") == 0 || schedule == "interleaved",
+                "--chunks is read only with --schedule interleaved (stages per device), not with --schedule ",
+                schedule);
     return;
   }
   for (const FlagReason& f : kBatonObjectiveOnly)

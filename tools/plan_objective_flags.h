@@ -12,8 +12,8 @@ namespace baton::cli {
 std::set<std::string> flags_given(const CLI::App& command);
 
 // `objective`: baton or pipedream; `given`: the long names ("--stages") of the flags on the command line;
-// `profile_path`: --profile's value (empty: none; pipedream:FILE: PipeDream's graph.txt).
+// `profile_path`: --profile's value (empty: none; pipedream:FILE: PipeDream's graph.txt); `schedule`: --schedule's.
 void check_plan_objective_flags(const std::string& objective, const std::set<std::string>& given,
-                                const std::string& profile_path);
+                                const std::string& profile_path, const std::string& schedule);
 
 }  // namespace baton::cli
