@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "parallel/parallel_choices.h"
@@ -19,6 +20,7 @@
 #include "tools/commands.h"
 #include "tools/flag_checks.h"
 #include "tools/model_flags.h"
+#include "tools/plan_objective_flags.h"
 #include "tools/plan_pipedream.h"
 
 namespace baton::cli {
@@ -51,6 +53,8 @@ struct PlanFlags {
   std::string replication;  // equal or free; empty: equal for one plan, both kinds with --search
   double bandwidth_gbs = 1;
   double activation_compression_ratio = 0;  // 0: activation transfers not costed (PipeDream's default)
+  bool straight_pipeline = false;
+  std::set<std::string> given;  // the long names of the flags on the command line
 };
 
 void print_summary(const EvaluatedPlan& e, double single_ms) {
@@ -91,9 +95,8 @@ PlanProfile plan_profile(const PlanFlags& f, const Cluster& cluster) {
 
 // --objective pipedream: PipeDream's optimiser on PipeDream's own profile, or on baton's at --batch.
 void run_pipedream_plan(const PlanFlags& f) {
-  BATON_CHECK(f.stages == 0 && !f.search && f.trace_path.empty() && f.micro_batches == 0 && f.json_path.empty(),
-              "--objective pipedream takes --gpus N (the workers), --bandwidth-gbs and --activation-compression-ratio; "
-              "--stages, --micro-batches, --search, --trace and --json FILE belong to baton's objective");
+  BATON_CHECK(f.json_path.empty(),
+              "--objective pipedream does not take --json FILE: its optimum is no plan file (--json prints it)");
   PipeDreamRequest request;
   request.graph = is_pipedream_profile(f.profile_path)
                       ? load_plan_pipedream_graph(f.profile_path)
@@ -101,6 +104,8 @@ void run_pipedream_plan(const PlanFlags& f) {
   request.workers = f.gpus;
   request.bandwidth_gbs = f.bandwidth_gbs;
   if (f.activation_compression_ratio > 0) request.activation_compression_ratio = f.activation_compression_ratio;
+  if (f.memory_cap_gb > 0) request.memory_limit_gb = f.memory_cap_gb;
+  request.straight_pipeline = f.straight_pipeline;
   request.json = f.json;
   run_pipedream_objective(request);
 }
@@ -108,6 +113,7 @@ void run_pipedream_plan(const PlanFlags& f) {
 void run_plan(const PlanFlags& f) {
   BATON_CHECK(f.objective == "baton" || f.objective == "pipedream", "--objective: expected baton or pipedream, got '",
               f.objective, "'");
+  check_plan_objective_flags(f.objective, f.given, f.profile_path, f.schedule);
   if (f.objective == "pipedream") return run_pipedream_plan(f);
   // The choices, each parsed once as `baton train` parses them: an unknown name is one error naming the flag.
   const PartitionerKind partitioner = parse_choice("--partitioner", f.partitioner, parse_partitioner);
@@ -265,7 +271,11 @@ void add_plan_command(CLI::App& app) {
                   "Device description for the analytic profile (default: the cluster's)");
   cmd->add_option("--cluster", f->cluster,
                   "h200-nvlink-8, pcie-8, h200-2x8, cpu-N or a JSON file (default h200-nvlink-8)");
-  cmd->add_option("--memory-cap", f->memory_cap_gb, "Memory per device in GB (default: the device's)")
+  cmd->add_flag("--straight-pipeline", f->straight_pipeline,
+                "--objective pipedream: one worker per stage, exactly --gpus stages (PipeDream's straight pipeline)");
+  cmd->add_option("--memory-cap", f->memory_cap_gb,
+                  "Memory per device in GB (default: the device's; --objective pipedream: PipeDream's memory limit, "
+                  "default none)")
       ->check(positive());
   cmd->add_option("--bucket-mb", f->bucket_mb, "Data-parallel all-reduce bucket size in MiB (default 25)")
       ->check(positive());
@@ -279,8 +289,9 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--grad-sync", f->grad_sync,
                   "The groups' gradient synchronisation a plan file asks for: bucket (default) or partition");
   cmd->add_option("--trace", f->trace_path, "Write the simulated step as a Chrome trace JSON");
-  cmd->callback([f, json] {
+  cmd->callback([f, json, cmd] {
     f->json = json->count() > 0;
+    f->given = flags_given(*cmd);
     run_plan(*f);
   });
 }

@@ -41,6 +41,8 @@ void run_pipedream_objective(const PipeDreamRequest& request) {
   settings.workers = request.workers;
   settings.bandwidth_bytes_per_s = request.bandwidth_gbs * 1e9;
   settings.activation_compression_ratio = request.activation_compression_ratio;
+  if (request.memory_limit_gb) settings.memory_bytes_per_worker = *request.memory_limit_gb * 1e9;
+  settings.straight_pipeline = request.straight_pipeline;
   const parallel::PipeDreamPlan plan = parallel::pipedream_optimum(request.graph, settings);
   if (request.json) {
     nlohmann::json stages = nlohmann::json::array();
@@ -57,6 +59,9 @@ void run_pipedream_objective(const PipeDreamRequest& request) {
                                 {"workers", request.workers},
                                 {"bandwidth_gbs", request.bandwidth_gbs},
                                 {"activation_compression_ratio", ratio},
+                                {"memory_limit_gb", request.memory_limit_gb ? nlohmann::json(*request.memory_limit_gb)
+                                                                            : nlohmann::json(nullptr)},
+                                {"straight_pipeline", request.straight_pipeline},
                                 {"states", plan.states},
                                 {"pipeline_time_s", plan.pipeline_time_s},
                                 {"single_worker_time_s", plan.single_worker_time_s},
@@ -69,8 +74,11 @@ void run_pipedream_objective(const PipeDreamRequest& request) {
   if (request.activation_compression_ratio) {
     std::snprintf(transfers, sizeof transfers, "costed (compression ratio %g)", *request.activation_compression_ratio);
   }
-  std::printf("%s: PipeDream's objective, %d workers, %g GB/s, activation transfers %s; %d antichain states\n",
-              request.graph.source.c_str(), request.workers, request.bandwidth_gbs, transfers, plan.states);
+  char memory[64] = "";
+  if (request.memory_limit_gb) std::snprintf(memory, sizeof memory, ", memory limit %g GB", *request.memory_limit_gb);
+  std::printf("%s: PipeDream's objective, %d workers%s%s, %g GB/s, activation transfers %s; %d antichain states\n",
+              request.graph.source.c_str(), request.workers, request.straight_pipeline ? " in a straight pipeline" : "",
+              memory, request.bandwidth_gbs, transfers, plan.states);
   std::printf("time per stage %.6f s (one worker %.6f s: %.2fx; data parallel %.6f s: %.2fx)\n", plan.pipeline_time_s,
               plan.single_worker_time_s, plan.single_worker_time_s / plan.pipeline_time_s, plan.data_parallel_time_s,
               plan.data_parallel_time_s / plan.pipeline_time_s);

@@ -21,6 +21,8 @@ struct PipeDreamRequest {
   int workers = 0;
   double bandwidth_gbs = 1;  // PipeDream's default: 1 GB/s
   std::optional<double> activation_compression_ratio;
+  std::optional<double> memory_limit_gb;  // PipeDream's memory limit per worker (none: no limit)
+  bool straight_pipeline = false;         // PipeDream's straight pipeline: one worker per stage
   bool json = false;
 };
 

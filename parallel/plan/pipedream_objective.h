@@ -1,7 +1,8 @@
 // PipeDream's objective, for exact reproduction: plans priced as PipeDream's single-level optimiser prices
 // them (msr-fiddle/pipedream, optimizer/optimizer_graph_hierarchical.py, compute_partitioning and main),
-// searched over the same antichain states, with exactly `workers` workers. docs/planner.md gives each
-// formula with its source.
+// searched over the same antichain states, with exactly `workers` workers, optionally under PipeDream's memory
+// limit (--use_memory_constraint --memory_size) and in its straight-pipeline mode (--straight_pipeline).
+// docs/planner.md gives each formula with its source.
 #pragma once
 
 #include <optional>
@@ -17,6 +18,11 @@ struct PipeDreamSettings {
   double bandwidth_bytes_per_s = 1e9;
   // PipeDream's --activation_compression_ratio: without it, activation transfers are not costed.
   std::optional<double> activation_compression_ratio;
+  // PipeDream's --use_memory_constraint with --memory_size: the bytes a worker may stash (activations and
+  // parameters of its stage, times the mini-batches in flight). None: no limit (PipeDream's default).
+  std::optional<double> memory_bytes_per_worker;
+  // PipeDream's --straight_pipeline: no replication, so exactly `workers` stages of one worker each.
+  bool straight_pipeline = false;
 };
 
 struct PipeDreamStage {
@@ -36,7 +42,8 @@ struct PipeDreamPlan {
 };
 
 // The optimum over chains of nested antichain states of `graph` (its Profile's CutStates::antichains),
-// each stage replicated r >= 1 times with the replicas adding up to `workers`.
+// each stage replicated r >= 1 times (r = 1 in a straight pipeline) with the replicas adding up to `workers`.
+// Throws when no such plan fits the memory limit, or a straight pipeline has more workers than states.
 PipeDreamPlan pipedream_optimum(const PipeDreamGraph& graph, const PipeDreamSettings& settings);
 
 }  // namespace baton::parallel

@@ -154,6 +154,37 @@ const std::vector<BadInput> kOtherCommands = {
     {"make-dataset --out $D/data --train 2", "--train"},
     {"make-dataset shapes --out $D/data --seed -1", "--seed: must be a whole number from 0 up, got -1"},
     {"bench comm --ranks -1", "--ranks: must be a whole number from 0 up, got -1"},
+    // Planner flags the chosen objective would ignore (issue 37.6): refused, each naming the flag and why.
+    {"plan --model resnet20 --objective pipedream --gpus 2 --replication bogus",
+     "--objective pipedream does not take --replication: PipeDream's optimiser replicates each stage freely"},
+    {"plan --model resnet20 --objective pipedream --gpus 2 --partitioner antichain",
+     "--objective pipedream does not take --partitioner: PipeDream's optimiser searches its own antichain states"},
+    {"plan --model resnet20 --objective pipedream --gpus 2 --schedule gpipe",
+     "--objective pipedream does not take --schedule: PipeDream's objective prices whole mini-batches"},
+    {"plan --model resnet20 --objective pipedream --gpus 2 --groups 2",
+     "--objective pipedream does not take --groups: PipeDream's optimiser chooses the stages and their replicas"},
+    {"plan --profile pipedream:$D/graph.txt --objective pipedream --gpus 2 --cluster pcie-8",
+     "--objective pipedream does not take --cluster with --profile: the times are the profile's"},
+    {"plan --profile pipedream:$D/graph.txt --objective pipedream --gpus 2 --batch 64",
+     "--objective pipedream does not take --batch with --profile pipedream:FILE"},
+    {"plan --profile pipedream:$D/graph.txt --classes 10",
+     "--classes does not go with --profile: the profile already gives the model and its times"},
+    {"plan --model resnet20 --stages 2 --bandwidth-gbs 10",
+     "--bandwidth-gbs belongs to --objective pipedream: baton's objective takes the bandwidth of every link from "
+     "--cluster"},
+    {"plan --model resnet20 --stages 2 --activation-compression-ratio 2",
+     "--activation-compression-ratio belongs to --objective pipedream"},
+    {"plan --model resnet20 --stages 2 --straight-pipeline", "--straight-pipeline belongs to --objective pipedream"},
+    {"plan --model resnet20 --gpus 2 --search --partitioner uniform",
+     "--search does not take --partitioner: it tries every partitioner, schedule, chunk count and micro-batch count"},
+    {"plan --model resnet20 --gpus 2 --search --micro-batches 4", "--search does not take --micro-batches"},
+    {"plan --model resnet20 --stages 2 --chunks 3",
+     "--chunks is read only with --schedule interleaved (stages per device), not with --schedule 1f1b"},
+    {"plan --model resnet20 --objective pipedream --gpus 100000 --straight-pipeline",
+     "resnet20: a straight pipeline of 100000 workers needs as many stages, and the graph has only"},
+    {"plan --model resnet20 --objective pipedream --gpus 4 --straight-pipeline --memory-cap 0.000001",
+     "finds no straight pipeline of exactly 4 workers that keeps each worker's stashed activations and parameters "
+     "within the memory limit of 1e-06 GB"},
 };
 
 class BadInputs : public CliTest {

@@ -146,6 +146,29 @@ TEST_F(PlanCommand, PipeDreamObjectiveOnPipeDreamsProfile) {
   EXPECT_NE(r.err.find("--objective: expected baton or pipedream, got 'fastest'"), std::string::npos) << r.err;
 }
 
+// --memory-cap and --straight-pipeline under PipeDream's objective are PipeDream's memory limit and straight
+// pipeline: on its VGG-16 profile, the optima its optimiser reaches with them (tests/parallel/plan/test_pipedream.cc).
+TEST_F(PlanCommand, PipeDreamObjectiveHonoursMemoryLimitAndStraightPipeline) {
+  const std::string profile =
+      "plan --profile pipedream:" + std::string(BATON_SOURCE_DIR) + "/tests/data/pipedream-profiles/vgg16/graph.txt";
+  CliResult r = run_baton(profile + " --objective pipedream --gpus 4 --straight-pipeline --memory-cap 8 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["pipeline_time_s"].get<double>(), 0.241, 1e-12);
+  EXPECT_EQ(j["straight_pipeline"], true);
+  EXPECT_EQ(j["memory_limit_gb"], 8.0);
+  ASSERT_EQ(j["stages"].size(), 4u);
+  for (const nlohmann::json& stage : j["stages"]) EXPECT_EQ(stage["replicas"], 1);
+  r = run_baton(profile + " --objective pipedream --gpus 4 --memory-cap 12 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["pipeline_time_s"].get<double>(), 0.18650614000000004, 1e-12);
+  EXPECT_EQ(j["straight_pipeline"], false);
+  r = run_baton(profile + " --objective pipedream --gpus 4 --straight-pipeline --memory-cap 8");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("4 workers in a straight pipeline, memory limit 8 GB, 1 GB/s"), std::string::npos) << r.out;
+}
+
 // --replication: free per-stage replication for one plan (antichain), and --search narrowed to one kind with
 // every ranked plan's stages (node names and replicas) in --json.
 TEST_F(PlanCommand, ReplicationEqualOrFree) {

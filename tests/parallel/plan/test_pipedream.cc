@@ -137,6 +137,46 @@ TEST(PipeDreamObjective, ChainOptimaWorkedOutByHand) {
   EXPECT_EQ(plan.stages[0].replicas, 1);
 }
 
+// The chain under PipeDream's memory limit (a worker stashes ceil((workers - used) / replicas) copies of its
+// stage's activations and parameters): with 3 GB, one worker cannot hold a + b (2 + 1.5 + 0.5 GB, one copy in
+// flight), so the split after b is out and the split after a wins at max(1, 1 + 2) = 3 s; with 1 GB no first
+// stage fits and only the whole chain on both workers is left (PipeDream never refuses it: nothing in flight),
+// 4 s. A straight pipeline of 3 workers is [a] [b] [c] at max(1, 1, 2) = 2 s; of 4 workers, impossible.
+TEST(PipeDreamObjective, ChainMemoryLimitAndStraightPipelineWorkedOutByHand) {
+  PipeDreamSettings s;
+  s.workers = 2;
+  s.memory_bytes_per_worker = 4e9;  // a + b fits exactly
+  EXPECT_DOUBLE_EQ(pipedream_optimum(chain(), s).pipeline_time_s, 2.0);
+  s.memory_bytes_per_worker = 3e9;
+  PipeDreamPlan plan = pipedream_optimum(chain(), s);
+  EXPECT_DOUBLE_EQ(plan.pipeline_time_s, 3.0);
+  ASSERT_EQ(plan.stages.size(), 2u);
+  EXPECT_EQ(plan.stages[0].nodes, std::vector<int>{0});
+  s.memory_bytes_per_worker = 1e9;
+  plan = pipedream_optimum(chain(), s);
+  EXPECT_DOUBLE_EQ(plan.pipeline_time_s, 4.0);
+  ASSERT_EQ(plan.stages.size(), 1u);
+  EXPECT_EQ(plan.stages[0].replicas, 2);
+
+  s.memory_bytes_per_worker.reset();
+  s.straight_pipeline = true;
+  s.workers = 3;
+  plan = pipedream_optimum(chain(), s);
+  EXPECT_DOUBLE_EQ(plan.pipeline_time_s, 2.0);
+  ASSERT_EQ(plan.stages.size(), 3u);
+  for (const PipeDreamStage& stage : plan.stages) EXPECT_EQ(stage.replicas, 1);
+  s.workers = 4;
+  try {
+    pipedream_optimum(chain(), s);
+    ADD_FAILURE() << "a straight pipeline of 4 workers over 3 nodes";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "chain.txt: a straight pipeline of 4 workers needs as many stages, and the graph has only 3 nodes"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // Every plan's replicas add up to exactly the workers, and every node is in one stage.
 void expect_plan_uses_every_worker(const PipeDreamGraph& g, const PipeDreamPlan& plan, int workers) {
   int replicas = 0;
@@ -153,9 +193,11 @@ struct Reference {
   const char* model;
   int workers;
   double bandwidth;
-  double ratio;  // 0: activation transfers not costed
-  double pipeline_time_s;
+  double ratio;            // 0: activation transfers not costed
+  double pipeline_time_s;  // 0: no plan (PipeDream's A[0][last state][N - 1] stays None)
   double data_parallel_time_s;
+  double memory_bytes = 0;  // PipeDream's --use_memory_constraint --memory_size (0: no limit)
+  bool straight = false;    // PipeDream's --straight_pipeline
 };
 
 // What PipeDream's optimiser (optimizer_graph_hierarchical.py at commit 11c40c0, run with Python 3 on
@@ -178,6 +220,28 @@ constexpr Reference kPipeDreamOptima[] = {
     {"resnet50", 8, 1e9, 1, 0.092012272, 0.10015218099999998},
     {"resnet50", 8, 1e10, 0, 0.055915000000000076, 0.059899855599999996},
     {"resnet50", 8, 1e10, 1, 0.05658320919999998, 0.05989985559999999},
+    // With --use_memory_constraint --memory_size M and --straight_pipeline: the values of PipeDream's
+    // compute_partitioning (commit 11c40c0: the memory check of both loops, the straight mode's single replica),
+    // worked out by a standalone Python 3 transcription of its single-level optimiser over these graph.txt files,
+    // independent of baton, which first reproduced every value above to 1e-15 relative.
+    {"vgg16", 4, 1e9, 0, 0.18650614000000004, 0.583206382, 12e9},
+    {"vgg16", 4, 1e9, 0, 0.436945, 0.583206382, 4e9},
+    {"vgg16", 4, 1e9, 1, 0.583206382, 0.583206382, 8e9},  // only the whole model on the 4 workers fits
+    {"vgg16", 8, 1e9, 0, 0.13275199999999998, 0.326192577, 6e9},
+    {"vgg16", 8, 1e10, 1, 0.09738535733333335, 0.10827944519999999, 8e9},
+    {"resnet50", 4, 1e9, 0, 0.15836099999999992, 0.18752584599999994, 8e9},
+    {"resnet50", 4, 1e9, 1, 0.18752584599999994, 0.18752584599999994, 12e9},
+    {"resnet50", 8, 1e9, 0, 0.10015218099999998, 0.10015218099999998, 6e9},
+    {"vgg16", 4, 1e9, 0, 0.21645000000000003, 0.583206382, 0, true},
+    {"vgg16", 4, 1e9, 1, 0.411041792, 0.583206382, 0, true},
+    {"vgg16", 8, 1e10, 0, 0.15953100000000003, 0.10827944519999999, 0, true},
+    {"resnet50", 4, 1e9, 1, 0.2581489999999999, 0.18752584599999994, 0, true},
+    {"resnet50", 8, 1e9, 0, 0.05668399999999997, 0.10015218099999998, 0, true},
+    {"resnet50", 8, 1e10, 1, 0.0822083584, 0.05989985559999998, 0, true},
+    {"vgg16", 4, 1e9, 0, 0.241, 0.583206382, 8e9, true},
+    {"resnet50", 8, 1e9, 0, 0.28772299999999984, 0.10015218099999998, 4e9, true},
+    {"vgg16", 4, 1e9, 0, 0, 0.583206382, 4e9, true},
+    {"resnet50", 8, 1e9, 0, 0, 0.10015218099999998, 2e9, true},
 };
 
 TEST(PipeDreamObjective, ShippedProfilesReachPipeDreamsOptimum) {
@@ -188,13 +252,34 @@ TEST(PipeDreamObjective, ShippedProfilesReachPipeDreamsOptimum) {
     s.workers = r.workers;
     s.bandwidth_bytes_per_s = r.bandwidth;
     if (r.ratio > 0) s.activation_compression_ratio = r.ratio;
-    const PipeDreamPlan plan = pipedream_optimum(g, s);
+    if (r.memory_bytes > 0) s.memory_bytes_per_worker = r.memory_bytes;
+    s.straight_pipeline = r.straight;
     const std::string what = std::string(r.model) + ", " + std::to_string(r.workers) + " workers, " +
-                             std::to_string(r.bandwidth) + " B/s, ratio " + std::to_string(r.ratio);
+                             std::to_string(r.bandwidth) + " B/s, ratio " + std::to_string(r.ratio) + ", memory " +
+                             std::to_string(r.memory_bytes) + (r.straight ? ", straight" : "");
+    if (r.pipeline_time_s == 0) {
+      try {
+        pipedream_optimum(g, s);
+        ADD_FAILURE() << "no error for " << what;
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("PipeDream's optimiser finds no straight pipeline of exactly " +
+                                             std::to_string(r.workers) +
+                                             " workers that keeps each worker's stashed activations and parameters "
+                                             "within the memory limit of "),
+                  std::string::npos)
+            << e.what();
+      }
+      continue;
+    }
+    const PipeDreamPlan plan = pipedream_optimum(g, s);
     EXPECT_NEAR(plan.pipeline_time_s, r.pipeline_time_s, 1e-9 * r.pipeline_time_s) << what;
     EXPECT_NEAR(plan.data_parallel_time_s, r.data_parallel_time_s, 1e-9 * r.data_parallel_time_s) << what;
     EXPECT_EQ(plan.states, std::string(r.model) == "vgg16" ? 40 : 240) << what;  // PipeDream's "Total number of states"
     expect_plan_uses_every_worker(g, plan, r.workers);
+    if (r.straight) {
+      EXPECT_EQ(plan.stages.size(), static_cast<size_t>(r.workers)) << what;
+      for (const PipeDreamStage& stage : plan.stages) EXPECT_EQ(stage.replicas, 1) << what;
+    }
   }
 }
 
