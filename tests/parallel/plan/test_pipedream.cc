@@ -223,7 +223,7 @@ constexpr Reference kPipeDreamOptima[] = {
     // With --use_memory_constraint --memory_size M and --straight_pipeline: the values of PipeDream's
     // compute_partitioning (commit 11c40c0: the memory check of both loops, the straight mode's single replica),
     // worked out by a standalone Python 3 transcription of its single-level optimiser over these graph.txt files,
-    // independent of baton, which first reproduced every value above to 1e-15 relative.
+    // independent of baton (tools/pipedream_reference.py), which first reproduced every value above to 1e-15 relative.
     {"vgg16", 4, 1e9, 0, 0.18650614000000004, 0.583206382, 12e9},
     {"vgg16", 4, 1e9, 0, 0.436945, 0.583206382, 4e9},
     {"vgg16", 4, 1e9, 1, 0.583206382, 0.583206382, 8e9},  // only the whole model on the 4 workers fits
