@@ -133,7 +133,7 @@ const std::vector<BadInput> kCases = {
     {"--resume $D/notes", "holds files but no checkpoint"},
     {"--checkpoint-dir $D/symlinked", "$D/symlinked/.lock: it is a symbolic link, which a run never follows"},
     // Messages a user meets first (issue 37.7): the real cause named.
-    {"--model " + std::string(100000, 'x'), "… (100000 bytes)"},
+    {"--model " + std::string(100000, 'x'), "… (100003 bytes)'; the models are: resnet18"},
     {"--batch-size 99999999999999999999",
      "--batch-size: must be a whole number from 1 up; 99999999999999999999 is too large (max 9223372036854775807)"},
     {"--data synthetic:3x99999999999999999999x8",
