@@ -40,8 +40,7 @@ CLI::Validator whole_number(int64_t minimum, int64_t maximum) {
         int64_t number = 0;
         const std::string problem = whole_number_problem(value, minimum, maximum, number);
         if (problem.empty()) return "";
-        if (!too_large(problem)) return "must be " + wanted + ", got " + value;
-        return "must be " + wanted + "; " + value + " " + problem;
+        return "must be " + wanted + ", got " + value + (too_large(problem) ? ", which " + problem : "");
       },
       wanted, "WHOLE_NUMBER");
 }

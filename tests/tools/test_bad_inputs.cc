@@ -135,7 +135,8 @@ const std::vector<BadInput> kCases = {
     // Messages a user meets first (issue 37.7): the real cause named.
     {"--model " + std::string(100000, 'x'), "… (100003 bytes)'; the models are: resnet18"},
     {"--batch-size 99999999999999999999",
-     "--batch-size: must be a whole number from 1 up; 99999999999999999999 is too large (max 9223372036854775807)"},
+     "--batch-size: must be a whole number from 1 up, got 99999999999999999999, which is too large (max "
+     "9223372036854775807)"},
     {"--data synthetic:3x99999999999999999999x8",
      "height '99999999999999999999' is too large (max 9223372036854775807)"},
     {"--data synthetic:3x8x8:4:64 --batch-size 8 --epochs 9223372036854775807",
