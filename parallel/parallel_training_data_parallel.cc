@@ -87,7 +87,7 @@ TrainSummary train_data_parallel(const Graph& graph, const TrainConfig& config, 
   // One replica per process of the job; an error on any rank ends every rank at once.
   comm::MpiRuntime runtime;
   try {
-    check_settings_agree(*runtime.world(), config, parallel);
+    check_settings_agree(*runtime.world(), config, parallel, train_set, test_set);
     const std::unique_ptr<DataParallelEngine> engine = make_data_parallel_engine(graph, config, parallel, runtime);
     return train_replicas(*engine, graph, config, parallel, train_set, test_set, report, stop_requested,
                           "(one per process, MPI " + std::string(runtime.thread_level()) + ")");

@@ -207,7 +207,7 @@ TrainSummary train_pipelined(const Graph& graph, const std::string& model_name, 
   // One process per group and stage; an error on any rank ends every rank at once.
   comm::MpiRuntime runtime;
   try {
-    check_settings_agree(*runtime.world(), config, parallel);
+    check_settings_agree(*runtime.world(), config, parallel, train_set, test_set);
     return run_pipelined(graph, model_name, config, parallel, train_set, test_set, report, stop_requested,
                          runtime.world(), mpi_process_device(config, runtime));
   } catch (const std::exception& e) {

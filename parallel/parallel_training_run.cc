@@ -2,7 +2,9 @@
 // engine of the run's kind and the Trainer.
 #include "parallel/parallel_training_run.h"
 
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,7 +13,9 @@
 #include "parallel/comm/agreement.h"
 #include "runtime/core/device_info.h"
 #include "runtime/core/error.h"
+#include "runtime/data/dataset_fingerprint.h"
 #include "runtime/graph/json_fields.h"
+#include "runtime/train/checkpoint.h"
 
 namespace baton::parallel {
 
@@ -89,11 +93,24 @@ void flatten(const nlohmann::json& j, const std::string& path, std::vector<std::
 
 }  // namespace
 
-void check_settings_agree(comm::Communicator& world, const TrainConfig& config, const ParallelConfig& parallel) {
+void check_settings_agree(comm::Communicator& world, const TrainConfig& config, const ParallelConfig& parallel,
+                          const data::Dataset& train_set, const data::Dataset* test_set) {
   std::vector<std::string> lines;
   flatten(config.to_json(), "", lines);
   flatten(parallel.to_json(), "parallel", lines);
   comm::check_agreement(world, "the training configuration", lines);
+  // Equal specs may still name other files on another machine: the data itself, summarised.
+  std::vector<std::string> data = data::dataset_fingerprint(train_set, "train");
+  if (test_set != nullptr) {
+    const std::vector<std::string> test = data::dataset_fingerprint(*test_set, "test");
+    data.insert(data.end(), test.begin(), test.end());
+  }
+  comm::check_agreement(world, "the training data", data);
+  if (config.resume) {  // every rank resumes (the configuration says so): from the same step
+    const std::optional<std::string> latest = CheckpointManager(config.checkpoint_dir, 0).latest();
+    comm::check_agreement(world, "the checkpoint resumed from",
+                          {latest ? std::filesystem::path(*latest).filename().string() : "none yet (a fresh start)"});
+  }
 }
 
 TrainSummary train(const TrainRequest& request, RunReport& report, const std::function<bool()>& stop_requested) {

@@ -58,8 +58,10 @@ std::string data_spec_for_model(const TrainConfig& config);
 // Collective over `world`: every process of the job trains with the same settings, the whole
 // effective train and parallel configuration compared line by line ("lr_schedule.base_lr = 0.1");
 // a rank started with another --lr, --seed, --batch-size, optimiser, averaging or --resume fails on
-// every rank at once, naming the rank and the setting.
-void check_settings_agree(comm::Communicator& world, const TrainConfig& config, const ParallelConfig& parallel);
+// every rank at once, naming the rank and the setting. Then the data (data::dataset_fingerprint of
+// each split: sizes, layout, a hash of the first samples) and, resuming, the newest checkpoint's name.
+void check_settings_agree(comm::Communicator& world, const TrainConfig& config, const ParallelConfig& parallel,
+                          const data::Dataset& train_set, const data::Dataset* test_set);
 
 // The last line of a model-averaging run, plain data parallel or hybrid: how often the replicas met
 // and the bytes the first replica (the hybrid: this process's first group's stages) sent.

@@ -1,10 +1,11 @@
 // positive, non_negative, at_least: parse the value as a double and compare.
 #include "tools/flag_checks.h"
 
-#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <string>
+
+#include "runtime/core/message_text.h"
 
 namespace baton::cli {
 namespace {
@@ -37,10 +38,9 @@ CLI::Validator whole_number(int64_t minimum, int64_t maximum) {
   return CLI::Validator(
       [=](std::string& value) -> std::string {
         int64_t number = 0;
-        const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
-        if (error == std::errc() && end == value.data() + value.size() && number >= minimum && number <= maximum)
-          return "";
-        return "must be " + wanted + ", got " + value;
+        const std::string problem = whole_number_problem(value, minimum, maximum, number);
+        if (problem.empty()) return "";
+        return "must be " + wanted + ", got " + value + (too_large(problem) ? ", which " + problem : "");
       },
       wanted, "WHOLE_NUMBER");
 }

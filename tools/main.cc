@@ -13,12 +13,13 @@
 #include "runtime/core/build_config.h"
 #include "runtime/core/error.h"
 #include "runtime/core/log.h"
+#include "runtime/core/message_text.h"
 #include "tools/commands.h"
 
 namespace {
 
 // A message of several lines (CLI11's; a baton::Error with its context lines) on one: "line one;
-// line two".
+// line two", with any long value it echoes shortened (baton::shorten_long_words).
 std::string one_line(std::string text) {
   while (!text.empty() && text.back() == '\n') text.pop_back();
   for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at)) {
@@ -26,7 +27,7 @@ std::string one_line(std::string text) {
     while (end < text.size() && text[end] == ' ') ++end;  // an error's context lines are indented
     text.replace(at, end - at, "; ");
   }
-  return text;
+  return baton::shorten_long_words(text);
 }
 
 // CLI11's wording for a flag given twice ("--steps: At Most 1 required but received 2") in plain words.

@@ -2,26 +2,24 @@
 #include "tools/model_flags.h"
 
 #include <algorithm>
-#include <charconv>
 #include <optional>
 #include <vector>
 
 #include "layers/builtin_layers.h"
 #include "runtime/core/error.h"
+#include "runtime/core/message_text.h"
 #include "runtime/graph/json_fields.h"
 
 namespace baton::cli {
 
 namespace {
 
+constexpr int64_t kLargestDimension = int64_t{1} << 31;
+
 // `text` as a decimal integer in [1, 2^31], or nullopt.
 std::optional<int64_t> positive(std::string_view text) {
   int64_t value = 0;
-  const auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || status != std::errc() || end != text.data() + text.size() || value < 1 ||
-      value > (int64_t{1} << 31)) {
-    return std::nullopt;
-  }
+  if (!whole_number_problem(text, 1, kLargestDimension, value).empty()) return std::nullopt;
   return value;
 }
 
@@ -65,9 +63,10 @@ InputDims parse_input_dims(std::string_view flag, std::string_view text) {
 }
 
 int64_t parse_positive(std::string_view flag, std::string_view text) {
-  const std::optional<int64_t> value = positive(text);
-  BATON_CHECK(value.has_value(), flag, ": '", text, "' is not a positive integer");
-  return *value;
+  int64_t value = 0;
+  const std::string problem = whole_number_problem(text, 1, kLargestDimension, value);
+  BATON_CHECK(problem.empty(), flag, ": '", text, "' ", too_large(problem) ? problem : "is not a positive integer");
+  return value;
 }
 
 void add_model_size_flags(CLI::App& cmd, ModelFlags& flags) {

@@ -123,6 +123,8 @@ void run_plan(const PlanFlags& f) {
   if (!f.replication.empty()) replication = parse_choice("--replication", f.replication, parse_replication);
   BATON_CHECK(!(f.gpus > 0 && f.stages > 0), "give --gpus N or --stages S [--groups G], not both");
   BATON_CHECK(f.batch >= 1, "--batch must be >= 1");
+  BATON_CHECK(f.groups <= f.batch, "--groups ", f.groups, ": every group takes a share of the batch, and --batch ",
+              f.batch, " has fewer samples than that (give at most ", f.batch, " groups, or a larger --batch)");
   if (!f.json_path.empty()) check_file_writable(f.json_path, "plan file");
   const bool printed_json = f.json && f.json_path.empty();  // else the tables (and --json FILE written)
   const Cluster cluster = load_cluster(f.cluster);

@@ -29,6 +29,9 @@ std::vector<std::string> decode(const std::string& text) {
   return lines;
 }
 
+// The differing lines named per rank (the rest are counted).
+constexpr int kDifferencesShown = 4;
+
 // How `rank`'s lines (the first is "4 ranks (mpi)") differ from rank 0's, or "" when they do not.
 std::string difference(int rank, const std::vector<std::string>& mine, const std::vector<std::string>& first,
                        std::string_view what) {
@@ -39,8 +42,21 @@ std::string difference(int rank, const std::vector<std::string>& mine, const std
   size_t i = 1;
   while (i < common && mine[i] == first[i]) ++i;
   if (i < common) {
-    return detail::concat("rank ", rank, " has '", mine[i], "' where rank 0 has '", first[i], "' (line ", i, " of ",
-                          what, ")");
+    std::string text = detail::concat("rank ", rank, " has '", mine[i], "' where rank 0 has '", first[i], "' (line ", i,
+                                      " of ", what, ")");
+    // A few more differing lines, so that a cause is named beside a consequence (--resume beside the
+    // checkpoint directory it brings).
+    int shown = 1, more = 0;
+    for (size_t j = i + 1; j < common; ++j) {
+      if (mine[j] == first[j]) continue;
+      if (shown++ < kDifferencesShown) {
+        text += detail::concat(", '", mine[j], "' where rank 0 has '", first[j], "' (line ", j, ")");
+      } else {
+        ++more;
+      }
+    }
+    if (more > 0) text += detail::concat(" and ", more, " more line", more == 1 ? "" : "s");
+    return text;
   }
   if (mine.size() > first.size()) {
     return detail::concat("rank ", rank, " has '", mine[i], "' (line ", i, " of ", what, ") where rank 0 has no line ",

@@ -15,6 +15,7 @@
 #include "parallel/comm/collective_args.h"
 #include "runtime/core/cpu_threads.h"
 #include "runtime/core/error.h"
+#include "runtime/core/message_text.h"
 
 namespace baton::comm {
 namespace {
@@ -212,6 +213,7 @@ void MpiEngine::abort(const std::string& message) const {
   if (!printed.exchange(true)) {
     std::string line = message;
     std::replace(line.begin(), line.end(), '\n', ' ');
+    line = shorten_long_words(line);
     std::fprintf(stderr, "baton mpi: rank %d of %d: %s; ending the job (MPI_Abort)\n", world_rank_, world_size_,
                  line.c_str());
     std::fflush(stderr);

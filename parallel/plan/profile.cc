@@ -2,12 +2,17 @@
 #include "parallel/plan/profile.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "runtime/core/error.h"
 #include "runtime/graph/json_fields.h"
 
 namespace baton::parallel {
 namespace {
+
+// The longest time a profile may give a node at one batch size, or the optimiser step: a day. Longer
+// ones (1e308 ms) are mistakes that would only surface as infinite step times in the simulator.
+constexpr double kLongestProfiledMs = 24 * 3600 * 1e3;
 
 // Piecewise-linear in the batch between measured sizes; proportional beyond either end.
 double time_at(const std::vector<int>& sizes, const std::vector<double>& ms, double batch) {
@@ -45,6 +50,10 @@ void Profile::validate(std::string_view where_) const {
                 ": expected one fwd_ms and one bwd_ms per batch size (", batch_sizes.size(), ")");
     for (size_t i = 0; i < batch_sizes.size(); ++i) {
       BATON_CHECK(node.fwd_ms[i] >= 0 && node.bwd_ms[i] >= 0, where, ": times must be >= 0");
+      for (const auto& [field, ms] : {std::pair{"fwd_ms", node.fwd_ms[i]}, std::pair{"bwd_ms", node.bwd_ms[i]}}) {
+        BATON_CHECK(ms <= kLongestProfiledMs, where, ": ", field, "[", i, "] = ", ms, " ms is out of range (at most ",
+                    kLongestProfiledMs, " ms, a day, per node and batch)");
+      }
     }
     BATON_CHECK(node.param_bytes >= 0 && node.saved_bytes_per_sample >= 0 && node.workspace_bytes >= 0, where,
                 ": byte counts must be >= 0");
@@ -74,6 +83,10 @@ void Profile::validate(std::string_view where_) const {
   }
   BATON_CHECK(optimizer_state_factor >= 0 && optimizer_ms_per_param_byte >= 0, where_,
               ": optimizer_state_factor and optimizer_ms_per_param_byte must be >= 0");
+  BATON_CHECK(optimizer_ms_per_param_byte * static_cast<double>(total_param_bytes()) <= kLongestProfiledMs, where_,
+              ": optimizer_ms_per_param_byte = ", optimizer_ms_per_param_byte,
+              " is out of range (the optimiser step of ", total_param_bytes(), " parameter bytes would take more than ",
+              kLongestProfiledMs, " ms, a day)");
 }
 
 nlohmann::json profile_to_json(const Profile& p) {

@@ -1,9 +1,10 @@
 // Splitting dataset specs and reading their integers.
 #include "runtime/data/spec_parts.h"
 
-#include <charconv>
+#include <cstdint>
 
 #include "runtime/core/error.h"
+#include "runtime/core/message_text.h"
 
 namespace baton::data {
 
@@ -26,10 +27,9 @@ std::vector<std::string> spec_parts(const std::string& spec, const char* kind, s
 
 int64_t positive_integer(const std::string& text, const std::string& spec, const char* what, const char* grammar) {
   int64_t value = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, error] = std::from_chars(text.data(), end, value);
-  BATON_CHECK(error == std::errc() && ptr == end && value > 0, "dataset spec '", spec, "': ", what, " '", text,
-              "' is not a positive integer; expected ", grammar);
+  const std::string problem = whole_number_problem(text, 1, INT64_MAX, value);
+  BATON_CHECK(problem.empty(), "dataset spec '", spec, "': ", what, " '", text, "' ",
+              too_large(problem) ? problem : "is not a positive integer", "; expected ", grammar);
   return value;
 }
 

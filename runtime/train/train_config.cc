@@ -93,6 +93,14 @@ nlohmann::json TrainConfig::to_json() const {
   return j;
 }
 
+int64_t TrainConfig::total_steps(int64_t per_epoch) const {
+  if (steps > 0) return steps;
+  BATON_CHECK(per_epoch <= 0 || epochs <= INT64_MAX / per_epoch, "--epochs ", epochs, " at ", per_epoch,
+              " steps each is more steps than a run can count (at most ", INT64_MAX / per_epoch,
+              " epochs of this data and batch size); give fewer epochs or a number of steps (--steps)");
+  return epochs * per_epoch;
+}
+
 void TrainConfig::validate(std::string_view where) const {
   const std::string w(where);
   BATON_CHECK(!model.empty() || !model_spec.empty(), w, ": give a model or a model_spec");

@@ -44,6 +44,9 @@ struct TrainConfig {
   void update_from_json(const nlohmann::json& j, std::string_view where);
   nlohmann::json to_json() const;
   void validate(std::string_view where) const;
+  // The run's optimiser steps: `steps`, else `epochs` times `per_epoch`; an error naming --epochs when
+  // that product is past the largest step count (2^63 - 1) rather than a count wrapped negative.
+  int64_t total_steps(int64_t per_epoch) const;
 };
 
 }  // namespace baton

@@ -75,7 +75,7 @@ TrainRun::TrainRun(const Graph& graph, const TrainConfig& config, const data::Da
       loader_(train_set, training_loader_options(config, train_set, engine.data_shard()),
               engine.input_context().device()),
       per_epoch_(batches_per_epoch(loader_, train_set, config.batch_size)),
-      total_steps_(config.steps > 0 ? config.steps : config.epochs * per_epoch_),
+      total_steps_(config.total_steps(per_epoch_)),
       schedule_(run_schedule(config, total_steps_)),
       progress_(engine.primary() ? stdout : nullptr, isatty(STDOUT_FILENO) != 0, config.log_every) {
   checkpoint_state_.seed = config.seed;
@@ -136,6 +136,8 @@ TrainSummary TrainRun::run(const std::function<bool()>& stop_requested) {
     if (config_.checkpoint_every > 0 && step_ % config_.checkpoint_every == 0) save(epoch_);
     if (stop_requested && engine_.any_rank(stop_requested())) {
       resolve_pending();
+      // The summary's loss: the steps since the last metrics line (log_every may not have come yet).
+      if (interval_.steps > 0) summary_.last_loss = interval_.loss / static_cast<double>(interval_.steps);
       progress_.message("interrupted at step " + std::to_string(step_));
       save(epoch_);
       summary_.interrupted = true;

@@ -17,7 +17,7 @@ namespace baton {
 struct TrainSummary {
   int64_t steps = 0;     // optimiser steps done in total (resumed ones included)
   int64_t epoch = 0;     // epoch the run ended in
-  double last_loss = 0;  // mean training loss of the last logging interval
+  double last_loss = 0;  // mean training loss of the last logging interval (interrupted: of the steps since)
   double samples_per_second = 0;
   EvalResult eval;  // the final evaluation (samples == 0 if none ran)
   bool interrupted = false;

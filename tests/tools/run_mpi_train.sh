@@ -35,6 +35,37 @@ echo "== a rank started with another --lr: an error on every rank naming the set
 grep -q "the training configuration differs between ranks (rank 1 differs from rank 0): rank 1 has 'lr_schedule.base_lr = 0.2'" \
   "$dir/settings.out" || { cat "$dir/settings.out"; fail "no rank named the differing --lr"; }
 
+# The same flags on both ranks but another model averaging: refused by the configuration check,
+# before any averaging exchange (a bare MPI_ERR_TRUNCATE before).
+echo "== a rank with another --model-averaging: an error on every rank naming it"
+short=(train --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --steps 2 --workers 1 --data-parallel 2
+       --eval-every 0 --average-every 2)
+"${mpiexec[@]}" -n 1 "$baton" "${short[@]}" --model-averaging bmuf : -n 1 "$baton" "${short[@]}" \
+  --model-averaging periodic >"$dir/averaging.out" 2>&1 && fail "a job whose ranks average differently succeeded"
+grep -q "rank 1 has 'parallel.model_averaging = \"periodic\"' where rank 0 has 'parallel.model_averaging = \"bmuf\"'" \
+  "$dir/averaging.out" || { cat "$dir/averaging.out"; fail "no rank named the differing --model-averaging"; }
+
+echo "== only rank 0 resuming: an error on every rank naming --resume"
+cp -r "$dir/ckpt" "$dir/ckpt-half"
+"${mpiexec[@]}" -n 1 "$baton" "${common[@]}" --resume "$dir/ckpt-half" : -n 1 "$baton" "${common[@]}" \
+  >"$dir/half.out" 2>&1 && fail "a job where one rank resumes succeeded"
+grep -q "'resume = false' where rank 0 has 'resume = true'" "$dir/half.out" ||
+  { cat "$dir/half.out"; fail "no rank named the rank that does not resume"; }
+
+# Equal flags naming other contents: each rank runs in a directory of its own (mpiexec -wdir), where
+# the same relative paths hold another dataset or another newest checkpoint.
+for r in 0 1; do
+  mkdir -p "$dir/wd$r"
+  "$baton" make-dataset shapes --out "$dir/wd$r/data" --train 40 --test 8 --seed "$r" >/dev/null ||
+    fail "make-dataset failed"
+done
+echo "== ranks reading other data under the same path: an error naming the data"
+data=(train --model resnet20 --data cifar10:data --batch-size 8 --steps 1 --workers 1 --data-parallel 2 --eval-every 0)
+"${mpiexec[@]}" -n 1 -wdir "$dir/wd0" "$baton" "${data[@]}" : -n 1 -wdir "$dir/wd1" "$baton" "${data[@]}" \
+  >"$dir/data.out" 2>&1 && fail "a job whose ranks read other data succeeded"
+grep -q "the training data differs between ranks (rank 1 differs from rank 0): rank 1 has 'train.first_samples = fnv1a" \
+  "$dir/data.out" || { cat "$dir/data.out"; fail "no rank named the differing data"; }
+
 echo "== the job's checkpoint resumes on one device"
 "$baton" train --resume "$dir/ckpt" --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --steps 6 \
   --workers 1 --log-every 1 --eval-every 0 --lr 0.05 --device cpu >"$dir/resume.out" 2>&1 || fail "resuming on one device failed"
@@ -67,6 +98,16 @@ for launch in inproc mpi; do
     paste <(train_losses "$dir/avg-$launch.jsonl" | tail -2) <(train_losses "$dir/avg3-$launch.jsonl") >&2
   fi
 done
+
+# Two checkpoints of the BMUF run above, one per rank's directory.
+echo "== ranks resuming other checkpoints under the same path: an error naming them"
+mkdir -p "$dir/wd0/ck" "$dir/wd1/ck"
+cp -r "$dir/avg-inproc/step-00000002" "$dir/wd0/ck/" && cp -r "$dir/avg-inproc/step-00000003" "$dir/wd1/ck/"
+averaged=("${averaging[@]}" --resume ck)
+"${mpiexec[@]}" -n 1 -wdir "$dir/wd0" "$baton" "${averaged[@]}" : -n 1 -wdir "$dir/wd1" "$baton" "${averaged[@]}" \
+  >"$dir/resumed.out" 2>&1 && fail "a job whose ranks resume other checkpoints succeeded"
+grep -q "the checkpoint resumed from differs between ranks (rank 1 differs from rank 0): rank 1 has 'step-00000003' where rank 0 has 'step-00000002'" \
+  "$dir/resumed.out" || { cat "$dir/resumed.out"; fail "no rank named the differing checkpoints"; }
 
 echo "== a rank killed mid-run"
 kill_rank_mid_run 1 2 --data-parallel 2

@@ -132,6 +132,15 @@ const std::vector<BadInput> kCases = {
     {"--resume $D/incomplete", "no complete checkpoint, only incomplete ones: step-00000003 (no model.safetensors)"},
     {"--resume $D/notes", "holds files but no checkpoint"},
     {"--checkpoint-dir $D/symlinked", "$D/symlinked/.lock: it is a symbolic link, which a run never follows"},
+    // Messages a user meets first (issue 37.7): the real cause named.
+    {"--model " + std::string(100000, 'x'), "… (100003 bytes)'; the models are: resnet18"},
+    {"--batch-size 99999999999999999999",
+     "--batch-size: must be a whole number from 1 up, got 99999999999999999999, which is too large (max "
+     "9223372036854775807)"},
+    {"--data synthetic:3x99999999999999999999x8",
+     "height '99999999999999999999' is too large (max 9223372036854775807)"},
+    {"--data synthetic:3x8x8:4:64 --batch-size 8 --epochs 9223372036854775807",
+     "--epochs 9223372036854775807 at 8 steps each is more steps than a run can count"},
 };
 
 // Commands other than train (their arguments complete).
@@ -185,6 +194,11 @@ const std::vector<BadInput> kOtherCommands = {
     {"plan --model resnet20 --objective pipedream --gpus 4 --straight-pipeline --memory-cap 0.000001",
      "finds no straight pipeline of exactly 4 workers that keeps each worker's stashed activations and parameters "
      "within the memory limit of 1e-06 GB"},
+    // Messages a user meets first (issue 37.7): the real cause named.
+    {"plan --model resnet20 --stages 2 --groups 1000000",
+     "--groups 1000000: every group takes a share of the batch, and --batch 128 has fewer samples than that"},
+    {"export-spec --model resnet20 --batch 99999999999999999999 --out $D/s.json",
+     "--batch: '99999999999999999999' is too large (max 2147483648)"},
 };
 
 class BadInputs : public CliTest {
