@@ -68,6 +68,15 @@ for launch in inproc mpi; do
   fi
 done
 
+echo "== a fresh job into another run's checkpoint directory: refused on every rank, nothing deleted"
+timeout 300 "${mpiexec[@]}" -n 2 "$baton" "${common[@]}" --steps 1 --checkpoint-dir "$dir/ckpt" >"$dir/fresh.out" 2>&1
+status=$?
+[[ $status -ne 0 && $status -ne 124 ]] || { cat "$dir/fresh.out"; fail "the fresh job into a used directory exited $status"; }
+# Every rank refuses alike; mpirun may end the second before it prints, so at least one line.
+grep -q "holds another run's checkpoints (the newest, $dir/ckpt/step-00000006)" "$dir/fresh.out" ||
+  { cat "$dir/fresh.out"; fail "no rank refused the fresh job naming the newest checkpoint"; }
+[[ -f "$dir/ckpt/step-00000006/model.safetensors" ]] || fail "the refused job deleted a checkpoint"
+
 echo "== a rank killed mid-run"
 kill_rank_mid_run 1 2 --data-parallel 2
 [[ $failed -eq 0 ]] && echo "run_mpi_train: passed"
