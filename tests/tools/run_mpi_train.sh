@@ -69,7 +69,7 @@ for launch in inproc mpi; do
 done
 
 echo "== a fresh job into another run's checkpoint directory: refused on every rank, nothing deleted"
-timeout 300 "${mpiexec[@]}" -n 2 "$baton" "${common[@]}" --steps 1 --checkpoint-dir "$dir/ckpt" >"$dir/fresh.out" 2>&1
+timeout 300 "${mpiexec[@]}" -n 2 "$baton" "${common[@]}" --checkpoint-dir "$dir/ckpt" >"$dir/fresh.out" 2>&1
 status=$?
 [[ $status -ne 0 && $status -ne 124 ]] || { cat "$dir/fresh.out"; fail "the fresh job into a used directory exited $status"; }
 # Every rank refuses alike; mpirun may end the second before it prints, so at least one line.
