@@ -35,8 +35,6 @@ class RunCheckpoints : public ::testing::Test {
     config_.batch_size = kBatch;
     config_.eval_every = 0;
     config_.workers = 1;
-    config_.log_every = 1;
-    config_.checkpoint_dir = root_;
     config_.checkpoint_every = 1;
     config_.keep_checkpoints = 2;
   }
@@ -44,6 +42,7 @@ class RunCheckpoints : public ::testing::Test {
   // `steps` steps (in all, counting the resumed ones) with learning-rate schedule `schedule`.
   TrainSummary train(int64_t steps, const nlohmann::json& schedule, bool resume) {
     TrainConfig config = config_;
+    config.checkpoint_dir = root_;
     config.steps = steps;
     config.resume = resume;
     config.lr_schedule = schedule;
