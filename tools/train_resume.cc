@@ -142,6 +142,7 @@ StoredSettings stored_settings(const std::string& checkpoint) {
   if (!json.is_null()) stored.train.update_from_json(json, where);
   stored.train.weights.clear();  // the saved run's start, not this one's
   stored.train.resume = false;
+  stored.train.overwrite = false;  // how that run claimed its directory
   return stored;
 }
 

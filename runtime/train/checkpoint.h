@@ -33,6 +33,7 @@ struct CheckpointState {
   nlohmann::json rng;              // random-number state beyond the seed, if the run keeps any
   nlohmann::json model_spec;       // the graph's JSON
   nlohmann::json train_config;
+  nlohmann::json divergence;  // the divergence baseline and newest healthy step (DivergenceGuard)
 };
 
 // A further file of a checkpoint beside the model and optimiser files (e.g. model averaging's
@@ -81,6 +82,15 @@ class CheckpointManager {
   std::vector<std::string> list() const;
   // The complete checkpoint with the highest step.
   std::optional<std::string> latest() const;
+  // The complete checkpoint of `step`, if there is one.
+  std::optional<std::string> at_step(int64_t step) const;
+  // Retention after each save also keeps the checkpoint of this step (the newest healthy one).
+  void keep_also(std::optional<int64_t> step) { kept_step_ = step; }
+  // Renames every complete checkpoint after `step` to step-<digits>.diverged (ignored by list(),
+  // latest() and retention, kept for inspection); returns their new paths.
+  std::vector<std::string> set_aside_after(int64_t step) const;
+  // Deletes every checkpoint, complete or set aside (a fresh run with --overwrite); returns how many.
+  int remove_all() const;
   // Whether `name` names a checkpoint directory: "step-" and 8 to 18 digits.
   static bool is_step_directory_name(const std::string& name);
   // The checkpoint file that directory `dir` lacks (kModelFileName first), or "" when complete.
@@ -108,6 +118,7 @@ class CheckpointManager {
 
   std::string root_;
   int keep_last_;
+  std::optional<int64_t> kept_step_;
 };
 
 // Every parameter and buffer of `params` under its name (views, no copy): a model file's contents.

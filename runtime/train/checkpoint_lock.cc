@@ -48,10 +48,20 @@ bool is_leftover(const std::string& name) {
 
 }  // namespace
 
-CheckpointLock::CheckpointLock(const std::string& root) {
+void create_checkpoint_directory(const std::string& root) {
   std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(root, ec)) && !fs::exists(root, ec)) {
+    BATON_FAIL("cannot use the checkpoint directory '", root, "': it is a symbolic link to '",
+               fs::read_symlink(root, ec).string(), "', which does not exist; create the target or remove the link");
+  }
   fs::create_directories(root, ec);
   BATON_CHECK(!ec, "cannot create the checkpoint directory '", root, "': ", ec.message());
+  BATON_CHECK(fs::is_directory(root, ec), "cannot use '", root, "' as the checkpoint directory: it is not a directory");
+}
+
+CheckpointLock::CheckpointLock(const std::string& root) {
+  create_checkpoint_directory(root);
+  std::error_code ec;
   const std::string path = (fs::path(root) / ".lock").string();
   // O_NOFOLLOW: a .lock that is a symbolic link is refused, never followed (its target overwritten).
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);

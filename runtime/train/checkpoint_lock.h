@@ -7,6 +7,10 @@
 
 namespace baton {
 
+// Creates the checkpoint directory `root` if missing (with its parents); an error naming the cause
+// when it cannot be used: a dangling symbolic link, a file, a failure to create.
+void create_checkpoint_directory(const std::string& root);
+
 class CheckpointLock {
  public:
   // Creates `root` if missing and takes its lock, or throws naming the run that holds it ("pid 1234

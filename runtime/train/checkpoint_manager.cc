@@ -13,6 +13,7 @@
 #include "runtime/core/error.h"
 #include "runtime/core/log.h"
 #include "runtime/train/checkpoint.h"
+#include "runtime/train/checkpoint_lock.h"
 #include "runtime/train/checkpoint_metadata.h"
 
 namespace baton {
@@ -89,10 +90,7 @@ void delete_checkpoint(const fs::path& dir) {
 
 CheckpointManager::CheckpointManager(std::string root, int keep_last) : root_(std::move(root)), keep_last_(keep_last) {
   BATON_CHECK(keep_last >= 0, "checkpoints in '", root_, "': keep_last must be >= 0 (0 keeps all), got ", keep_last);
-  std::error_code ec;
-  fs::create_directories(root_, ec);
-  BATON_CHECK(!ec && fs::is_directory(root_, ec), "cannot use '", root_,
-              "' as the checkpoint directory: ", ec ? ec.message() : "it is not a directory");
+  create_checkpoint_directory(root_);
 }
 
 std::string CheckpointManager::save(const ParamStore& params, const Optimizer& optimizer, const CheckpointState& state,
@@ -150,8 +148,11 @@ void CheckpointManager::delete_all_but_newest(const std::string& just_saved) con
   try {
     std::vector<std::string> others = list();
     std::erase_if(others, [&](const std::string& dir) { return fs::path(dir).filename() == just_saved; });
+    const std::string kept = kept_step_ ? step_directory_name(*kept_step_) : "";
     const size_t keep_others = static_cast<size_t>(keep_last_ - 1);
-    for (size_t i = 0; i + keep_others < others.size(); ++i) delete_checkpoint(others[i]);
+    for (size_t i = 0; i + keep_others < others.size(); ++i) {
+      if (fs::path(others[i]).filename() != kept) delete_checkpoint(others[i]);
+    }
   } catch (const Error& e) {
     log_warn("old checkpoints were not deleted: ", e.what());
   }
@@ -181,6 +182,45 @@ std::string CheckpointManager::missing_file(const std::string& dir) {
     if (!fs::is_regular_file(fs::path(dir) / file, ec)) return std::string(file);
   }
   return "";
+}
+
+std::optional<std::string> CheckpointManager::at_step(int64_t step) const {
+  for (const std::string& dir : list()) {
+    if (fs::path(dir).filename() == step_directory_name(step)) return dir;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> CheckpointManager::set_aside_after(int64_t step) const {
+  std::vector<std::string> moved;
+  for (const std::string& dir : list()) {
+    if (step_of(fs::path(dir).filename().string()) <= step) continue;
+    std::string aside = dir + ".diverged";
+    std::error_code ec;
+    for (int n = 2; fs::exists(fs::symlink_status(aside, ec)); ++n) aside = dir + ".diverged-" + std::to_string(n);
+    fs::rename(dir, aside, ec);
+    if (ec) {
+      log_warn("could not set the diverged checkpoint '", dir, "' aside: ", ec.message());
+    } else {
+      moved.push_back(aside);
+    }
+  }
+  return moved;
+}
+
+int CheckpointManager::remove_all() const {
+  std::vector<fs::path> doomed;
+  std::error_code ec;
+  for (fs::directory_iterator it(root_, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code type_ec;
+    if (step_of(name.substr(0, name.find(".diverged"))) >= 0 && it->is_directory(type_ec)) doomed.push_back(it->path());
+  }
+  BATON_CHECK(!ec, "cannot list the checkpoint directory '", root_, "': ", ec.message());
+  for (const fs::path& dir : doomed) delete_checkpoint(dir);
+  const std::optional<std::string> left = latest();
+  BATON_CHECK(!left, "--overwrite: cannot delete the old checkpoint '", *left, "' (see the warning above)");
+  return static_cast<int>(doomed.size());
 }
 
 std::optional<std::string> CheckpointManager::latest() const {

@@ -41,6 +41,7 @@ Metadata model_file_metadata(const CheckpointState& state, int64_t optimizer_ste
   put_json(m, "rng", state.rng);
   put_json(m, "model_spec", state.model_spec);
   put_json(m, "train_config", state.train_config);
+  put_json(m, "divergence", state.divergence);
   return m;
 }
 
@@ -72,6 +73,7 @@ CheckpointState read_checkpoint_state(const SafetensorsFile& model_file) {
   state.rng = optional_json(model_file, "rng");
   state.model_spec = optional_json(model_file, "model_spec");
   state.train_config = optional_json(model_file, "train_config");
+  state.divergence = optional_json(model_file, "divergence");
   return state;
 }
 

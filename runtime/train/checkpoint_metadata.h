@@ -13,7 +13,7 @@ namespace baton {
 using Metadata = std::map<std::string, std::string>;
 
 // model.safetensors: format, step, epoch, optimizer_steps, seed and the state's non-null JSON
-// members (loader_position, rng, model_spec, train_config) as JSON text.
+// members (loader_position, rng, model_spec, train_config, divergence) as JSON text.
 Metadata model_file_metadata(const CheckpointState& state, int64_t optimizer_steps);
 // optimizer.safetensors: format, step, optimizer (the type), optimizer_config (JSON), optimizer_steps.
 Metadata optimizer_file_metadata(const CheckpointState& state, const Optimizer& optimizer);

@@ -29,6 +29,7 @@ void TrainConfig::update_from_json(const nlohmann::json& j, std::string_view whe
                 "checkpoint_every",
                 "keep_checkpoints",
                 "resume",
+                "overwrite",
                 "weights",
                 "eval_every",
                 "log_every",
@@ -59,6 +60,7 @@ void TrainConfig::update_from_json(const nlohmann::json& j, std::string_view whe
   checkpoint_every = c.get_int("checkpoint_every", checkpoint_every);
   keep_checkpoints = c.get_int32("keep_checkpoints", keep_checkpoints, INT32_MIN);
   resume = c.get_bool("resume", resume);
+  overwrite = c.get_bool("overwrite", overwrite);
   weights = c.get_string("weights", weights);
   eval_every = c.get_int("eval_every", eval_every);
   log_every = c.get_int("log_every", log_every);
@@ -85,6 +87,7 @@ nlohmann::json TrainConfig::to_json() const {
                       {"checkpoint_every", checkpoint_every},
                       {"keep_checkpoints", keep_checkpoints},
                       {"resume", resume},
+                      {"overwrite", overwrite},
                       {"weights", weights},
                       {"eval_every", eval_every},
                       {"log_every", log_every},
@@ -116,6 +119,8 @@ void TrainConfig::validate(std::string_view where) const {
   BATON_CHECK(eval_every >= 0, w, ": eval_every must be >= 0, got ", eval_every);
   BATON_CHECK(log_every >= 1, w, ": log_every must be >= 1, got ", log_every);
   BATON_CHECK(!resume || !checkpoint_dir.empty(), w, ": resume needs checkpoint_dir");
+  BATON_CHECK(!overwrite || !resume, w, ": overwrite (--overwrite) replaces the checkpoints of checkpoint_dir with a ",
+              "new run and resume (--resume) continues them; give one, not both");
   BATON_CHECK(weights.empty() || !resume, w, ": weights (--weights) start a new run from a file and resume (--resume) ",
               "continues a checkpoint; give one, not both");
 }

@@ -30,6 +30,7 @@ struct TrainConfig {
   int64_t checkpoint_every = 0;  // steps between checkpoints (0: at the end of each epoch)
   int keep_checkpoints = 3;
   bool resume = false;     // continue from the newest checkpoint in checkpoint_dir
+  bool overwrite = false;  // a fresh run deletes the checkpoints already in checkpoint_dir (else refused)
   std::string weights;     // start from this safetensors file's weights (torchvision names)
   int64_t eval_every = 1;  // epochs between evaluations (0: never)
   int64_t log_every = 10;  // steps between metrics lines

@@ -20,13 +20,6 @@ uint64_t step_seed(uint64_t seed, int64_t step) {
   return seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(step) + 1;
 }
 
-// "1e+22", "2.3026", "nan": the loss as %g prints it.
-std::string format_number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g", value);
-  return text;
-}
-
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Shuffled, full batches (BatchNorm statistics never come from a sliver), normalised, and random
@@ -81,16 +74,32 @@ TrainRun::TrainRun(const Graph& graph, const TrainConfig& config, const data::Da
   checkpoint_state_.seed = config.seed;
   checkpoint_state_.model_spec = graph.to_json();
   checkpoint_state_.train_config = config.to_json();
-  if (!config.checkpoint_dir.empty()) {
-    if (engine.primary()) {  // the process that writes the checkpoints
-      lock_ = std::make_unique<CheckpointLock>(config.checkpoint_dir);
-      if (lock_->removed_leftovers() > 0) {
-        progress_.message("removed " + std::to_string(lock_->removed_leftovers()) + " temporary directories of " +
-                          "interrupted saves from " + config.checkpoint_dir);
-      }
+  if (config.checkpoint_dir.empty()) return;
+  checkpoints_ = std::make_unique<CheckpointManager>(config.checkpoint_dir, config.keep_checkpoints);
+  const bool fresh = !config.resume;
+  if (fresh && !config.overwrite) refuse_another_runs_checkpoints();  // before the lock: changes nothing
+  if (engine.primary()) {                                             // the process that writes the checkpoints
+    lock_ = std::make_unique<CheckpointLock>(config.checkpoint_dir);
+    if (lock_->removed_leftovers() > 0) {
+      progress_.message("removed " + std::to_string(lock_->removed_leftovers()) + " temporary directories of " +
+                        "interrupted saves from " + config.checkpoint_dir);
     }
-    checkpoints_ = std::make_unique<CheckpointManager>(config.checkpoint_dir, config.keep_checkpoints);
+    if (fresh && config.overwrite && checkpoints_->latest()) {
+      progress_.message("--overwrite: deleted " + std::to_string(checkpoints_->remove_all()) +
+                        " checkpoint directories of another run from " + config.checkpoint_dir);
+    }
   }
+  if (fresh && config.overwrite) engine.any_rank(false);  // every process waits for the deletion
+}
+
+void TrainRun::refuse_another_runs_checkpoints() {
+  // The first process looks (the others wait in any_rank, so none can see this run's first save).
+  const std::optional<std::string> found = engine_.primary() ? checkpoints_->latest() : std::nullopt;
+  if (!engine_.any_rank(found.has_value())) return;
+  const std::optional<std::string> newest = engine_.primary() ? found : checkpoints_->latest();
+  BATON_FAIL("the checkpoint directory '", config_.checkpoint_dir, "' holds another run's checkpoints (the newest, ",
+             newest ? *newest : std::string("seen by the first process"), "): a fresh run would delete them; --resume ",
+             config_.checkpoint_dir, " continues that run, --overwrite replaces it, or use another --checkpoint-dir");
 }
 
 void TrainRun::start() {
@@ -119,6 +128,7 @@ void TrainRun::resume() {
               " (--steps or --epochs): nothing to train; give more steps to go on");
   step_ = restored.step;
   epoch_ = restored.epoch;
+  divergence_.restore(restored.divergence, restored.step, *latest);
   loader_.seek(restored.loader_position.get<data::LoaderPosition>());
   progress_.message("resumed from " + *latest + " at step " + std::to_string(step_));
 }
@@ -171,17 +181,29 @@ void TrainRun::resolve_pending() {
 }
 
 void TrainRun::check_divergence(const PendingStep& done, double loss) {
-  if (!first_loss_ && std::isfinite(loss)) first_loss_ = loss;
-  const double limit = kExplodingLossFactor * std::max(1.0, std::abs(first_loss_.value_or(1.0)));
-  if (std::isfinite(loss) && loss <= limit) return;
-  const std::optional<std::string> newest = checkpoints_ ? checkpoints_->latest() : std::nullopt;
-  std::string why = "the loss is " + format_number(loss) + " at step " + std::to_string(done.step + 1);
-  if (std::isfinite(loss)) {
-    why += ", over " + format_number(kExplodingLossFactor) + " times this run's first, " + format_number(*first_loss_);
+  const std::string why = divergence_.check(done.step, loss);
+  if (why.empty()) return;
+  BATON_FAIL("training diverged: ", why, " (lower the learning rate?); ", way_back());
+}
+
+std::string TrainRun::way_back() {
+  const std::optional<int64_t> healthy_step = divergence_.healthy_step();
+  const std::optional<std::string> healthy =
+      checkpoints_ && healthy_step ? checkpoints_->at_step(*healthy_step) : std::nullopt;
+  if (!healthy) {
+    if (!checkpoints_ || !checkpoints_->latest()) return "there is no checkpoint to go back to";
+    return "there is no healthy checkpoint to go back to (none was followed by losses under " +
+           std::to_string(static_cast<int>(kHealthyLossFactor)) + " times the first): start again (--overwrite)";
   }
-  BATON_FAIL("training diverged: ", why, " (lower the learning rate?); ",
-             newest ? "the newest checkpoint, " + *newest + ", is from before it"
-                    : std::string("there is no checkpoint to go back to"));
+  std::string text = "the newest healthy checkpoint, " + *healthy + ", is from before it";
+  // The first process sets the newer ones aside.
+  const std::vector<std::string> aside =
+      engine_.primary() ? checkpoints_->set_aside_after(*healthy_step) : std::vector<std::string>();
+  if (!aside.empty()) {
+    text += "; the " + std::to_string(aside.size()) + " newer one(s) were set aside (" + aside.back() +
+            (aside.size() > 1 ? ", ..." : "") + ")";
+  }
+  return text + ": --resume " + config_.checkpoint_dir + " continues from it";
 }
 
 // The progress bar after every step; a metrics line every log_every steps and after the last.
@@ -246,6 +268,9 @@ void TrainRun::save(int64_t at_epoch) {
   checkpoint_state_.step = step_;
   checkpoint_state_.epoch = at_epoch;
   checkpoint_state_.loader_position = loader_.position();
+  divergence_.checkpoint_at(step_);
+  checkpoint_state_.divergence = divergence_.to_json();
+  checkpoints_->keep_also(divergence_.healthy_step());
   summary_.checkpoint = engine_.save_checkpoint(*checkpoints_, checkpoint_state_);
   progress_.message("checkpoint " + summary_.checkpoint);
 }

@@ -14,6 +14,7 @@
 #include "runtime/data/loader.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/checkpoint_lock.h"
+#include "runtime/train/divergence_guard.h"
 #include "runtime/train/lr_schedule.h"
 #include "runtime/train/metrics_log.h"
 #include "runtime/train/pending_loss.h"
@@ -21,9 +22,6 @@
 #include "runtime/train/trainer.h"
 
 namespace baton {
-
-// A loss this many times the run's first (or 1, whichever is larger) means training diverged.
-inline constexpr double kExplodingLossFactor = 1e4;
 
 // The steps since the last metrics line: their samples and summed loss, and when they began.
 struct LogInterval {
@@ -55,13 +53,19 @@ class TrainRun {
   TrainSummary run(const std::function<bool()>& stop_requested);
 
  private:
+  // A fresh run (no resume, no overwrite) into a directory holding checkpoints: an error naming the
+  // directory and its newest checkpoint, in every process alike.
+  void refuse_another_runs_checkpoints();
   void resume();
   void train_step(const data::Batch& batch);
   // Reads the pending step's loss (raising its deferred check failures), checks it and logs it.
   void resolve_pending();
-  // Ends the run (an error naming the step and the newest checkpoint) when `loss` is not finite or
-  // exceeds kExplodingLossFactor times the first loss of this run (at least 1).
+  // Ends the run when `loss` is not finite or exceeds kExplodingLossFactor times the first loss of
+  // the run (at least 1; carried across resumes): an error naming the step and the newest healthy
+  // checkpoint, the newer ones set aside so that --resume continues from it.
   void check_divergence(const PendingStep& done, double loss);
+  // The divergence message's end: the healthy checkpoint to go back to, and what was set aside.
+  std::string way_back();
   void log(const PendingStep& done, double loss);
   void end_epoch();
   void evaluate(int64_t at_epoch);
@@ -85,7 +89,7 @@ class TrainRun {
   std::chrono::steady_clock::time_point start_;
   LogInterval interval_;
   std::optional<PendingStep> pending_;
-  std::optional<double> first_loss_;  // of this run (after a resume: its first step)
+  DivergenceGuard divergence_;
 };
 
 }  // namespace baton

@@ -251,6 +251,7 @@ TEST_F(PipelineTrainer, WeightsLoadIntoEveryStage) {
             baton::testing::bytes_of(source.params_flat(), ctx.stream()));
 
   c.weights = (dir_ / "other.safetensors").string();  // a file of another model: nothing is loaded
+  c.checkpoint_dir = (dir_ / "ckpt-other").string();  // a fresh run: a directory of its own
   const Graph other = pipeline_bn_cnn();
   ParamStore other_params(other, other.topological_order(), DType::f32, ctx);
   other_params.initialize(ctx, 1);

@@ -108,6 +108,14 @@ averaged=("${averaging[@]}" --resume ck)
   >"$dir/resumed.out" 2>&1 && fail "a job whose ranks resume other checkpoints succeeded"
 grep -q "the checkpoint resumed from differs between ranks (rank 1 differs from rank 0): rank 1 has 'step-00000003' where rank 0 has 'step-00000002'" \
   "$dir/resumed.out" || { cat "$dir/resumed.out"; fail "no rank named the differing checkpoints"; }
+echo "== a fresh job into another run's checkpoint directory: refused on every rank, nothing deleted"
+timeout 300 "${mpiexec[@]}" -n 2 "$baton" "${common[@]}" --checkpoint-dir "$dir/ckpt" >"$dir/fresh.out" 2>&1
+status=$?
+[[ $status -ne 0 && $status -ne 124 ]] || { cat "$dir/fresh.out"; fail "the fresh job into a used directory exited $status"; }
+# Every rank refuses alike; mpirun may end the second before it prints, so at least one line.
+grep -q "holds another run's checkpoints (the newest, $dir/ckpt/step-00000006)" "$dir/fresh.out" ||
+  { cat "$dir/fresh.out"; fail "no rank refused the fresh job naming the newest checkpoint"; }
+[[ -f "$dir/ckpt/step-00000006/model.safetensors" ]] || fail "the refused job deleted a checkpoint"
 
 echo "== a rank killed mid-run"
 kill_rank_mid_run 1 2 --data-parallel 2

@@ -141,6 +141,12 @@ const std::vector<BadInput> kCases = {
      "height '99999999999999999999' is too large (max 9223372036854775807)"},
     {"--data synthetic:3x8x8:4:64 --batch-size 8 --epochs 9223372036854775807",
      "--epochs 9223372036854775807 at 8 steps each is more steps than a run can count"},
+    // A directory belongs to one run (issue 37.2).
+    {"--data synthetic:3x8x8:4:64 --batch-size 8 --workers 1 --steps 2 --checkpoint-dir $D/ck",
+     "the checkpoint directory '$D/ck' holds another run's checkpoints (the newest, $D/ck/step-00000002)"},
+    {"--resume $D/ck --overwrite", "overwrite (--overwrite) replaces the checkpoints of checkpoint_dir with a new run"},
+    {"--checkpoint-dir $D/dangling",
+     "cannot use the checkpoint directory '$D/dangling': it is a symbolic link to '$D/nothing', which does not exist"},
 };
 
 // Commands other than train (their arguments complete).
@@ -222,6 +228,7 @@ class BadInputs : public CliTest {
     ASSERT_EQ(::mkfifo((d / "fifo").c_str(), 0644), 0);
     fs::create_directories(d / "symlinked");
     fs::create_symlink(d / "plain.txt", d / "symlinked" / ".lock");
+    fs::create_symlink(d / "nothing", d / "dangling");
     fs::create_directories(d / "fifo_data");
     ASSERT_EQ(::mkfifo((d / "fifo_data" / "data_batch_1.bin").c_str(), 0644), 0);
     write(d / "notes" / "readme.txt", "not a checkpoint\n");

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "layers/graph_builder.h"
 #include "runtime/data/dataset.h"
 #include "runtime/train/trainer.h"
+#include "tests/runtime/train/tiny_linear_model.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/test_support.h"
 
@@ -22,16 +22,6 @@ namespace baton {
 namespace {
 
 constexpr int64_t kBatch = 8;
-
-Graph linear_model() {
-  layers::GraphBuilder g;
-  const ValueId x = g.flatten(g.input("x", Shape{kBatch, 3, 4, 4}), "flatten");
-  const ValueId labels = g.input("labels", Shape{kBatch}, DType::i64);
-  const ValueId logits = g.linear(x, 4, "fc");
-  g.output(g.softmax_cross_entropy(logits, labels, "loss"));
-  g.output(logits);
-  return g.build();
-}
 
 // A TrainEngine whose step k returns losses[k] and records what the loop asked of it.
 class ScriptedEngine final : public TrainEngine {
@@ -82,7 +72,7 @@ class TrainRunLosses : public ::testing::Test {
   }
 
   testing::ScratchDir dir_{"train_run_losses"};
-  const Graph graph_ = linear_model();
+  const Graph graph_ = testing::tiny_linear_model(kBatch);
   TrainConfig config_;
   std::unique_ptr<data::Dataset> train_;
 };
