@@ -137,6 +137,10 @@ StoredSettings stored_settings(const std::string& checkpoint) {
   const std::string file = (fs::path(checkpoint) / kModelFileName).string();
   const std::string where = "checkpoint file '" + file + "' (metadata 'train_config')";
   nlohmann::json json = read_checkpoint_state(SafetensorsFile(file)).train_config;
+  BATON_CHECK(!json.is_null(), "--resume: checkpoint file '", file,
+              "' has no metadata 'train_config' (it was not saved by baton train), so the model and settings it "
+              "continues are unknown; start a new run from its weights with --weights ",
+              file, " instead");
   StoredSettings stored;
   if (json.is_object() && json.contains("parallel")) stored.parallel = parallel::take_parallel_config(json, where);
   if (!json.is_null()) stored.train.update_from_json(json, where);

@@ -37,11 +37,16 @@ void AtomicFileWriter::discard() noexcept {
 }
 
 void AtomicFileWriter::write(const void* data, size_t bytes) {
+  overwrite(size_, data, bytes);
+  size_ += bytes;
+}
+
+void AtomicFileWriter::overwrite(size_t offset, const void* data, size_t bytes) {
   BATON_CHECK(fd_ >= 0 && !committed_, "cannot write '", path_, "': the file was already committed");
   const auto* p = static_cast<const char*>(data);
   size_t written = 0;
   while (written < bytes) {
-    const ssize_t n = ::write(fd_, p + written, bytes - written);
+    const ssize_t n = ::pwrite(fd_, p + written, bytes - written, static_cast<off_t>(offset + written));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int err = n < 0 ? errno : ENOSPC;

@@ -22,6 +22,8 @@ class AtomicFileWriter {
   AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
 
   void write(const void* data, size_t bytes);
+  // Replaces `bytes` already written at `offset` (a header completed once the data is known).
+  void overwrite(size_t offset, const void* data, size_t bytes);
   void commit();
   const std::string& path() const { return path_; }
 
@@ -31,6 +33,7 @@ class AtomicFileWriter {
   std::string path_;
   std::string temp_;
   int fd_ = -1;
+  size_t size_ = 0;  // bytes written so far
   bool committed_ = false;
 };
 

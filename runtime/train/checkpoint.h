@@ -78,7 +78,8 @@ class CheckpointManager {
                    const std::vector<CheckpointExtraFile>& extras = {}) const;
 
   // Complete checkpoints (both files present), oldest first by step; hidden temporary directories
-  // of saves in progress or interrupted are ignored.
+  // of saves in progress or interrupted are ignored. A step directory that is a symbolic link is
+  // an error naming it (never followed).
   std::vector<std::string> list() const;
   // The complete checkpoint with the highest step.
   std::optional<std::string> latest() const;
@@ -93,6 +94,10 @@ class CheckpointManager {
   int remove_all() const;
   // Whether `name` names a checkpoint directory: "step-" and 8 to 18 digits.
   static bool is_step_directory_name(const std::string& name);
+  // The step a checkpoint directory's name gives ("step-00000042": 42), or -1 for any other name.
+  static int64_t step_of_directory_name(const std::string& name);
+  // The largest step a directory name can hold (18 digits): saving a later one is refused.
+  static constexpr int64_t kMaxStep = 999'999'999'999'999'999;
   // The checkpoint file that directory `dir` lacks (kModelFileName first), or "" when complete.
   static std::string missing_file(const std::string& dir);
 

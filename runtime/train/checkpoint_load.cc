@@ -6,6 +6,8 @@
 #include <optional>
 
 #include "runtime/core/error.h"
+#include "runtime/core/log.h"
+#include "runtime/graph/json_fields.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/checkpoint_metadata.h"
 #include "runtime/train/tensor_matching.h"
@@ -85,6 +87,29 @@ void add_optimizer_problems(LoadProblems& load_problems, const SafetensorsFile& 
   }
   BATON_CHECK(metadata_int(file, "optimizer_steps") >= 0, "checkpoint file '", file.path(),
               "': metadata 'optimizer_steps' is negative");
+  const nlohmann::json stored_config = parse_json_text(
+      file.metadata("optimizer_config"), "checkpoint file '" + file.path() + "': metadata 'optimizer_config'");
+  if (type == optimizer.type() && stored_config != optimizer.config()) {
+    log_warn("checkpoint file '", file.path(), "': the optimiser was configured as ", stored_config.dump(),
+             ", this run's is ", optimizer.config().dump(), "; the state is loaded into this run's");
+  }
+}
+
+// A checkpoint directory is itself, never a link, and its name (when a step directory's) gives
+// the step its metadata holds; files without checksums (written by an earlier baton) load with a warning.
+void check_directory(const std::filesystem::path& dir, const SafetensorsFile& model_file,
+                     const CheckpointState& state) {
+  std::error_code ec;
+  BATON_CHECK(!std::filesystem::is_symlink(dir, ec), "cannot load checkpoint '", dir.string(),
+              "': it is a symbolic link, which baton never follows (load the directory it points to)");
+  const int64_t named = CheckpointManager::step_of_directory_name(dir.filename().string());
+  BATON_CHECK(named < 0 || named == state.step, "cannot load checkpoint '", dir.string(), "': its name says step ",
+              named, ", its metadata ('", model_file.path(), "') step ", state.step,
+              " (a renamed directory? the step comes from the metadata)");
+  if (!model_file.has_checksums()) {
+    log_warn("checkpoint '", dir.string(), "' has no checksums (written by a baton before they were added): its ",
+             "data and metadata are loaded without verification");
+  }
 }
 
 }  // namespace
@@ -96,7 +121,8 @@ CheckpointState CheckpointManager::load(const std::string& dir, ParamStore& para
 
 CheckpointState CheckpointManager::load(const std::string& dir, const std::vector<CheckpointShard>& shards) {
   const Optimizer* const first_optimizer = common_optimizer(shards);
-  const std::filesystem::path base(dir);
+  std::filesystem::path base(dir);
+  if (!base.has_filename()) base = base.parent_path();  // "runs/a/step-00000004/" names the directory too
   const SafetensorsFile model_file((base / kModelFileName).string());
   const CheckpointState state = read_checkpoint_state(model_file);
   const std::vector<ExpectedTensor> model = expected(model_tensors(shards));
@@ -112,8 +138,9 @@ CheckpointState CheckpointManager::load(const std::string& dir, const std::vecto
     add_mismatches(problems, *optimizer_file, optimizer_state, DTypeRule::exact);
   }
   check_checkpoint_matches(dir, problems);
-  check_finite_values(model_file, model);
-  if (optimizer_file) check_finite_values(*optimizer_file, optimizer_state);
+  check_directory(base, model_file, state);
+  check_tensor_data(model_file, model);
+  if (optimizer_file) check_tensor_data(*optimizer_file, optimizer_state);
 
   // Nothing may still be reading the destinations; the copies finish before read_expected returns.
   if (shards.size() > 1) {
@@ -138,7 +165,7 @@ void load_weights(const std::string& safetensors_path, ParamStore& params, Conte
   LoadProblems problems;
   add_mismatches(problems, file, model, DTypeRule::convert);
   check_no_mismatches("weights '" + safetensors_path + "'", problems.listed);
-  check_finite_values(file, model);
+  check_tensor_data(file, model);
   HostStaging staging(largest_destination_bytes(model));
   read_expected(file, model, ctx, staging);
 }

@@ -112,7 +112,8 @@ std::string CheckpointManager::save(const std::vector<CheckpointShard>& shards, 
 std::string CheckpointManager::write(const CheckpointState& state, const NamedTensors& model,
                                      const NamedTensors& optimizer_state, const Optimizer& optimizer,
                                      const Stream& stream, const std::vector<CheckpointExtraFile>& extras) const {
-  BATON_CHECK(state.step >= 0, "cannot save a checkpoint of step ", state.step, " (steps are >= 0)");
+  BATON_CHECK(state.step >= 0 && state.step <= kMaxStep, "cannot save a checkpoint of step ", state.step,
+              " (steps are 0 to ", kMaxStep, ", the 18 digits of a directory name)");
   for (const CheckpointExtraFile& extra : extras) {
     BATON_CHECK(!extra.name.empty() && extra.name.find('/') == std::string::npos && extra.name[0] != '.' &&
                     extra.name != kModelFileName && extra.name != kOptimizerFileName,
@@ -164,6 +165,8 @@ std::vector<std::string> CheckpointManager::list() const {
   for (fs::directory_iterator it(root_, ec), end; !ec && it != end; it.increment(ec)) {
     const int64_t step = step_of(it->path().filename().string());
     std::error_code type_ec;
+    BATON_CHECK(step < 0 || !it->is_symlink(type_ec), "checkpoint directory '", it->path().string(),
+                "' is a symbolic link: baton never follows one (replace it with the directory it points to)");
     if (step >= 0 && it->is_directory(type_ec) && CheckpointManager::missing_file(it->path().string()).empty())
       found.emplace_back(step, it->path().string());
   }
@@ -175,6 +178,8 @@ std::vector<std::string> CheckpointManager::list() const {
 }
 
 bool CheckpointManager::is_step_directory_name(const std::string& name) { return step_of(name) >= 0; }
+
+int64_t CheckpointManager::step_of_directory_name(const std::string& name) { return step_of(name); }
 
 std::string CheckpointManager::missing_file(const std::string& dir) {
   std::error_code ec;

@@ -68,6 +68,8 @@ CheckpointState read_checkpoint_state(const SafetensorsFile& model_file) {
   CheckpointState state;
   state.step = metadata_int(model_file, "step");
   state.epoch = metadata_int(model_file, "epoch");
+  BATON_CHECK(state.step >= 0 && state.epoch >= 0, "checkpoint file '", model_file.path(), "': metadata 'step' (",
+              state.step, ") and 'epoch' (", state.epoch, ") must not be negative");
   state.seed = parse_integer<uint64_t>(model_file, "seed");
   state.loader_position = optional_json(model_file, "loader_position");
   state.rng = optional_json(model_file, "rng");

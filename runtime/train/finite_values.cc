@@ -74,4 +74,18 @@ std::string non_finite_name(const void* bytes, int64_t index, DType dtype) {
   return s.negative ? "-inf" : "inf";
 }
 
+int64_t first_negative(const void* bytes, int64_t count, DType dtype) {
+  const auto* data = static_cast<const unsigned char*>(bytes);
+  const size_t size = dtype_size(dtype);
+  for (int64_t i = 0; i < count; ++i) {
+    const unsigned char* element = data + static_cast<size_t>(i) * size;
+    if ((element[size - 1] & 0x80) == 0) continue;  // little-endian: the sign bit is the last byte's top bit
+    if (!is_floating(dtype)) return i;
+    bool magnitude = (element[size - 1] & 0x7f) != 0;  // -0.0 has every other bit clear
+    for (size_t b = 0; b + 1 < size && !magnitude; ++b) magnitude = element[b] != 0;
+    if (magnitude) return i;
+  }
+  return -1;
+}
+
 }  // namespace baton

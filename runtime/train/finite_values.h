@@ -15,4 +15,8 @@ int64_t first_non_finite(const void* bytes, int64_t count, DType dtype);
 // "NaN", "inf" or "-inf": element `index` of `dtype` at `bytes`, which is not finite.
 std::string non_finite_name(const void* bytes, int64_t index, DType dtype);
 
+// The first element of `count` elements of `dtype` at `bytes` that is below zero (its sign bit
+// set; -0.0 is not below zero), or -1.
+int64_t first_negative(const void* bytes, int64_t count, DType dtype);
+
 }  // namespace baton

@@ -22,6 +22,8 @@ namespace baton {
 
 // The largest header this reader accepts (as the reference implementation).
 inline constexpr uint64_t kSafetensorsMaxHeaderBytes = 100'000'000;
+// The most tensors a file may list (checked once the header is parsed, which takes linear time).
+inline constexpr size_t kSafetensorsMaxTensors = 1'000'000;
 
 // "F32", "F64", "F16", "BF16", "I64", "I32", "U8": the format's names of baton's dtypes.
 std::string_view safetensors_dtype_name(DType dtype);
@@ -30,7 +32,8 @@ using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 // Writes `tensors` (on any devices, copied to the host in pieces) in the given order, with
 // `metadata` as "__metadata__", atomically: a temporary file beside `path`, flushed, renamed over
-// it, and the directory flushed. Names must be non-empty, unique, valid UTF-8 and not
+// it, and the directory flushed. The file carries a checksum per tensor and one over its header
+// (safetensors_checksums.h), computed as the data is written. Names must be non-empty, unique, valid UTF-8 and not
 // "__metadata__". On failure `path` is untouched and no temporary file remains; errors name `path`.
 // Device tensors must be ready for work on `stream` (see HostStaging::to_host). Device tensors go
 // through `staging` (give one to several saves so that they share its pinned buffers and streams);
@@ -47,6 +50,7 @@ struct SafetensorsTensorInfo {
   Shape shape;
   uint64_t data_begin = 0;  // byte range in the data section (after the header)
   uint64_t data_end = 0;
+  std::string checksum;  // the digest of its bytes (16 hexadecimal digits); empty when the file has none
 };
 
 // An open safetensors file whose header has been validated in full: the length fits the file, the
@@ -74,9 +78,14 @@ class SafetensorsFile {
   void read_into(const std::string& name, const Tensor& dst, const Stream& stream, HostStaging& staging) const;
   // Tensor `name` in a new tensor on the stream's device.
   Tensor read(const std::string& name, const Stream& stream) const;
-  // Throws naming the file, the tensor, the value and its element when tensor `name` holds a NaN
-  // or an infinity (reads its bytes; integer tensors are not read).
-  void check_finite(const std::string& name) const;
+  // Reads tensor `name` and throws naming the file and the tensor when its bytes do not match
+  // their checksum (files with checksums), or, naming the value and its element, when a floating
+  // tensor holds a NaN or an infinity, or, with `non_negative`, a value below zero (a variance,
+  // a counter).
+  void check_data(const std::string& name, bool non_negative = false) const;
+  // Whether the file carries baton's checksums (safetensors_checksums.h): they were verified for
+  // the header when it was opened, and check_data verifies them for the tensors.
+  bool has_checksums() const { return has_checksums_; }
 
  private:
   // Bytes at `file_offset`; a file that shrank since it was opened is an error naming it.
@@ -89,6 +98,7 @@ class SafetensorsFile {
   std::map<std::string, std::string> metadata_;
   std::vector<std::string> names_;
   std::unordered_map<std::string, SafetensorsTensorInfo> entries_;
+  bool has_checksums_ = false;
 };
 
 }  // namespace baton

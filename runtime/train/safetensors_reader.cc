@@ -7,6 +7,7 @@
 #include "runtime/graph/json_fields.h"
 #include "runtime/train/finite_values.h"
 #include "runtime/train/safetensors.h"
+#include "runtime/train/safetensors_checksums.h"
 
 namespace baton {
 namespace {
@@ -88,6 +89,9 @@ void SafetensorsFile::parse_header(const std::string& text, uint64_t data_bytes)
   const std::string where = "safetensors file '" + path_ + "'";
   const nlohmann::json header = parse_json_text(text, where + ": the header");
   BATON_CHECK(header.is_object(), where, ": the header must be a JSON object, got ", header.type_name());
+  const size_t tensor_count = header.size() - (header.contains("__metadata__") ? 1 : 0);
+  BATON_CHECK(tensor_count <= kSafetensorsMaxTensors, where, ": the header lists ", tensor_count,
+              " tensors, more than the limit of ", kSafetensorsMaxTensors);
   for (const auto& [key, value] : header.items()) {
     if (key == "__metadata__") {
       BATON_CHECK(value.is_object(), where, ": __metadata__ must be an object of strings, got ", value.dump());
@@ -130,6 +134,8 @@ void SafetensorsFile::parse_header(const std::string& text, uint64_t data_bytes)
   }
   BATON_CHECK(covered == data_bytes, where, ": bytes ", covered, " to ", data_bytes,
               " of the data section, at its end, belong to no tensor");
+  has_checksums_ = metadata_.contains(std::string(kHeaderChecksumKey));
+  take_checksums(path_, metadata_, names_, entries_);
 }
 
 const std::string& SafetensorsFile::metadata(const std::string& key) const {
@@ -172,21 +178,33 @@ Tensor SafetensorsFile::read(const std::string& name, const Stream& stream) cons
   return out;
 }
 
-void SafetensorsFile::check_finite(const std::string& name) const {
+void SafetensorsFile::check_data(const std::string& name, bool non_negative) const {
   const SafetensorsTensorInfo& entry = info(name);
   const size_t element = dtype_size(entry.dtype);
-  if (!is_floating(entry.dtype)) return;
+  const bool floating = is_floating(entry.dtype);
+  if (!floating && !non_negative && entry.checksum.empty()) return;
   constexpr size_t kPiece = size_t{1} << 20;
   std::vector<char> piece(std::min<size_t>(kPiece, entry.data_end - entry.data_begin));
+  Checksum64 checksum;
   for (uint64_t at = entry.data_begin; at < entry.data_end; at += piece.size()) {
     const size_t count = std::min<size_t>(piece.size(), entry.data_end - at);
     read_bytes(piece.data(), count, data_start_ + at);
-    const int64_t bad = first_non_finite(piece.data(), static_cast<int64_t>(count / element), entry.dtype);
+    checksum.update(piece.data(), count);
+    const int64_t bad =
+        floating ? first_non_finite(piece.data(), static_cast<int64_t>(count / element), entry.dtype) : -1;
     BATON_CHECK(bad < 0, "safetensors file '", path_, "': tensor '", name, "' holds ",
                 non_finite_name(piece.data(), bad, entry.dtype), " at element ",
                 static_cast<int64_t>((at - entry.data_begin) / element) + bad,
                 " (written by a run that diverged? baton loads only finite values)");
+    const int64_t negative =
+        non_negative ? first_negative(piece.data(), static_cast<int64_t>(count / element), entry.dtype) : -1;
+    BATON_CHECK(negative < 0, "safetensors file '", path_, "': tensor '", name, "' holds a negative value at element ",
+                static_cast<int64_t>((at - entry.data_begin) / element) + negative,
+                " (a variance or a counter is never below zero: the file is corrupt); nothing was loaded");
   }
+  BATON_CHECK(entry.checksum.empty() || checksum.hex() == entry.checksum, "safetensors file '", path_, "': tensor '",
+              name, "' does not match its checksum (stored ", entry.checksum, ", computed ", checksum.hex(),
+              "): its bytes changed after the file was written (a disk or copy fault?); nothing was loaded");
 }
 
 void SafetensorsFile::read_bytes(void* dst, size_t count, uint64_t file_offset) const {

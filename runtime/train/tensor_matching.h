@@ -58,9 +58,14 @@ std::string describe(const DTypeDifference& difference);
 // `what` says what was being loaded ("checkpoint 'runs/a/step-00000100'").
 void check_no_mismatches(const std::string& what, const std::vector<std::pair<std::string, std::string>>& problems);
 
-// Reads every tensor of `expected` that `file` holds and throws, naming the tensor and the value,
-// at the first NaN or infinity: called for every file of a load before anything is copied.
-void check_finite_values(const SafetensorsFile& file, const std::vector<ExpectedTensor>& expected);
+// Whether a tensor is never below zero: BatchNorm's running_var and num_batches_tracked, AdamW's
+// exp_avg_sq state.
+bool never_negative(const std::string& name);
+
+// Reads every tensor of `expected` that `file` holds and throws, naming the file and the tensor, at
+// the first checksum mismatch, NaN or infinity, or negative value of a never_negative tensor:
+// called for every file of a load before anything is copied.
+void check_tensor_data(const SafetensorsFile& file, const std::vector<ExpectedTensor>& expected);
 
 // Copies every expected tensor the file holds into its destination, ordered on ctx's stream (the
 // destinations hold the data when this returns), device ones through `staging`; a tensor of another

@@ -9,6 +9,7 @@
 
 #include "runtime/core/error.h"
 #include "runtime/train/evaluation.h"
+#include "runtime/train/graph_difference.h"
 
 namespace baton {
 namespace {
@@ -123,6 +124,7 @@ void TrainRun::resume() {
     return;
   }
   const CheckpointState restored = engine_.load_checkpoint(*latest);
+  check_same_graph(restored.model_spec, checkpoint_state_.model_spec, *latest);
   BATON_CHECK(restored.step <= total_steps_, *latest, " is at step ", restored.step,
               ", past the end of this run at step ", total_steps_,
               " (--steps or --epochs): nothing to train; give more steps to go on");

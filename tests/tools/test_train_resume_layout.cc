@@ -8,10 +8,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "runtime/core/context.h"
+#include "runtime/train/safetensors.h"
 #include "tests/tools/cli_test.h"
 
 namespace baton::cli {
@@ -22,20 +25,20 @@ namespace fs = std::filesystem;
 // Rewrites a checkpoint's model.safetensors as an older baton wrote it: its train_config without the
 // "parallel" object (the header changes; the tensors' bytes, addressed from the data's start, do not).
 void drop_stored_parallel(const fs::path& model_file) {
-  const std::string bytes = read_file_text(model_file);
-  uint64_t length = 0;
-  std::memcpy(&length, bytes.data(), sizeof(length));
-  nlohmann::json header = nlohmann::json::parse(bytes.substr(8, length));
-  nlohmann::json config = nlohmann::json::parse(header["__metadata__"]["train_config"].get<std::string>());
+  // Rewritten through the library, so that the file's checksums match its new header.
+  Context ctx(Device::cpu());
+  NamedTensors tensors;
+  std::map<std::string, std::string> metadata;
+  {
+    const SafetensorsFile file(model_file.string());
+    for (const std::string& name : file.names()) tensors.emplace_back(name, file.read(name, ctx.stream()));
+    metadata = file.metadata();
+  }
+  nlohmann::json config = nlohmann::json::parse(metadata["train_config"]);
   ASSERT_TRUE(config.contains("parallel")) << config.dump();
   config.erase("parallel");
-  header["__metadata__"]["train_config"] = config.dump();
-  std::string text = header.dump();
-  text.resize((text.size() + 7) / 8 * 8, ' ');  // the data stays 8-byte aligned
-  const uint64_t new_length = text.size();
-  std::ofstream out(model_file, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(&new_length), sizeof(new_length));
-  out << text << bytes.substr(8 + length);
+  metadata["train_config"] = config.dump();
+  save_safetensors(model_file.string(), tensors, metadata, ctx.stream());
 }
 
 class TrainResumeLayout : public CliTest {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/train/checkpoint.h"
+#include "runtime/train/tensor_matching.h"
 #include "tests/runtime/train/small_cnn_run.h"
 
 namespace baton::testing {
@@ -25,11 +26,14 @@ struct CheckpointRun {
   // `seed` as the optimiser's step count.
   void randomize(uint64_t seed) {
     uint64_t s = seed * 1000;
+    // Variances, counters and AdamW's exp_avg_sq stay >= 0, as a load checks.
     for (auto& [name, t] : model_tensors(params)) {
-      t.copy_from(random_tensor(t.shape(), t.dtype(), ctx.stream(), ++s, -50, 50), ctx.stream());
+      const double low = never_negative(name) ? 0 : -50;
+      t.copy_from(random_tensor(t.shape(), t.dtype(), ctx.stream(), ++s, low, 50), ctx.stream());
     }
     for (auto& [name, t] : optimizer_tensors(params, *optimizer)) {
-      t.copy_from(random_tensor(t.shape(), t.dtype(), ctx.stream(), ++s), ctx.stream());
+      const double low = never_negative(name) ? 0 : -1;
+      t.copy_from(random_tensor(t.shape(), t.dtype(), ctx.stream(), ++s, low, 1), ctx.stream());
     }
     optimizer->set_steps(static_cast<int64_t>(seed));
   }

@@ -9,6 +9,7 @@
 
 #include "runtime/core/error.h"
 #include "runtime/train/safetensors.h"
+#include "runtime/train/safetensors_checksums.h"
 #include "tests/runtime/train/file_test_support.h"
 #include "tests/support/test_support.h"
 
@@ -70,7 +71,10 @@ TEST(Safetensors, HeaderIsJsonPaddedSoTheDataStartsEightByteAligned) {
     for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[static_cast<size_t>(i)]);
     EXPECT_EQ((8 + n) % 8, 0u) << name;
     ASSERT_LE(8 + n, bytes.size());
-    const nlohmann::json header = nlohmann::json::parse(bytes.substr(8, n));  // trailing spaces are JSON whitespace
+    nlohmann::json header = nlohmann::json::parse(bytes.substr(8, n));  // trailing spaces are JSON whitespace
+    // The checksums baton adds to every file it writes (safetensors_checksums.h), beside the given metadata.
+    EXPECT_EQ(header["__metadata__"].erase(std::string(kTensorChecksumsKey)), 1u);
+    EXPECT_EQ(header["__metadata__"].erase(std::string(kHeaderChecksumKey)), 1u);
     EXPECT_EQ(header["__metadata__"], nlohmann::json({{"k", name}}));
     EXPECT_EQ(header[name]["dtype"], "F16");
     EXPECT_EQ(header[name]["shape"], nlohmann::json({3}));
