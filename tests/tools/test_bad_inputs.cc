@@ -132,6 +132,12 @@ const std::vector<BadInput> kCases = {
     {"--resume $D/incomplete", "no complete checkpoint, only incomplete ones: step-00000003 (no model.safetensors)"},
     {"--resume $D/notes", "holds files but no checkpoint"},
     {"--checkpoint-dir $D/symlinked", "$D/symlinked/.lock: it is a symbolic link, which a run never follows"},
+    // Resources and early refusals (issue 37.5): sizes estimated before they are allocated, bounds
+    // checked before the work they bound.
+    {"--data synthetic:3x8x8:4:64 --batch-size 8 --workers 1 --stages 2147483647",
+     "--stages 2147483647: the model has only"},
+    {"--data synthetic:3x65536x65536:10:64 --batch-size 64 --workers 1",
+     "a batch of 64 samples takes 3.30 TB (51.54 GB each) and this machine has"},
 };
 
 // Commands other than train (their arguments complete).
@@ -154,6 +160,13 @@ const std::vector<BadInput> kOtherCommands = {
     {"make-dataset --out $D/data --train 2", "--train"},
     {"make-dataset shapes --out $D/data --seed -1", "--seed: must be a whole number from 0 up, got -1"},
     {"bench comm --ranks -1", "--ranks: must be a whole number from 0 up, got -1"},
+    // Resources and early refusals (issue 37.5).
+    {"make-dataset shapes --out $D/data --train 2147483648",
+     "cannot write 2147483648 train and 10000 test images into '$D/data': they take 6.60 TB (3073 bytes each)"},
+    {"plan --model resnet20 --cluster $D/big_cluster.json",
+     "at most 1024 devices in all (nodes 1024 x gpus_per_node 64 = 65536)"},
+    {"bench pipeline --device cpu --stages 64",
+     "--batch 32 must be divisible by --micro-batches 128 (the default, 2 x --stages)"},
 };
 
 class BadInputs : public CliTest {
@@ -172,6 +185,9 @@ class BadInputs : public CliTest {
     write(d / "parallel_unknown.json", R"({"parallel": {"stages": 2, "micro_batch": 2}})");
     write(d / "cosine_up.json", R"({"lr_schedule": {"type": "cosine", "base_lr": 0.1, "final_lr": 0.5}})");
     write(d / "spec_dup.json", R"({"inputs": [], "nodes": [], "nodes": []})");
+    write(d / "big_cluster.json", R"({"device": "v100-pcie", "nodes": 1024, "gpus_per_node": 64,
+        "intra": {"kind": "pcie", "bandwidth_gbs": 12, "latency_us": 10},
+        "inter": {"kind": "ib", "bandwidth_gbs": 12, "latency_us": 10}})");
     fs::create_directories(d / "incomplete" / "step-00000003");
     fs::create_directories(d / "notes");
     ASSERT_EQ(::mkfifo((d / "fifo").c_str(), 0644), 0);
