@@ -1,6 +1,8 @@
 // ParallelConfig JSON reading and checks (see parallel_config.h).
 #include "parallel/parallel_config.h"
 
+#include <algorithm>
+
 #include "parallel/plan/cluster.h"
 #include "runtime/core/error.h"
 #include "runtime/graph/json_config.h"
@@ -144,8 +146,8 @@ std::string layout_description(const ParallelConfig& p) {
 int micro_batch_count(const ParallelConfig& parallel, int64_t batch) {
   if (parallel.micro_batches > 0) return parallel.micro_batches;
   if (parallel.groups > 1) batch /= parallel.groups;
-  for (int m = 4 * parallel.stages; m > 1; --m) {
-    if (m <= batch && batch % m == 0) return m;
+  for (int64_t m = std::min(4 * int64_t{parallel.stages}, batch); m > 1; --m) {  // no overflow for any --stages
+    if (batch % m == 0) return static_cast<int>(m);
   }
   return 1;
 }

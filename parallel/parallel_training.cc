@@ -86,6 +86,12 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
                             const ParallelConfig& p, RunReport* report, comm::Communicator* world) {
   if (!p.plan_file.empty()) return plan_pipeline_from_file(graph, model_name, config, p, report, world);
   check_parallel_config(p, config);
+  // The model's node count bounds the stages: checked before anything sized by --stages is made.
+  const int chunks = p.schedule == ScheduleKind::interleaved ? kInterleavedChunks : 1;
+  const Profile structure = profile_structure(graph, model_name);
+  BATON_CHECK(static_cast<int64_t>(structure.nodes.size()) >= int64_t{p.stages} * chunks, "--stages ", p.stages,
+              chunks > 1 ? " (x2 chunks, interleaved)" : "", ": the model has only ", structure.nodes.size(),
+              " nodes to split into ", int64_t{p.stages} * chunks, " stages");
   PipelineSetup setup;
   setup.available = pipeline_devices(p, config);
   PlanChoice choice;
@@ -93,18 +99,13 @@ PipelineSetup plan_pipeline(const Graph& graph, const std::string& model_name, c
   choice.schedule = p.schedule;
   choice.stages = p.stages;
   choice.groups = p.groups;
-  choice.chunks = choice.schedule == ScheduleKind::interleaved ? kInterleavedChunks : 1;
+  choice.chunks = chunks;
   choice.micro_batches = micro_batch_count(p, config.batch_size);
   setup.micro_batch = static_cast<int>(config.batch_size / p.groups / choice.micro_batches);
   choice.free_replication = p.replication == Replication::free;
   if (choice.free_replication) choice.micro_batches *= p.groups;  // the step's: the same micro-batches
   // Across processes every process runs one stage replica: the plan uses all of them.
   choice.all_devices = choice.free_replication && world != nullptr;
-  const Profile structure = profile_structure(graph, model_name);
-  const int model_stages = choice.stages * choice.chunks;
-  BATON_CHECK(static_cast<int>(structure.nodes.size()) >= model_stages, "--stages ", p.stages,
-              choice.chunks > 1 ? " (x2 chunks, interleaved)" : "", ": the model has only ", structure.nodes.size(),
-              " nodes to split into ", model_stages, " stages");
 
   ProfilerOptions po;
   po.batch_sizes = {setup.micro_batch};

@@ -14,6 +14,7 @@
 #include "runtime/core/device_info.h"
 #include "runtime/core/error.h"
 #include "runtime/data/dataset_fingerprint.h"
+#include "runtime/data/batch_memory.h"
 #include "runtime/graph/json_fields.h"
 #include "runtime/train/checkpoint.h"
 
@@ -119,6 +120,7 @@ TrainSummary train(const TrainRequest& request, RunReport& report, const std::fu
       request.kind == RunKind::single_device ? single_training_device(config.device, report) : Device::cpu();
   const std::string data = data_spec_for_model(config);
   const std::unique_ptr<data::Dataset> train_set = data::open_dataset(data, data::Split::train, config.seed);
+  data::check_batch_fits_memory(*train_set, config.batch_size);  // before the test split measures its images
   const std::unique_ptr<data::Dataset> test_set = data::open_dataset(data, data::Split::test, config.seed);
   const Graph graph = build_training_graph(config, *train_set);
   const std::string model_name = config.model_spec.empty() ? config.model : config.model_spec;

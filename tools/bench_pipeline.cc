@@ -59,6 +59,7 @@ PipelineBenchSettings settings_from(const PipelineBenchFlags& f) {
 
 void run_pipeline_bench(const PipelineBenchFlags& f) {
   const PipelineBenchSettings s = settings_from(f);
+  check_pipeline_throughput_settings(s, f.micro_batches > 0);
   const unsigned cores = std::thread::hardware_concurrency();
   std::string devices;
   for (const Device& d : s.stage_devices) {

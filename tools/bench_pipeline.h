@@ -34,6 +34,10 @@ struct PipelineBenchSettings {
 // virtual device, and worker thread, per stage), else S streams of the one GPU.
 std::vector<Device> pipeline_stage_devices(Device device, const std::string& devices_flag, int stages);
 
+// What would refuse the throughput part (the batch split into micro-batches, a stage per model
+// node at least), checked before part 1 runs. `micro_batches_given`: --micro-batches was given.
+void check_pipeline_throughput_settings(const PipelineBenchSettings& s, bool micro_batches_given);
+
 // Part 1: an Identity model, S stages x M micro-batches, GPipe and 1F1B, against the 1-stage
 // 1-micro-batch baseline. Prints its table and returns its JSON section.
 nlohmann::json bench_pipeline_overhead(const PipelineBenchSettings& s);

@@ -11,6 +11,7 @@
 
 #include "models/model_registry.h"
 #include "parallel/pipeline/pipeline_executor.h"
+#include "parallel/plan/analytic_profile.h"
 #include "parallel/plan/planner.h"
 #include "parallel/plan/profiler.h"
 #include "runtime/core/cpu_threads.h"
@@ -91,12 +92,28 @@ double error_percent(double predicted, double measured) { return 100.0 * (predic
 
 }  // namespace
 
-nlohmann::json bench_pipeline_throughput(const PipelineBenchSettings& s) {
-  const int S = s.stages, M = s.micro_batches;
-  BATON_CHECK(s.batch % M == 0, "--batch ", s.batch, " must be divisible by --micro-batches ", M);
+namespace {
+
+models::ModelOptions throughput_model_options(const PipelineBenchSettings& s) {
   models::ModelOptions options = models::default_options(s.model);
   options.batch_size = s.batch;
   if (s.image_size > 0) options.image_size = s.image_size;
+  return options;
+}
+
+}  // namespace
+
+void check_pipeline_throughput_settings(const PipelineBenchSettings& s, bool micro_batches_given) {
+  BATON_CHECK(s.batch % s.micro_batches == 0, "--batch ", s.batch, " must be divisible by --micro-batches ",
+              s.micro_batches, micro_batches_given ? "" : " (the default, 2 x --stages)");
+  const Profile structure = profile_structure(models::build_model(s.model, throughput_model_options(s)), s.model);
+  BATON_CHECK(static_cast<int>(structure.nodes.size()) >= s.stages, "--stages ", s.stages, ": the model ", s.model,
+              " has only ", structure.nodes.size(), " nodes to split into stages");
+}
+
+nlohmann::json bench_pipeline_throughput(const PipelineBenchSettings& s) {
+  const int S = s.stages, M = s.micro_batches;
+  const models::ModelOptions options = throughput_model_options(s);
   const Graph graph = models::build_model(s.model, options);
   const int micro = s.batch / M;
   const unsigned cores = std::thread::hardware_concurrency();

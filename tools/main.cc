@@ -1,5 +1,6 @@
 // `baton`: the command line. Every error — a bad flag or value as much as a baton::Error — becomes
-// one line on stderr and exit code 1.
+// one line on stderr and exit code 1; a command stopped by a signal before it had anything to keep
+// exits with 128 + the signal's number.
 #include <malloc.h>
 
 #include <CLI/CLI.hpp>
@@ -7,6 +8,7 @@
 #include <cstdio>
 #include <exception>
 #include <limits>
+#include <new>
 #include <regex>
 #include <string>
 
@@ -14,6 +16,7 @@
 #include "runtime/core/error.h"
 #include "runtime/core/log.h"
 #include "runtime/core/message_text.h"
+#include "runtime/core/stop_request.h"
 #include "tools/commands.h"
 
 namespace {
@@ -75,8 +78,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "baton: error: %s (baton%s --help lists the options)\n",
                  plain_parse_message(one_line(e.what())).c_str(), command_of(app).c_str());
     return 1;
+  } catch (const baton::Interrupted& e) {
+    std::fprintf(stderr, "baton%s: %s: nothing was trained or saved\n", command_of(app).c_str(), e.message().c_str());
+    return 128 + e.signal();
   } catch (const baton::Error& e) {
     std::fprintf(stderr, "baton: error: %s\n", one_line(e.what()).c_str());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    // The last resort: sizes a command can foresee are refused before they are allocated.
+    std::fprintf(stderr,
+                 "baton%s: error: out of memory (std::bad_alloc): the values given ask for more memory "
+                 "than this machine has\n",
+                 command_of(app).c_str());
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "baton: unexpected error: %s\n", one_line(e.what()).c_str());

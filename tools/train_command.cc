@@ -1,7 +1,7 @@
 // `baton train`: trains a reference model (or a graph spec) on a dataset from flags and/or a JSON
-// config file (flags override the file). SIGINT and SIGTERM finish the current step, save a
-// checkpoint when a checkpoint directory is set, and exit cleanly.
-#include <atomic>
+// config file (flags override the file). SIGINT and SIGTERM finish the current step (or cut an
+// evaluation short), save a checkpoint when a checkpoint directory is set, and exit cleanly; during
+// profiling or planning they stop the command at once (runtime/core/stop_request.h).
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +13,7 @@
 #include "parallel/plan_file_run.h"
 #include "runtime/core/atomic_file.h"
 #include "runtime/core/error.h"
+#include "runtime/core/stop_request.h"
 #include "runtime/graph/json_fields.h"
 #include "runtime/train/lr_schedule.h"
 #include "runtime/train/optimizer.h"
@@ -26,18 +27,17 @@
 namespace baton::cli {
 namespace {
 
-std::atomic<bool> g_stop{false};
-
-extern "C" void on_sigint(int) {
-  if (g_stop.exchange(true)) std::_Exit(130);  // a second Ctrl-C stops at once
+extern "C" void on_stop_signal(int signal) {
+  if (stop_requested()) std::_Exit(128 + signal);  // a second signal stops at once
+  request_stop(signal);
 }
 
-// While it lives, SIGINT and SIGTERM ask the run to stop (g_stop); the defaults come back after.
+// While it lives, SIGINT and SIGTERM ask the run to stop (request_stop); the defaults come back after.
 struct StopOnSignals {
   StopOnSignals() {
-    g_stop = false;
-    std::signal(SIGINT, on_sigint);
-    std::signal(SIGTERM, on_sigint);
+    clear_stop_request();
+    std::signal(SIGINT, on_stop_signal);
+    std::signal(SIGTERM, on_stop_signal);
   }
   ~StopOnSignals() {
     std::signal(SIGINT, SIG_DFL);
@@ -214,7 +214,7 @@ int run_train(const CLI::App& cmd, const SettingsSources& sources) {
   // SIGINT and SIGTERM (what schedulers send before they kill) end the run after its current step.
   const StopOnSignals signals;
   PrintedReport report;
-  const TrainSummary s = parallel::train({config, parallel_config, kind}, report, [] { return g_stop.load(); });
+  const TrainSummary s = parallel::train({config, parallel_config, kind}, report, [] { return stop_requested(); });
   print_summary(s);
   return 0;
 }

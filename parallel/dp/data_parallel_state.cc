@@ -54,7 +54,7 @@ EvalResult DataParallelEngine::evaluate(const data::Dataset& test, int64_t batch
     if (shard.size() == 0) return;
     shards[local_index(r)] =
         evaluate_batches(r.ctx, shard, batch_size, std::max(1, workers / local_replicas()), classification,
-                         [&](const data::Batch& batch) {
+                         EvalStop::on_request, [&](const data::Batch& batch) {
                            Tape tape;
                            const std::vector<Tensor> out =
                                r.executor.forward(r.ctx, batch_inputs(graph_, r.executor, batch), tape, Mode::eval);

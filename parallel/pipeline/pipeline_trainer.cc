@@ -85,12 +85,13 @@ EvalResult PipelineTrainEngine::evaluate(const data::Dataset& test, int64_t batc
   const EvalResult result =
       across_processes()
           ? evaluate_across_processes(test, batch_size, workers)
-          : evaluate_batches(
-                input_context(), test, batch_size, workers, has_labels(graph_), [&](const data::Batch& batch) {
-                  // the batch is read on every stage's stream
-                  input_context().stream().synchronize();
-                  return eval_pieces(batch, hybrid_->evaluate(batch_inputs(graph_, graph_.inputs(), batch)));
-                });
+          : evaluate_batches(input_context(), test, batch_size, workers, has_labels(graph_), EvalStop::on_request,
+                             [&](const data::Batch& batch) {
+                               // the batch is read on every stage's stream
+                               input_context().stream().synchronize();
+                               return eval_pieces(batch,
+                                                  hybrid_->evaluate(batch_inputs(graph_, graph_.inputs(), batch)));
+                             });
   hybrid_->leave_agreement();
   return result;
 }

@@ -22,8 +22,8 @@ EvalResult PipelineTrainEngine::evaluate_across_processes(const data::Dataset& t
   if (hybrid_->local_group() == 0) {
     // Group 0's processes forward every test batch through their stages; the process of the
     // prediction stage counts.
-    result =
-        evaluate_batches(input_context(), test, batch_size, workers, has_labels(graph_), [&](const data::Batch& batch) {
+    result = evaluate_batches(
+        input_context(), test, batch_size, workers, has_labels(graph_), EvalStop::never, [&](const data::Batch& batch) {
           input_context().stream().synchronize();
           return eval_pieces(batch, hybrid_->evaluate(batch_inputs(graph_, graph_.inputs(), batch)));
         });

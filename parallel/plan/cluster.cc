@@ -182,6 +182,12 @@ Cluster cluster_from_json(const nlohmann::json& json, std::string_view source) {
   const int64_t per_node = f.integer("gpus_per_node");
   if (nodes < 1 || nodes > 1024) f.fail("nodes", "an integer in 1..1024");
   if (per_node < 1 || per_node > 64) f.fail("gpus_per_node", "an integer in 1..64");
+  // The cluster holds a link per pair of devices: 1024 devices are a million links (tens of MB).
+  if (nodes * per_node > kMaxClusterDevices) {
+    f.fail("gpus_per_node", "at most " + std::to_string(kMaxClusterDevices) + " devices in all (nodes " +
+                                std::to_string(nodes) + " x gpus_per_node " + std::to_string(per_node) + " = " +
+                                std::to_string(nodes * per_node) + ")");
+  }
   const bool has_links = f.has("links");
   if (!f.has("intra") && !has_links) f.fail("intra", "a link {\"kind\", \"bandwidth_gbs\", \"latency_us\"}");
   const Link intra = f.has("intra") ? link_from(f.object("intra"), false) : Link{"link", 1, 0};

@@ -21,6 +21,9 @@ struct Link {
 
 enum class AllReduceAlgorithm { ring, tree };
 
+// The most devices a cluster file may describe (nodes x gpus_per_node).
+inline constexpr int64_t kMaxClusterDevices = 1024;
+
 class Cluster {
  public:
   // `nodes` machines of `gpus_per_node` devices each, `intra` links inside a machine, `inter`

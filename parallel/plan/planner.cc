@@ -6,6 +6,7 @@
 
 #include "parallel/plan/partition_quality.h"
 #include "runtime/core/error.h"
+#include "runtime/core/stop_request.h"
 
 namespace baton::parallel {
 
@@ -154,8 +155,11 @@ std::vector<SearchEntry> search_plans(int devices, const Profile& profile, const
   for (const PlanChoice& c : choices) {
     SearchEntry entry;
     entry.choice = c;
+    check_stop_request("searching the plans");
     try {
       entry.result = evaluate_plan(c, profile, cluster, settings);
+    } catch (const Interrupted&) {
+      throw;  // not a reason to skip the choice: the search stops
     } catch (const Error& e) {
       entry.reason = e.what();
     }

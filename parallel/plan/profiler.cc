@@ -14,6 +14,7 @@
 #include "runtime/core/context.h"
 #include "runtime/core/cpu_threads.h"
 #include "runtime/core/error.h"
+#include "runtime/core/stop_request.h"
 #include "runtime/core/stream.h"
 #include "runtime/graph/executor.h"
 #include "runtime/graph/param_store.h"
@@ -171,6 +172,7 @@ Profile measure_profile(const Graph& g, const std::string& model, Device device,
     std::optional<BusyNeighbours> neighbours;
     if (options.busy_neighbours > 0) neighbours.emplace(g, device, options.busy_neighbours, b, options);
     for (int run = 0; run < options.warmup + options.repeats; ++run) {
+      check_stop_request("profiling " + model);  // a pass of a big model takes seconds
       train_pass(executor, ctx, inputs, options.seed + static_cast<uint64_t>(run));
       if (run < options.warmup) continue;
       for (int i = 0; i < nodes; ++i) {

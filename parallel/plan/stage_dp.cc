@@ -9,6 +9,7 @@
 
 #include "parallel/plan/cost_model.h"
 #include "runtime/core/error.h"
+#include "runtime/core/stop_request.h"
 
 namespace baton::parallel {
 namespace {
@@ -81,6 +82,7 @@ class StageDp {
     from_replicas_.assign(cells, 0);
     best_[cell(0, states_.empty_state(), 0)] = 0;
     for (int k = 1; k <= stages_; ++k) {
+      check_stop_request("planning the pipeline");  // a row of a big model's states takes a while
       for (int j = 1; j < num_states; ++j) {
         if (!any_count_ && (k == stages_) != (j == full)) continue;
         // Stages still to come, at least (each needs a node and a device).

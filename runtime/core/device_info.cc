@@ -1,13 +1,12 @@
 // System discovery for `baton devices`: GPUs, driver and library versions, the CPU.
 #include "runtime/core/device_info.h"
 
-#include <unistd.h>
-
 #include <fstream>
 #include <string>
 #include <thread>
 
 #include "runtime/core/build_config.h"
+#include "runtime/core/byte_size.h"
 #include "runtime/core/error.h"
 
 #if BATON_HAVE_CUDA
@@ -34,9 +33,7 @@ CpuInfo query_cpu() {
     }
   }
   if (cpu.model.empty()) cpu.model = "unknown CPU";
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page_size = sysconf(_SC_PAGE_SIZE);
-  if (pages > 0 && page_size > 0) cpu.memory_bytes = static_cast<size_t>(pages) * static_cast<size_t>(page_size);
+  cpu.memory_bytes = static_cast<size_t>(physical_memory_bytes());
   return cpu;
 }
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "runtime/core/error.h"
+#include "runtime/data/batch_memory.h"
 
 namespace baton::data {
 namespace {
@@ -39,6 +40,7 @@ BatchDecoder::BatchDecoder(const Dataset& dataset, const LoaderOptions& options)
       layout_(dataset.layout()),
       transform_(image_transform(dataset, options)),
       batches_per_epoch_(checked_batches_per_epoch(dataset, options)) {
+  check_batch_fits_memory(dataset, options.batch_size);
   BATON_CHECK(!layout_.inputs.empty(), dataset.name(), ": a sample needs at least one input");
   if (transform_) {
     BATON_CHECK(layout_.inputs.size() == 1 && layout_.inputs[0].dtype == DType::f32 &&

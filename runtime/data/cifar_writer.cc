@@ -1,10 +1,13 @@
-// CIFAR-10 binary writer: records are built in memory per file and written atomically.
+// CIFAR-10 binary writer: records are streamed into each file (a bounded chunk in memory at a time),
+// which is committed atomically; the space they need is checked against the disk before any is written.
 #include "runtime/data/cifar_writer.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
 #include "runtime/core/atomic_file.h"
+#include "runtime/core/byte_size.h"
 #include "runtime/core/error.h"
 #include "runtime/data/cifar.h"
 
@@ -19,19 +22,40 @@ void check_writable(const Dataset& dataset, size_t class_count) {
               class_count, " class names were given; expected the same number, at most 10");
 }
 
-// Samples [first, first + count) of `dataset` as CIFAR-10 records.
-std::string records_of(const Dataset& dataset, int64_t first, int64_t count) {
+// Records built in memory at a time while a file is written (~12 MB).
+constexpr int64_t kRecordsPerChunk = 4096;
+
+// Writes samples [first, first + count) of `dataset` as CIFAR-10 records into `path`, atomically.
+void write_records(const Dataset& dataset, int64_t first, int64_t count, const std::string& path) {
   const int64_t record_bytes = cifar_record_bytes(CifarVariant::cifar10);
-  std::string content(static_cast<size_t>(count * record_bytes), '\0');
-  for (int64_t i = 0; i < count; ++i) {
-    auto* record = reinterpret_cast<uint8_t*>(content.data()) + i * record_bytes;
-    int64_t label = 0;
-    dataset.read(first + i, record + 1, label);
-    BATON_CHECK(label >= 0 && label < dataset.num_classes(), dataset.name(), ": sample ", first + i, " has label ",
-                label, ", expected 0 .. ", dataset.num_classes() - 1);
-    record[0] = static_cast<uint8_t>(label);
+  AtomicFileWriter file(path);
+  std::string chunk;
+  for (int64_t done = 0; done < count;) {
+    const int64_t n = std::min(kRecordsPerChunk, count - done);
+    chunk.assign(static_cast<size_t>(n * record_bytes), '\0');
+    for (int64_t i = 0; i < n; ++i, ++done) {
+      auto* record = reinterpret_cast<uint8_t*>(chunk.data()) + i * record_bytes;
+      int64_t label = 0;
+      dataset.read(first + done, record + 1, label);
+      BATON_CHECK(label >= 0 && label < dataset.num_classes(), dataset.name(), ": sample ", first + done, " has label ",
+                  label, ", expected 0 .. ", dataset.num_classes() - 1);
+      record[0] = static_cast<uint8_t>(label);
+    }
+    file.write(chunk.data(), chunk.size());
   }
-  return content;
+  file.commit();
+}
+
+// The records must fit on the disk of `directory` (created already): refused before any is written.
+void check_space(const Dataset& train, const Dataset& test, const std::string& directory) {
+  const double bytes =
+      static_cast<double>(train.size() + test.size()) * static_cast<double>(cifar_record_bytes(CifarVariant::cifar10));
+  std::error_code error;
+  const std::filesystem::space_info space = std::filesystem::space(directory, error);
+  BATON_CHECK(error || bytes <= static_cast<double>(space.available), "cannot write ", train.size(), " train and ",
+              test.size(), " test images into '", directory, "': they take ", decimal_bytes(bytes), " (",
+              cifar_record_bytes(CifarVariant::cifar10), " bytes each) and its disk has ",
+              decimal_bytes(static_cast<double>(space.available)), " free");
 }
 
 }  // namespace
@@ -55,22 +79,24 @@ std::vector<WrittenFile> write_cifar10_files(const Dataset& train, const Dataset
   std::filesystem::create_directories(directory, error);
   BATON_CHECK(!error, "cannot create the directory '", directory, "': ", error.message());
 
+  check_space(train, test, directory);
+
   std::vector<WrittenFile> written;
-  auto write = [&](const std::string& file_name, const std::string& content, int64_t records) {
-    const std::string path = (std::filesystem::path(directory) / file_name).string();
-    write_file_atomically(path, content);
-    written.push_back({path, records});
-  };
+  auto path_of = [&](const std::string& file_name) { return (std::filesystem::path(directory) / file_name).string(); };
   const std::vector<std::string> train_names = cifar_file_names(CifarVariant::cifar10, Split::train);
   int64_t first = 0;
   for (size_t k = 0; k < train_names.size(); ++k) {
-    write(train_names[k], records_of(train, first, train_records[k]), train_records[k]);
+    write_records(train, first, train_records[k], path_of(train_names[k]));
+    written.push_back({path_of(train_names[k]), train_records[k]});
     first += train_records[k];
   }
-  write(cifar_file_names(CifarVariant::cifar10, Split::test).front(), records_of(test, 0, test.size()), test.size());
+  const std::string test_name = cifar_file_names(CifarVariant::cifar10, Split::test).front();
+  write_records(test, 0, test.size(), path_of(test_name));
+  written.push_back({path_of(test_name), test.size()});
   std::string meta;
   for (const std::string& name : class_names) meta += name + "\n";
-  write("batches.meta.txt", meta, 0);
+  write_file_atomically(path_of("batches.meta.txt"), meta);
+  written.push_back({path_of("batches.meta.txt"), 0});
   return written;
 }
 

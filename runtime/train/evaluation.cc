@@ -4,10 +4,12 @@
 #include "runtime/train/evaluation.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "kernels/deferred_checks.h"
 #include "kernels/loss.h"
+#include "runtime/core/stop_request.h"
 #include "runtime/train/graph_contract.h"
 
 namespace baton {
@@ -26,7 +28,7 @@ Tensor logits_per_target(const Tensor& logits, const Tensor& labels) {
 }  // namespace
 
 EvalResult evaluate_batches(Context& input_ctx, const data::Dataset& test, int64_t batch_size, int workers,
-                            bool classification,
+                            bool classification, EvalStop stop,
                             const std::function<std::vector<EvalPiece>(const data::Batch&)>& forward) {
   data::LoaderOptions options;
   options.batch_size = batch_size;
@@ -38,7 +40,9 @@ EvalResult evaluate_batches(Context& input_ctx, const data::Dataset& test, int64
   EvalResult r;
   double loss_sum = 0;
   int64_t top1 = 0, top5 = 0, scored = 0;
-  while (auto batch = loader.next(input_ctx.stream())) {
+  while (stop == EvalStop::never || !stop_requested()) {
+    const std::optional<data::Batch> batch = loader.next(input_ctx.stream());
+    if (!batch) break;
     for (const EvalPiece& piece : forward(*batch)) {
       Context& ctx = *piece.ctx;
       const double n = static_cast<double>(piece.samples);
@@ -75,15 +79,16 @@ EvalResult evaluate_model(const Graph& g, Executor& ex, Context& ctx, const data
   const size_t loss_at = executor_output_index(ex, loss_output(g));
   const size_t prediction_at = executor_output_index(ex, prediction_output(g));
   const bool classification = has_labels(g);
-  return evaluate_batches(ctx, test, batch_size, workers, classification, [&](const data::Batch& batch) {
-    Tape tape;
-    const std::vector<Tensor> out = ex.forward(ctx, batch_inputs(g, ex, batch), tape, Mode::eval);
-    return std::vector<EvalPiece>{{.ctx = &ctx,
-                                   .loss = out[loss_at],
-                                   .logits = classification ? out[prediction_at] : Tensor(),
-                                   .labels = batch.targets,
-                                   .samples = batch.rows()}};
-  });
+  return evaluate_batches(
+      ctx, test, batch_size, workers, classification, EvalStop::on_request, [&](const data::Batch& batch) {
+        Tape tape;
+        const std::vector<Tensor> out = ex.forward(ctx, batch_inputs(g, ex, batch), tape, Mode::eval);
+        return std::vector<EvalPiece>{{.ctx = &ctx,
+                                       .loss = out[loss_at],
+                                       .logits = classification ? out[prediction_at] : Tensor(),
+                                       .labels = batch.targets,
+                                       .samples = batch.rows()}};
+      });
 }
 
 }  // namespace baton

@@ -25,11 +25,16 @@ struct EvalPiece {
   int64_t samples = 0;
 };
 
+// Whether an evaluation ends early when the process is asked to stop (runtime/core/stop_request.h).
+// Where several processes forward each batch together, one of them must not stop alone: never.
+enum class EvalStop { on_request, never };
+
 // Mean loss, top-1 and top-5 over `test` in order, normalised as the trainer does, batches loaded
 // onto input_ctx's device and evaluated by `forward` (eval mode) in one or several pieces.
-// `classification`: the pieces carry logits and labels.
+// `classification`: the pieces carry logits and labels. With EvalStop::on_request a stop request
+// ends it after the batch in progress, with the figures of the batches done (the caller drops them).
 EvalResult evaluate_batches(Context& input_ctx, const data::Dataset& test, int64_t batch_size, int workers,
-                            bool classification,
+                            bool classification, EvalStop stop,
                             const std::function<std::vector<EvalPiece>(const data::Batch&)>& forward);
 
 // Mean loss, top-1 and top-5 of `executor` (over the whole graph) on `test`, in eval mode, with

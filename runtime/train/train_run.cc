@@ -136,29 +136,32 @@ void TrainRun::resume() {
 }
 
 TrainSummary TrainRun::run(const std::function<bool()>& stop_requested) {
+  stop_requested_ = stop_requested;
   start_ = interval_.start = Clock::now();
   first_step_ = step_;
-  while (step_ < total_steps_) {
+  while (step_ < total_steps_ && !stopping_) {
     std::optional<data::Batch> batch = loader_.next(engine_.input_context().stream());
     if (!batch) {
-      end_epoch();
+      end_epoch();  // an evaluation cut short by a stop request sets stopping_
       continue;
     }
     train_step(*batch);
     if (config_.checkpoint_every > 0 && step_ % config_.checkpoint_every == 0) save(epoch_);
-    if (stop_requested && engine_.any_rank(stop_requested())) {
-      resolve_pending();
-      // The summary's loss: the steps since the last metrics line (log_every may not have come yet).
-      if (interval_.steps > 0) summary_.last_loss = interval_.loss / static_cast<double>(interval_.steps);
-      progress_.message("interrupted at step " + std::to_string(step_));
-      save(epoch_);
-      summary_.interrupted = true;
-      break;
-    }
+    stopping_ = stop_asked();
+  }
+  if (stopping_) {
+    resolve_pending();
+    // The summary's loss: the steps since the last metrics line (log_every may not have come yet).
+    if (interval_.steps > 0) summary_.last_loss = interval_.loss / static_cast<double>(interval_.steps);
+    progress_.message("interrupted at step " + std::to_string(step_));
+    save(epoch_);
+    summary_.interrupted = true;
   }
   finish();
   return summary_;
 }
+
+bool TrainRun::stop_asked() { return stop_requested_ && engine_.any_rank(stop_requested_()); }
 
 void TrainRun::train_step(const data::Batch& batch) {
   const double lr = schedule_.at(step_);
@@ -242,13 +245,19 @@ void TrainRun::end_epoch() {
   progress_.finish_epoch();
   ++epoch_;
   if (config_.eval_every > 0 && epoch_ % config_.eval_every == 0) evaluate(epoch_);
-  if (config_.checkpoint_every == 0) save(epoch_);
+  if (config_.checkpoint_every == 0 && !stopping_) save(epoch_);  // a stopping run saves as it stops
 }
 
 void TrainRun::evaluate(int64_t at_epoch) {
   resolve_pending();
   if (test_set_ == nullptr) return;
   const EvalResult& eval = summary_.eval = engine_.evaluate(*test_set_, config_.batch_size, config_.workers);
+  if (stop_asked()) {  // the evaluation may have stopped part way: its figures are not the test set's
+    summary_.eval = EvalResult();
+    stopping_ = true;
+    progress_.message("evaluation stopped at step " + std::to_string(step_) + " (interrupted)");
+    return;
+  }
   nlohmann::json record = {
       {"type", "eval"}, {"epoch", at_epoch}, {"step", step_}, {"loss", eval.loss}, {"samples", eval.samples}};
   char text[160];
@@ -284,6 +293,7 @@ void TrainRun::finish() {
   if (!summary_.interrupted) {
     if (config_.eval_every > 0) evaluate(epoch_ + 1);  // the epoch in progress, 1-based
     if (!checkpoints_ || config_.checkpoint_every == 0 || step_ % config_.checkpoint_every != 0) save(epoch_);
+    summary_.interrupted = stopping_;  // the last evaluation was cut short
   }
   summary_.steps = step_;
   summary_.epoch = epoch_;

@@ -49,13 +49,16 @@ class TrainRun {
   // Initial weights from the seed (then from config.weights when given), then the newest checkpoint
   // when resuming.
   void start();
-  // Trains until the last step or until stop_requested() turns true after a step.
+  // Trains until the last step or until stop_requested() turns true after a step or an evaluation
+  // (which runtime/core/stop_request.h's request cuts short, its figures then dropped).
   TrainSummary run(const std::function<bool()>& stop_requested);
 
  private:
   // A fresh run (no resume, no overwrite) into a directory holding checkpoints: an error naming the
   // directory and its newest checkpoint, in every process alike.
   void refuse_another_runs_checkpoints();
+  // stop_requested_() on any rank (a collective: every rank asks at the same points).
+  bool stop_asked();
   void resume();
   void train_step(const data::Batch& batch);
   // Reads the pending step's loss (raising its deferred check failures), checks it and logs it.
@@ -90,6 +93,8 @@ class TrainRun {
   LogInterval interval_;
   std::optional<PendingStep> pending_;
   DivergenceGuard divergence_;
+  std::function<bool()> stop_requested_;  // run()'s
+  bool stopping_ = false;                 // a stop was asked: save and end
 };
 
 }  // namespace baton

@@ -4,17 +4,24 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/scratch_dir.h"
+
+extern char** environ;
 
 namespace baton::cli {
 
@@ -79,6 +86,29 @@ class CliTest : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 1) << args;
     EXPECT_NE(r.err.find(text), std::string::npos) << args << "\n" << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
+  }
+
+  // Starts `baton <args>` in the background with stdout and stderr in DIR/<name>.out and .err.
+  pid_t start_baton(const std::string& args, const std::string& name) {
+    const std::string command = std::string("exec ") + BATON_CLI_PATH + " " + args + " > " +
+                                (dir_ / (name + ".out")).string() + " 2> " + (dir_ / (name + ".err")).string();
+    const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+    pid_t pid = -1;
+    EXPECT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char* const*>(argv), environ), 0);
+    return pid;
+  }
+
+  // Exit status, or -1 when the process does not end within `timeout` (it is then killed).
+  static int wait_for(pid_t pid, std::chrono::seconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return -1;
   }
 
   baton::testing::ScratchDir scratch_{"cli"};

@@ -147,6 +147,12 @@ const std::vector<BadInput> kCases = {
     {"--resume $D/ck --overwrite", "overwrite (--overwrite) replaces the checkpoints of checkpoint_dir with a new run"},
     {"--checkpoint-dir $D/dangling",
      "cannot use the checkpoint directory '$D/dangling': it is a symbolic link to '$D/nothing', which does not exist"},
+    // Resources and early refusals (issue 37.5): sizes estimated before they are allocated, bounds
+    // checked before the work they bound.
+    {"--data synthetic:3x8x8:4:64 --batch-size 8 --workers 1 --stages 2147483647",
+     "--stages 2147483647: the model has only"},
+    {"--data synthetic:3x65536x65536:10:64 --batch-size 64 --workers 1",
+     "a batch of 64 samples takes 3.30 TB (51.54 GB each) and this machine has"},
 };
 
 // Commands other than train (their arguments complete).
@@ -205,6 +211,13 @@ const std::vector<BadInput> kOtherCommands = {
      "--groups 1000000: every group takes a share of the batch, and --batch 128 has fewer samples than that"},
     {"export-spec --model resnet20 --batch 99999999999999999999 --out $D/s.json",
      "--batch: '99999999999999999999' is too large (max 2147483648)"},
+    // Resources and early refusals (issue 37.5).
+    {"make-dataset shapes --out $D/data --train 2147483648",
+     "cannot write 2147483648 train and 10000 test images into '$D/data': they take 6.60 TB (3073 bytes each)"},
+    {"plan --model resnet20 --cluster $D/big_cluster.json",
+     "at most 1024 devices in all (nodes 1024 x gpus_per_node 64 = 65536)"},
+    {"bench pipeline --device cpu --stages 64",
+     "--batch 32 must be divisible by --micro-batches 128 (the default, 2 x --stages)"},
 };
 
 class BadInputs : public CliTest {
@@ -223,6 +236,9 @@ class BadInputs : public CliTest {
     write(d / "parallel_unknown.json", R"({"parallel": {"stages": 2, "micro_batch": 2}})");
     write(d / "cosine_up.json", R"({"lr_schedule": {"type": "cosine", "base_lr": 0.1, "final_lr": 0.5}})");
     write(d / "spec_dup.json", R"({"inputs": [], "nodes": [], "nodes": []})");
+    write(d / "big_cluster.json", R"({"device": "v100-pcie", "nodes": 1024, "gpus_per_node": 64,
+        "intra": {"kind": "pcie", "bandwidth_gbs": 12, "latency_us": 10},
+        "inter": {"kind": "ib", "bandwidth_gbs": 12, "latency_us": 10}})");
     fs::create_directories(d / "incomplete" / "step-00000003");
     fs::create_directories(d / "notes");
     ASSERT_EQ(::mkfifo((d / "fifo").c_str(), 0644), 0);

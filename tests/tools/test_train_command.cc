@@ -3,9 +3,6 @@
 // pipeline (--stages): stage table, predicted and measured step times, the two-process trace, errors.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -17,8 +14,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-extern char** environ;
 
 #include "tests/tools/cli_test.h"
 
@@ -46,27 +41,7 @@ size_t metrics_lines_count(const fs::path& path) {
 class TrainCommand : public CliTest {
  protected:
   // Starts `baton train <args>` with stdout and stderr in files of the test directory.
-  pid_t start(const std::string& args, const std::string& name) {
-    const std::string command = std::string("exec ") + BATON_CLI_PATH + " train " + args + " > " +
-                                (dir_ / (name + ".out")).string() + " 2> " + (dir_ / (name + ".err")).string();
-    const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
-    pid_t pid = -1;
-    EXPECT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char* const*>(argv), environ), 0);
-    return pid;
-  }
-
-  // Exit status, or -1 when the process does not end within `timeout` (it is then killed).
-  static int wait_for(pid_t pid, std::chrono::seconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    return -1;
-  }
+  pid_t start(const std::string& args, const std::string& name) { return start_baton("train " + args, name); }
 
   int run(const std::string& args, const std::string& name) {
     return wait_for(start(args, name), std::chrono::seconds(300));
