@@ -13,8 +13,8 @@
 #include "parallel/comm/agreement.h"
 #include "runtime/core/device_info.h"
 #include "runtime/core/error.h"
-#include "runtime/data/dataset_fingerprint.h"
 #include "runtime/data/batch_memory.h"
+#include "runtime/data/dataset_fingerprint.h"
 #include "runtime/graph/json_fields.h"
 #include "runtime/train/checkpoint.h"
 
