@@ -1,7 +1,8 @@
 // Layout ops on CUDA against the CPU, byte for byte: from 1 to 2.1M elements in several shapes
-// (partial tiles, many tiles), grids beyond the y / z limits, every dtype on the small shapes and one
-// dtype of each element size (1, 2, 4 and 8: the kernels' cases) on the large ones, one on the 2.1M one, poisoned
-// outputs, and round trips.
+// (partial tiles, many tiles), grids beyond the y / z limits, poisoned outputs, and round trips.
+// Every dtype runs on the small shapes, one dtype of each element size (1, 2, 4 and 8: the kernels'
+// cases) on the 140k-element ones, and one dtype on the two beyond a grid limit (70000 images, 2.1M rows):
+// they cost a block per tile, and the grid arithmetic they test does not depend on the element size.
 #include <gtest/gtest.h>
 
 #include <span>
@@ -19,22 +20,36 @@ namespace {
 
 using testing::bytes_of;
 
-// Read as [N, C, H, W] by nchw_to_nhwc and as [N, H, W, C] by nhwc_to_nchw.
-const Shape
-    kLayoutShapes[] =
-        {
-            Shape{1, 1, 1, 1},       Shape{1, 7, 1, 1},  Shape{1, 1, 1, 7},    Shape{3, 11, 31, 1},
-            Shape{1, 3, 11, 31},     Shape{2, 35, 6, 7}, Shape{5, 67, 419, 1}, Shape{1, 5, 67, 419},
-            Shape{70000, 1, 1, 2},    // 70000 images: more than gridDim.z (65535)
-            Shape{1, 2100000, 1, 1},  // 2.1M rows (C, or H * W when read as NHWC): more than 65535 row tiles
+// The dtypes a shape runs in.
+enum class LayoutDTypes { all, one_per_element_size, one };
+
+struct LayoutCase {
+  Shape shape;  // read as [N, C, H, W] by nchw_to_nhwc and as [N, H, W, C] by nhwc_to_nchw
+  LayoutDTypes dtypes;
 };
 
-// Shapes this large run once per element size: the kernels are instantiated per size, not per dtype.
-// The one beyond the grid's row-tile limit runs in one dtype: the grid arithmetic does not depend on it.
-constexpr int64_t kLargeElements = 100'000;
-constexpr int64_t kHugeElements = 1'000'000;
+const LayoutCase kLayoutCases[] = {
+    {Shape{1, 1, 1, 1}, LayoutDTypes::all},
+    {Shape{1, 7, 1, 1}, LayoutDTypes::all},
+    {Shape{1, 1, 1, 7}, LayoutDTypes::all},
+    {Shape{3, 11, 31, 1}, LayoutDTypes::all},
+    {Shape{1, 3, 11, 31}, LayoutDTypes::all},
+    {Shape{2, 35, 6, 7}, LayoutDTypes::all},
+    {Shape{5, 67, 419, 1}, LayoutDTypes::one_per_element_size},
+    {Shape{1, 5, 67, 419}, LayoutDTypes::one_per_element_size},
+    {Shape{70000, 1, 1, 2}, LayoutDTypes::one},  // 70000 images: more than gridDim.z (65535)
+    {Shape{1, 2100000, 1, 1},
+     LayoutDTypes::one},  // 2.1M rows (C, or H * W when read as NHWC): more than 65535 row tiles
+};
+
 constexpr DType kOneDTypePerElementSize[] = {DType::u8, DType::f16, DType::f32, DType::f64};
 constexpr DType kOneDType[] = {DType::f32};
+
+std::span<const DType> layout_dtypes(LayoutDTypes dtypes) {
+  if (dtypes == LayoutDTypes::one) return kOneDType;
+  if (dtypes == LayoutDTypes::one_per_element_size) return kOneDTypePerElementSize;
+  return kAllDTypes;
+}
 
 Shape nhwc_of(const Shape& nchw) { return Shape{nchw[0], nchw[2], nchw[3], nchw[1]}; }
 Shape nchw_of(const Shape& nhwc) { return Shape{nhwc[0], nhwc[3], nhwc[1], nhwc[2]}; }
@@ -43,12 +58,9 @@ class LayoutCuda : public testing::CudaOpTest {};
 
 TEST_F(LayoutCuda, MatchesCpuForEveryDtype) {
   uint64_t seed = 1;
-  for (const Shape& shape : kLayoutShapes) {
-    const std::span<const DType> dtypes = shape.numel() >= kHugeElements ? std::span<const DType>(kOneDType)
-                                          : shape.numel() >= kLargeElements
-                                              ? std::span<const DType>(kOneDTypePerElementSize)
-                                              : std::span<const DType>(kAllDTypes);
-    for (DType dtype : dtypes) {
+  for (const LayoutCase& layout_case : kLayoutCases) {
+    const Shape& shape = layout_case.shape;
+    for (DType dtype : layout_dtypes(layout_case.dtypes)) {
       SCOPED_TRACE(::testing::Message() << shape.str() << " " << dtype_name(dtype));
       ++seed;
       const double low = dtype == DType::u8 ? 0.0 : -100.0;  // u8 holds no negative values
