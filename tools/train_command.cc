@@ -2,6 +2,9 @@
 // config file (flags override the file). SIGINT and SIGTERM finish the current step (or cut an
 // evaluation short), save a checkpoint when a checkpoint directory is set, and exit cleanly; during
 // profiling or planning they stop the command at once (runtime/core/stop_request.h).
+#include <time.h>
+
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -27,8 +30,24 @@
 namespace baton::cli {
 namespace {
 
+// When the first stop signal came (CLOCK_MONOTONIC, nanoseconds).
+std::atomic<int64_t> first_stop_ns{0};
+
+int64_t monotonic_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);  // async-signal-safe
+  return int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+}
+
+// A second signal stops at once, unless it comes within a second of the first: then it is the same
+// request delivered twice (timeout(1) and some schedulers signal both the process and its group).
 extern "C" void on_stop_signal(int signal) {
-  if (stop_requested()) std::_Exit(128 + signal);  // a second signal stops at once
+  const int64_t now = monotonic_ns();
+  if (stop_requested()) {
+    if (now - first_stop_ns.load() >= 1'000'000'000) std::_Exit(128 + signal);
+    return;
+  }
+  first_stop_ns.store(now);
   request_stop(signal);
 }
 

@@ -49,7 +49,7 @@ TEST_F(Messages, AnInterruptedRunReportsTheLossOfItsSteps) {
   const CliResult r = run_baton(
       "train --model resnet20 --data synthetic:3x8x8:4:64 --batch-size 8 --steps 1000000 --workers 1 "
       "--log-every 1000000 --eval-every 0 --device cpu",
-      "timeout -s INT 5");
+      "timeout -s INT 10");
   const std::regex summary(R"(stopped after (\d+) steps: train loss (\d+\.\d+))");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.out, m, summary)) << r.out << r.err;
