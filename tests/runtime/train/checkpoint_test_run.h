@@ -78,7 +78,8 @@ struct CheckpointRun {
     s.step = step;
     s.epoch = step / 10;
     s.seed = (uint64_t{1} << 63) + 5;  // needs all 64 bits
-    s.loader_position = {{"epoch", s.epoch}, {"index", step * kBatch}};
+    // Unsigned, so that the step beyond any real run (10^18) wraps instead of overflowing.
+    s.loader_position = {{"epoch", s.epoch}, {"index", static_cast<int64_t>(static_cast<uint64_t>(step) * kBatch)}};
     s.rng = {{"philox_offset", 123456789012345LL}};
     s.model_spec = graph.to_json();
     s.train_config = {{"lr", 0.05}, {"optimizer", optimizer->config()}};
